@@ -1,0 +1,26 @@
+// Parsing of the `--db` / ONCEORDER_DB URL. Pure and thread-safe.
+//   sqlite:PATH                 an SQLite file (created on first use)
+//   postgresql://… postgres://… a libpq connection URI; PG* variables fill the gaps
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "onceorder/status.hpp"
+
+namespace onceorder {
+
+enum class Engine { sqlite, postgres };
+
+std::string_view engine_name(Engine engine);
+
+struct DbUrl {
+  Engine engine = Engine::sqlite;
+  std::string target;  // SQLite file path, or the libpq URI as given
+};
+
+inline constexpr std::string_view kDefaultDbUrl = "sqlite:var/onceorder.db";
+
+Result<DbUrl> parse_db_url(std::string_view url);
+
+}  // namespace onceorder

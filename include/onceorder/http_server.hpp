@@ -1,0 +1,48 @@
+// The HTTP front end (Boost.Beast): API.md's routes over the services, problem+json
+// errors, bearer-token auth, /healthz /readyz /metrics and the operator dashboard.
+//
+// I/O runs on its own thread(s); request handlers run on a bounded worker pool sized to
+// the database pool, each under a per-request deadline. Bodies over 1 MiB are refused,
+// idle keep-alive connections are closed, and stop() finishes requests in flight.
+// Thread-safety: start/stop/wait from one controlling thread; port() from any.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "onceorder/status.hpp"
+#include "onceorder/store.hpp"
+
+namespace onceorder {
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:8080";  // host:port; port 0 picks a free one
+  std::optional<std::string> tokens_file;  // none: loopback only, no auth
+  int workers = 0;                         // 0: the database pool size
+  std::chrono::milliseconds request_deadline{5000};
+  std::chrono::seconds idle_timeout{30};
+  std::size_t body_limit = 1024 * 1024;
+  std::string web_dir;  // static dashboard files; empty: the built-in default
+};
+
+class Server {
+ public:
+  // Binds and starts serving. Fails (nothing started) on a bad address, an unreadable or
+  // malformed tokens file, or a non-loopback address without tokens.
+  static Result<std::unique_ptr<Server>> start(store::Database& db, ServerOptions options);
+  virtual ~Server() = default;
+
+  virtual std::uint16_t port() const = 0;
+  // Stops accepting, lets requests in flight finish, closes idle connections.
+  virtual void stop() = 0;
+  // Blocks until the server has stopped (after stop(), or SIGTERM/SIGINT when
+  // `handle_signals` was called).
+  virtual void wait() = 0;
+  // Stop gracefully on SIGTERM / SIGINT.
+  virtual void handle_signals() = 0;
+};
+
+}  // namespace onceorder

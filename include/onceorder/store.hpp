@@ -1,0 +1,200 @@
+// The engine-neutral store: a pool of database connections, one small Connection type
+// per engine (SQLite, PostgreSQL), and `transact`, which runs a whole transaction and
+// re-runs all of it on deadlock, serialization failure or lock timeout.
+//
+// Thread-safety: a Database (and its pool and metrics) is safe to share between threads.
+// A Connection belongs to one thread at a time: the pool hands it out exclusively.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "onceorder/db_url.hpp"
+#include "onceorder/status.hpp"
+
+namespace onceorder::store {
+
+using Clock = std::chrono::steady_clock;
+
+// A bound parameter. String views must outlive the call that binds them.
+using Param = std::variant<std::nullptr_t, std::int64_t, std::string_view>;
+
+inline Param nullable(const std::optional<std::string>& s) {
+  return s ? Param(std::string_view(*s)) : Param(nullptr);
+}
+
+// One result row in text form (both engines answer in text).
+class Row {
+ public:
+  explicit Row(std::vector<std::optional<std::string>> cols) : cols_(std::move(cols)) {}
+  size_t size() const { return cols_.size(); }
+  bool is_null(size_t i) const { return !cols_.at(i).has_value(); }
+  const std::string& text(size_t i) const;  // "" for NULL
+  std::int64_t i64(size_t i) const;         // 0 for NULL
+  bool boolean(size_t i) const;             // PostgreSQL "t"/"f", SQLite 1/0
+
+ private:
+  std::vector<std::optional<std::string>> cols_;
+};
+using Rows = std::vector<Row>;
+
+// A statement with static storage: its name keys the per-connection prepared-statement
+// cache. SQL is engine-specific and lives in that engine's directory.
+struct Statement {
+  std::string_view name;
+  std::string_view sql;
+};
+
+enum class TxMode { read, write };
+
+// What `query` does after the statement: `commit` sends COMMIT in the same round trip
+// where the engine allows (PostgreSQL pipeline), so a one-statement transaction costs
+// one round trip. After an ok answer with Then::commit the transaction has committed.
+enum class Then { stay, commit };
+
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  virtual Engine engine() const = 0;
+
+  virtual Status begin(TxMode mode) = 0;
+  virtual Status commit() = 0;
+  virtual void rollback() = 0;  // never fails: a connection it cannot roll back is broken()
+  virtual bool in_transaction() const = 0;
+  // Lost its server or its state is unknown: the pool drops it.
+  virtual bool broken() const = 0;
+
+  virtual Result<Rows> query(const Statement& stmt, std::span<const Param> params,
+                             Then then = Then::stay) = 0;
+  Result<Rows> query(const Statement& stmt, std::initializer_list<Param> params,
+                     Then then = Then::stay) {
+    return query(stmt, std::span<const Param>(params.begin(), params.size()), then);
+  }
+  // Several statements of SQL text without parameters (migrations, session setup).
+  virtual Status exec_script(std::string_view sql) = 0;
+
+  // Serializes schema migrations between processes (PostgreSQL advisory lock; SQLite
+  // takes its write lock per migration instead, so these are no-ops there).
+  virtual Status lock_migrations() = 0;
+  virtual void unlock_migrations() = 0;
+};
+
+struct DatabaseOptions {
+  int pool_size = 8;
+  // How long one statement may wait for a row lock before the transaction is retried.
+  std::chrono::milliseconds lock_timeout{2000};
+  std::chrono::milliseconds statement_timeout{30000};
+};
+
+// Retries per cause, and pool occupancy, for /metrics.
+struct StoreMetrics {
+  std::atomic<std::uint64_t> retries_deadlock{0};
+  std::atomic<std::uint64_t> retries_lock_timeout{0};
+  std::atomic<std::uint64_t> retries_serialization{0};
+  std::atomic<std::uint64_t> retries_requested{0};
+  std::atomic<std::uint64_t> gave_up_busy{0};
+  std::atomic<int> connections_in_use{0};
+};
+
+class Database;
+
+// A connection borrowed from the pool; returns it (or drops it if broken) on destruction.
+class PooledConnection {
+ public:
+  PooledConnection(Database* db, std::unique_ptr<Connection> conn)
+      : db_(db), conn_(std::move(conn)) {}
+  PooledConnection(PooledConnection&&) noexcept = default;
+  PooledConnection& operator=(PooledConnection&&) noexcept = default;
+  ~PooledConnection();
+  Connection& operator*() { return *conn_; }
+  Connection* operator->() { return conn_.get(); }
+
+ private:
+  Database* db_;
+  std::unique_ptr<Connection> conn_;
+};
+
+class Database {
+ public:
+  using Factory = std::function<Result<std::unique_ptr<Connection>>()>;
+
+  // Opens (but does not migrate) the database named by `url`. Connects once to prove
+  // the database is reachable: a bad path or server is reported here.
+  static Result<std::unique_ptr<Database>> open(const DbUrl& url, DatabaseOptions options = {});
+
+  Database(Engine engine, DatabaseOptions options, Factory factory);
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  Engine engine() const { return engine_; }
+  const DatabaseOptions& options() const { return options_; }
+  StoreMetrics& metrics() { return metrics_; }
+
+  // Waits until `deadline` for a free connection: Code::busy if none frees up.
+  Result<PooledConnection> acquire(Clock::time_point deadline);
+
+ private:
+  friend class PooledConnection;
+  void release(std::unique_ptr<Connection> conn);
+
+  struct Pool;
+  Engine engine_;
+  DatabaseOptions options_;
+  Factory factory_;
+  std::shared_ptr<Pool> pool_;
+  StoreMetrics metrics_;
+};
+
+struct TxOptions {
+  Clock::time_point deadline = Clock::now() + std::chrono::seconds(5);
+  int max_attempts = 3;
+  TxMode mode = TxMode::write;
+};
+
+// Runs `body` in one transaction and commits it. On a retryable failure (deadlock, lock
+// timeout, serialization failure, Code::retry_transaction) everything is rolled back and
+// the *whole* body runs again, at most `max_attempts` times within the deadline; then
+// Code::busy. Any other error rolls back and is returned as is.
+template <class T>
+Result<T> transact(Database& db, const TxOptions& options,
+                   const std::function<Result<T>(Connection&)>& body);
+
+// Implementation detail of transact: the loop, typed on Status.
+Status transact_status(Database& db, const TxOptions& options,
+                       const std::function<Status(Connection&)>& body);
+
+template <class T>
+Result<T> transact(Database& db, const TxOptions& options,
+                   const std::function<Result<T>(Connection&)>& body) {
+  std::optional<T> out;
+  Status st = transact_status(db, options, [&](Connection& c) -> Status {
+    out.reset();
+    Result<T> r = body(c);
+    if (!r.ok()) return r.status();
+    out.emplace(std::move(r).value());
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return std::move(*out);
+}
+
+// Applies every pending migration of the engine (safe when several processes start at
+// once). Returns the schema version now in place.
+Result<int> migrate(Database& db);
+// Rolls back to `version` with the migrations' down scripts (tests and operators).
+Status migrate_down(Database& db, int version);
+// Latest version this build knows, and the version the database has.
+int latest_schema_version(Engine engine);
+Result<int> current_schema_version(Database& db);
+
+}  // namespace onceorder::store

@@ -1,0 +1,26 @@
+#include "onceorder/invariants.hpp"
+
+#include "store/invariants_sql.hpp"
+
+namespace onceorder {
+
+Result<std::vector<InvariantResult>> check_invariants(store::Database& db,
+                                                      store::Clock::time_point deadline) {
+  return store::transact<std::vector<InvariantResult>>(
+      db, store::TxOptions{deadline, 3, store::TxMode::read},
+      [&](store::Connection& c) -> Result<std::vector<InvariantResult>> {
+        std::vector<InvariantResult> out;
+        for (const InvariantSql& inv : invariant_sql(db.engine())) {
+          OO_ASSIGN_OR_RETURN(auto rows, c.query(inv.violations, {}));
+          InvariantResult r{std::string(inv.id),
+                            std::string(inv.name),
+                            static_cast<std::int64_t>(rows.size()),
+                            {}};
+          for (size_t i = 0; i < rows.size() && i < 5; ++i) r.sample.push_back(rows[i].text(0));
+          out.push_back(std::move(r));
+        }
+        return out;
+      });
+}
+
+}  // namespace onceorder

@@ -1,0 +1,256 @@
+#include "onceorder/numbering.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "onceorder/csv.hpp"
+#include "onceorder/text.hpp"
+#include "store/numbering_store.hpp"
+
+namespace onceorder {
+namespace {
+
+constexpr size_t kMaxTitle = 200;
+
+using store::Connection;
+using store::Then;
+using store::TxOptions;
+
+Status invalid(std::string field, std::string message) {
+  return Status(Code::invalid_request, "invalid request",
+                {FieldError{std::move(field), std::move(message)}});
+}
+
+Status check_scope_name(std::string_view scope) {
+  if (is_valid_scope_name(scope)) return Status::Ok();
+  return invalid("scope", "must be 1–64 characters of A-Z, a-z, 0-9, '.', '_' or '-'");
+}
+
+std::optional<std::string> title_problem(std::string_view title) {
+  const auto len = utf8_length(title);
+  if (!len) return "must be valid UTF-8";
+  if (*len == 0) return "must not be empty";
+  if (*len > kMaxTitle) return "must be at most " + std::to_string(kMaxTitle) + " characters";
+  if (has_control_chars(title)) return "must not contain control characters";
+  return std::nullopt;
+}
+
+TxOptions write_tx(store::Clock::time_point deadline) {
+  return TxOptions{deadline, 3, store::TxMode::write};
+}
+TxOptions read_tx(store::Clock::time_point deadline) {
+  return TxOptions{deadline, 3, store::TxMode::read};
+}
+
+}  // namespace
+
+bool is_valid_idempotency_key(std::string_view key) {
+  if (key.empty() || key.size() > 255) return false;
+  return std::all_of(key.begin(), key.end(), [](char c) { return c >= 0x21 && c <= 0x7E; });
+}
+
+Status validate_issue_request(const IssueRequest& r) {
+  std::vector<FieldError> errors;
+  if (!is_valid_scope_name(r.scope))
+    errors.push_back({"scope", "must be 1–64 characters of A-Z, a-z, 0-9, '.', '_' or '-'"});
+  if (auto p = title_problem(r.title)) errors.push_back({"title", *p});
+  if (r.idempotency_key && !is_valid_idempotency_key(*r.idempotency_key))
+    errors.push_back({"Idempotency-Key", "must be 1–255 printable ASCII characters"});
+  if (errors.empty()) return Status::Ok();
+  return Status(Code::invalid_request, "invalid request", std::move(errors));
+}
+
+Numbering::Numbering(store::Database& db, NumberingOptions options)
+    : db_(db),
+      options_(std::move(options)),
+      store_(std::make_unique<NumberingStore>(db.engine())) {}
+
+Numbering::~Numbering() = default;
+
+Result<Issued> Numbering::issue(const IssueRequest& req, store::Clock::time_point deadline) {
+  OO_RETURN_IF_ERROR(validate_issue_request(req));
+  // The last statement carries the commit (one round trip) unless a test needs a moment
+  // between allocation and commit.
+  const Then last = options_.fault_after_allocate ? Then::stay : Then::commit;
+  return store::transact<Issued>(db_, write_tx(deadline), [&](Connection& c) -> Result<Issued> {
+    if (req.idempotency_key) {
+      OO_ASSIGN_OR_RETURN(auto receipt, store_->find_receipt(c, req.scope, *req.idempotency_key));
+      if (receipt) {
+        if (receipt->title != req.title) {
+          return Status(Code::idempotency_key_reused,
+                        "this Idempotency-Key was used for a document with another title");
+        }
+        return Issued{std::move(receipt->document), true};
+      }
+    }
+    OO_ASSIGN_OR_RETURN(auto doc, store_->allocate(c, req.scope, req.title,
+                                                   req.idempotency_key ? Then::stay : last));
+    if (!doc) {
+      OO_ASSIGN_OR_RETURN(auto info, store_->scope_info(c, req.scope));
+      return Status(Code::scope_exhausted,
+                    fmt::format("scope '{}' has issued every number up to its max {}; nothing "
+                                "was written",
+                                req.scope, info ? info->format.max : 0));
+    }
+    if (options_.fault_after_allocate) OO_RETURN_IF_ERROR(options_.fault_after_allocate());
+    if (req.idempotency_key) {
+      Status st =
+          store_->insert_receipt(c, req.scope, *req.idempotency_key, req.title, doc->value, last);
+      // Another request with this key committed first: run again, which replays it.
+      if (st.code() == Code::unique_violation)
+        return Status(Code::retry_transaction, "idempotency key taken concurrently");
+      OO_RETURN_IF_ERROR(st);
+    }
+    return Issued{std::move(*doc), false};
+  });
+}
+
+Result<Numbering::Configured> Numbering::configure(std::string_view scope,
+                                                   const ScopeFormat& format,
+                                                   store::Clock::time_point deadline) {
+  OO_RETURN_IF_ERROR(check_scope_name(scope));
+  OO_RETURN_IF_ERROR(validate_scope_format(format));
+  return store::transact<Configured>(
+      db_, write_tx(deadline), [&](Connection& c) -> Result<Configured> {
+        OO_ASSIGN_OR_RETURN(auto row, store_->lock_scope(c, scope));
+        if (row && row->last_value > format.max) {
+          return Status(Code::scope_conflict,
+                        fmt::format("scope '{}' already used value {}; max must be at least that",
+                                    scope, row->last_value));
+        }
+        OO_RETURN_IF_ERROR(store_->upsert_format(c, scope, format));
+        OO_ASSIGN_OR_RETURN(auto info, store_->scope_info(c, scope));
+        if (!info) return Status(Code::internal, "scope vanished while configuring it");
+        return Configured{std::move(*info), !row.has_value()};
+      });
+}
+
+Result<ScopeInfo> Numbering::scope(std::string_view scope, store::Clock::time_point deadline) {
+  OO_RETURN_IF_ERROR(check_scope_name(scope));
+  return store::transact<ScopeInfo>(
+      db_, read_tx(deadline), [&](Connection& c) -> Result<ScopeInfo> {
+        OO_ASSIGN_OR_RETURN(auto info, store_->scope_info(c, scope));
+        if (!info)
+          return Status(Code::not_found, fmt::format("scope '{}' has no documents yet", scope));
+        return std::move(*info);
+      });
+}
+
+Result<DocumentPage> Numbering::list(std::string_view scope, std::int64_t after, int limit,
+                                     store::Clock::time_point deadline) {
+  OO_RETURN_IF_ERROR(check_scope_name(scope));
+  if (limit < 1 || limit > 1000) return invalid("limit", "must be an integer from 1 to 1000");
+  if (after < 0) return invalid("after", "must be a value ≥ 0");
+  return store::transact<DocumentPage>(
+      db_, read_tx(deadline), [&](Connection& c) -> Result<DocumentPage> {
+        OO_ASSIGN_OR_RETURN(auto info, store_->scope_info(c, scope));
+        if (!info)
+          return Status(Code::not_found, fmt::format("scope '{}' has no documents yet", scope));
+        OO_ASSIGN_OR_RETURN(auto docs, store_->list(c, scope, after, limit));
+        DocumentPage page;
+        if (static_cast<int>(docs.size()) == limit) page.next_after = docs.back().value;
+        page.documents = std::move(docs);
+        return page;
+      });
+}
+
+Result<LegacyImportReport> Numbering::import_legacy(std::string_view scope, LegacyScheme scheme,
+                                                    std::string_view csv,
+                                                    store::Clock::time_point deadline) {
+  OO_RETURN_IF_ERROR(check_scope_name(scope));
+  OO_ASSIGN_OR_RETURN(auto lines, parse_csv(csv));
+  std::vector<FieldError> errors;
+  auto line_error = [&](int line_no, std::string msg) {
+    errors.push_back({"line " + std::to_string(line_no), std::move(msg)});
+  };
+  if (lines.empty()) return invalid("file", "is empty: expected a header line 'number[,title]'");
+  const auto& header = lines.front().fields;
+  if (header.empty() || header[0] != "number" || header.size() > 2 ||
+      (header.size() == 2 && header[1] != "title")) {
+    return invalid("line " + std::to_string(lines.front().line_no),
+                   "the header must be 'number' or 'number,title'");
+  }
+  struct Entry {
+    int line_no;
+    std::int64_t value;
+    std::string number;
+    std::string title;
+  };
+  std::vector<Entry> entries;
+  std::map<std::int64_t, int> first_line;  // value → line that holds it
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const CsvLine& l = lines[i];
+    if (l.fields.size() > header.size()) {
+      line_error(l.line_no,
+                 fmt::format("has {} fields, the header has {}", l.fields.size(), header.size()));
+      continue;
+    }
+    auto value = parse_legacy_number(l.fields[0], scheme);
+    if (!value.ok()) {
+      line_error(l.line_no, value.status().message());
+      continue;
+    }
+    std::string title = l.fields.size() > 1 ? l.fields[1] : "";
+    if (title.empty()) title = "legacy " + l.fields[0];
+    if (auto p = title_problem(title)) {
+      line_error(l.line_no, "title " + *p);
+      continue;
+    }
+    if (auto [it, fresh] = first_line.emplace(*value, l.line_no); !fresh) {
+      line_error(l.line_no, fmt::format("'{}' is value {}, the same as line {}", l.fields[0],
+                                        *value, it->second));
+      continue;
+    }
+    entries.push_back({l.line_no, *value, l.fields[0], std::move(title)});
+  }
+  if (!errors.empty()) {
+    return Status(Code::invalid_request, "the file has bad lines; nothing was imported",
+                  std::move(errors));
+  }
+  if (entries.empty()) return invalid("file", "has no numbers after the header");
+
+  return store::transact<LegacyImportReport>(
+      db_, TxOptions{deadline, 3, store::TxMode::write},
+      [&](Connection& c) -> Result<LegacyImportReport> {
+        OO_RETURN_IF_ERROR(store_->ensure_scope(c, scope));
+        OO_ASSIGN_OR_RETURN(auto row, store_->lock_scope(c, scope));
+        if (!row) return Status(Code::internal, "scope vanished during import");
+        std::vector<FieldError> problems;
+        std::vector<std::int64_t> values;
+        std::int64_t largest = 0;
+        for (const Entry& e : entries) {
+          values.push_back(e.value);
+          largest = std::max(largest, e.value);
+          if (e.value > row->format.max) {
+            problems.push_back(
+                {"line " + std::to_string(e.line_no),
+                 fmt::format("value {} is past the scope's max {}", e.value, row->format.max)});
+          }
+        }
+        OO_ASSIGN_OR_RETURN(auto taken, store_->existing_values(c, scope, values));
+        for (auto v : taken) {
+          problems.push_back(
+              {"line " + std::to_string(first_line[v]),
+               fmt::format("value {} is already used by a document in scope '{}'", v, scope)});
+        }
+        if (!problems.empty()) {
+          std::sort(problems.begin(), problems.end(), [](const auto& a, const auto& b) {
+            return std::stoi(a.field.substr(5)) < std::stoi(b.field.substr(5));
+          });
+          return Status(Code::scope_conflict,
+                        "the file collides with the scope; nothing was imported",
+                        std::move(problems));
+        }
+        for (const Entry& e : entries) {
+          OO_RETURN_IF_ERROR(
+              store_->insert_legacy(c, scope, e.value, e.number, scheme_name(scheme), e.title));
+        }
+        OO_RETURN_IF_ERROR(store_->raise_last_value(c, scope, largest));
+        return LegacyImportReport{static_cast<std::int64_t>(entries.size()),
+                                  std::max(largest, row->last_value)};
+      });
+}
+
+}  // namespace onceorder

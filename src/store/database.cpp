@@ -1,0 +1,154 @@
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "onceorder/store.hpp"
+#include "store/postgres/pg_connection.hpp"
+#include "store/sqlite/sqlite_connection.hpp"
+
+namespace onceorder::store {
+
+const std::string& Row::text(size_t i) const {
+  static const std::string kEmpty;
+  const auto& c = cols_.at(i);
+  return c ? *c : kEmpty;
+}
+
+std::int64_t Row::i64(size_t i) const {
+  const auto& c = cols_.at(i);
+  return c && !c->empty() ? std::stoll(*c) : 0;
+}
+
+bool Row::boolean(size_t i) const {
+  const auto& c = cols_.at(i);
+  return c && (*c == "t" || *c == "1" || *c == "true");
+}
+
+// Idle connections and how many exist; guarded by `mu`.
+struct Database::Pool {
+  std::mutex mu;
+  std::condition_variable freed;
+  std::vector<std::unique_ptr<Connection>> idle;
+  int open = 0;
+};
+
+Database::Database(Engine engine, DatabaseOptions options, Factory factory)
+    : engine_(engine),
+      options_(options),
+      factory_(std::move(factory)),
+      pool_(std::make_shared<Pool>()) {}
+
+Result<std::unique_ptr<Database>> Database::open(const DbUrl& url, DatabaseOptions options) {
+  Factory factory;
+  if (url.engine == Engine::sqlite) {
+    factory = [url, options]() { return sqlite::connect(url.target, options); };
+  } else {
+    factory = [url, options]() { return postgres::connect(url.target, options); };
+  }
+  auto first = factory();
+  if (!first.ok()) return first.status();
+  auto db = std::make_unique<Database>(url.engine, options, std::move(factory));
+  db->pool_->open = 1;
+  db->pool_->idle.push_back(std::move(first).value());
+  return db;
+}
+
+Result<PooledConnection> Database::acquire(Clock::time_point deadline) {
+  std::unique_lock lock(pool_->mu);
+  for (;;) {
+    if (!pool_->idle.empty()) {
+      auto conn = std::move(pool_->idle.back());
+      pool_->idle.pop_back();
+      metrics_.connections_in_use.fetch_add(1);
+      return PooledConnection(this, std::move(conn));
+    }
+    if (pool_->open < options_.pool_size) {
+      ++pool_->open;
+      lock.unlock();
+      auto conn = factory_();
+      if (!conn.ok()) {
+        lock.lock();
+        --pool_->open;
+        pool_->freed.notify_one();
+        return conn.status();
+      }
+      metrics_.connections_in_use.fetch_add(1);
+      return PooledConnection(this, std::move(conn).value());
+    }
+    if (pool_->freed.wait_until(lock, deadline) == std::cv_status::timeout && pool_->idle.empty() &&
+        pool_->open >= options_.pool_size) {
+      return Status(Code::busy, "no database connection became free within the deadline");
+    }
+  }
+}
+
+void Database::release(std::unique_ptr<Connection> conn) {
+  metrics_.connections_in_use.fetch_sub(1);
+  if (conn->in_transaction()) conn->rollback();  // a body that forgot: never leak a tx
+  std::lock_guard lock(pool_->mu);
+  if (conn->broken()) {
+    --pool_->open;
+  } else {
+    pool_->idle.push_back(std::move(conn));
+  }
+  pool_->freed.notify_one();
+}
+
+PooledConnection::~PooledConnection() {
+  if (db_ && conn_) db_->release(std::move(conn_));
+}
+
+namespace {
+
+void count_retry(StoreMetrics& m, Code code) {
+  switch (code) {
+    case Code::deadlock:
+      m.retries_deadlock.fetch_add(1);
+      break;
+    case Code::lock_timeout:
+      m.retries_lock_timeout.fetch_add(1);
+      break;
+    case Code::serialization_failure:
+      m.retries_serialization.fetch_add(1);
+      break;
+    default:
+      m.retries_requested.fetch_add(1);
+      break;
+  }
+}
+
+// Full jitter keeps two colliding transactions from colliding again in lock step.
+Clock::duration backoff(int attempt) {
+  thread_local std::mt19937 rng(std::random_device{}());
+  const int cap_ms = std::min(50, 5 << attempt);
+  return std::chrono::milliseconds(std::uniform_int_distribution<int>(1, cap_ms)(rng));
+}
+
+}  // namespace
+
+Status transact_status(Database& db, const TxOptions& options,
+                       const std::function<Status(Connection&)>& body) {
+  Status last;
+  for (int attempt = 1; attempt <= options.max_attempts; ++attempt) {
+    auto conn = db.acquire(options.deadline);
+    if (!conn.ok()) return conn.status();
+    Connection& c = **conn;
+    Status st = c.begin(options.mode);
+    if (st.ok()) st = body(c);
+    if (st.ok() && c.in_transaction()) st = c.commit();
+    if (st.ok()) return st;
+    c.rollback();
+    if (!is_retryable(st.code())) return st;
+    last = st;
+    count_retry(db.metrics(), st.code());
+    const auto pause = backoff(attempt);
+    if (attempt == options.max_attempts || Clock::now() + pause >= options.deadline) break;
+    std::this_thread::sleep_for(pause);
+  }
+  db.metrics().gave_up_busy.fetch_add(1);
+  return Status(Code::busy, "the database stayed contended (" + last.to_string() +
+                                "); nothing was written, retry the request");
+}
+
+}  // namespace onceorder::store

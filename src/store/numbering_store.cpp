@@ -1,0 +1,114 @@
+#include "store/numbering_store.hpp"
+
+namespace onceorder {
+namespace {
+
+using store::Row;
+
+// Columns: scope, value, number, origin, scheme, title, created_at — from `at` on.
+Document document_from(const Row& r, size_t at = 0) {
+  return Document{r.text(at),     r.i64(at + 1),  r.text(at + 2), r.text(at + 3),
+                  r.text(at + 4), r.text(at + 5), r.text(at + 6)};
+}
+
+}  // namespace
+
+NumberingStore::NumberingStore(Engine engine)
+    : sql_(engine == Engine::sqlite ? store::sqlite::numbering_sql()
+                                    : store::postgres::numbering_sql()) {}
+
+Result<std::optional<Receipt>> NumberingStore::find_receipt(store::Connection& c,
+                                                            std::string_view scope,
+                                                            std::string_view key) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.find_receipt, {scope, key}));
+  if (rows.empty()) return std::optional<Receipt>();
+  return std::optional<Receipt>(Receipt{rows[0].text(0), document_from(rows[0], 1)});
+}
+
+Result<std::optional<Document>> NumberingStore::allocate(store::Connection& c,
+                                                         std::string_view scope,
+                                                         std::string_view title, store::Then then) {
+  if (!sql_.bump_counter.sql.empty()) {
+    OO_ASSIGN_OR_RETURN(auto bumped, c.query(sql_.bump_counter, {scope}));
+    if (bumped.empty()) return std::optional<Document>();
+  }
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.insert_issued, {scope, title}, then));
+  if (rows.empty()) return std::optional<Document>();
+  return std::optional<Document>(document_from(rows[0]));
+}
+
+Status NumberingStore::insert_receipt(store::Connection& c, std::string_view scope,
+                                      std::string_view key, std::string_view title,
+                                      std::int64_t value, store::Then then) {
+  return c.query(sql_.insert_receipt, {scope, key, title, value}, then).status();
+}
+
+Result<std::optional<ScopeRow>> NumberingStore::lock_scope(store::Connection& c,
+                                                           std::string_view scope) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.lock_scope, {scope}));
+  if (rows.empty()) return std::optional<ScopeRow>();
+  const Row& r = rows[0];
+  return std::optional<ScopeRow>(ScopeRow{
+      ScopeFormat{static_cast<int>(r.i64(0)), static_cast<int>(r.i64(1)), r.i64(2)}, r.i64(3)});
+}
+
+Status NumberingStore::upsert_format(store::Connection& c, std::string_view scope,
+                                     const ScopeFormat& f) {
+  return c
+      .query(sql_.upsert_format,
+             {scope, std::int64_t{f.width}, std::int64_t{f.radix}, std::int64_t{f.max}})
+      .status();
+}
+
+Status NumberingStore::ensure_scope(store::Connection& c, std::string_view scope) {
+  return c.query(sql_.ensure_scope, {scope}).status();
+}
+
+Result<std::optional<ScopeInfo>> NumberingStore::scope_info(store::Connection& c,
+                                                            std::string_view scope) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.scope_info, {scope}));
+  if (rows.empty()) return std::optional<ScopeInfo>();
+  const Row& r = rows[0];
+  ScopeInfo info;
+  info.scope = r.text(0);
+  info.format = ScopeFormat{static_cast<int>(r.i64(1)), static_cast<int>(r.i64(2)), r.i64(3)};
+  info.last_value = r.i64(4);
+  info.issued = r.i64(5);
+  info.imported = r.i64(6);
+  return std::optional<ScopeInfo>(std::move(info));
+}
+
+Result<std::vector<Document>> NumberingStore::list(store::Connection& c, std::string_view scope,
+                                                   std::int64_t after, int limit) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.list_documents, {scope, after, std::int64_t{limit}}));
+  std::vector<Document> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) out.push_back(document_from(r));
+  return out;
+}
+
+Result<std::vector<std::int64_t>> NumberingStore::existing_values(
+    store::Connection& c, std::string_view scope, std::span<const std::int64_t> values) {
+  std::string list;
+  for (auto v : values) {
+    if (!list.empty()) list += ',';
+    list += std::to_string(v);
+  }
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.existing_values, {scope, std::string_view(list)}));
+  std::vector<std::int64_t> out;
+  for (const Row& r : rows) out.push_back(r.i64(0));
+  return out;
+}
+
+Status NumberingStore::insert_legacy(store::Connection& c, std::string_view scope,
+                                     std::int64_t value, std::string_view number,
+                                     std::string_view scheme, std::string_view title) {
+  return c.query(sql_.insert_legacy, {scope, value, number, scheme, title}).status();
+}
+
+Status NumberingStore::raise_last_value(store::Connection& c, std::string_view scope,
+                                        std::int64_t value) {
+  return c.query(sql_.raise_last, {scope, value}).status();
+}
+
+}  // namespace onceorder

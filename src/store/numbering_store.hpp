@@ -1,0 +1,73 @@
+// SQL for document numbers: one engine-neutral class over a per-engine set of statements
+// (store/<engine>/numbering_sql.cpp). Methods run inside the caller's transaction.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "onceorder/numbering.hpp"
+#include "onceorder/store.hpp"
+
+namespace onceorder {
+
+struct NumberingSql {
+  store::Statement find_receipt;     // (scope, key) → receipt title + document
+  store::Statement bump_counter;     // optional pre-step (engines without DML in CTEs)
+  store::Statement insert_issued;    // (scope, title) → document; no row when exhausted
+  store::Statement insert_receipt;   // (scope, key, title, value)
+  store::Statement lock_scope;       // (scope) → width, radix, max, last_value (row locked)
+  store::Statement upsert_format;    // (scope, width, radix, max)
+  store::Statement ensure_scope;     // (scope) created with defaults if missing
+  store::Statement scope_info;       // (scope) → scope, width, radix, max, last, issued, imported
+  store::Statement list_documents;   // (scope, after, limit) → documents
+  store::Statement existing_values;  // (scope, "v1,v2,…") → values already used
+  store::Statement insert_legacy;    // (scope, value, number, scheme, title)
+  store::Statement raise_last;       // (scope, value) last_value = max(last_value, value)
+};
+
+namespace store::sqlite {
+const NumberingSql& numbering_sql();
+}
+namespace store::postgres {
+const NumberingSql& numbering_sql();
+}
+
+struct ScopeRow {
+  ScopeFormat format;
+  std::int64_t last_value = 0;
+};
+
+struct Receipt {
+  std::string title;
+  Document document;
+};
+
+class NumberingStore {
+ public:
+  explicit NumberingStore(Engine engine);
+
+  Result<std::optional<Receipt>> find_receipt(store::Connection& c, std::string_view scope,
+                                              std::string_view key);
+  // Takes the next value and inserts the document: nullopt when the scope is exhausted.
+  Result<std::optional<Document>> allocate(store::Connection& c, std::string_view scope,
+                                           std::string_view title, store::Then then);
+  Status insert_receipt(store::Connection& c, std::string_view scope, std::string_view key,
+                        std::string_view title, std::int64_t value, store::Then then);
+  Result<std::optional<ScopeRow>> lock_scope(store::Connection& c, std::string_view scope);
+  Status upsert_format(store::Connection& c, std::string_view scope, const ScopeFormat& f);
+  Status ensure_scope(store::Connection& c, std::string_view scope);
+  Result<std::optional<ScopeInfo>> scope_info(store::Connection& c, std::string_view scope);
+  Result<std::vector<Document>> list(store::Connection& c, std::string_view scope,
+                                     std::int64_t after, int limit);
+  Result<std::vector<std::int64_t>> existing_values(store::Connection& c, std::string_view scope,
+                                                    std::span<const std::int64_t> values);
+  Status insert_legacy(store::Connection& c, std::string_view scope, std::int64_t value,
+                       std::string_view number, std::string_view scheme, std::string_view title);
+  Status raise_last_value(store::Connection& c, std::string_view scope, std::int64_t value);
+
+ private:
+  const NumberingSql& sql_;
+};
+
+}  // namespace onceorder

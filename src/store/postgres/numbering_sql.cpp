@@ -1,0 +1,68 @@
+#include "store/numbering_store.hpp"
+
+namespace onceorder::store::postgres {
+
+#define OO_PG_TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+#define OO_PG_DOC_COLS(d)                                               \
+  d ".scope, " d ".value, " d ".number, " d ".origin, " d ".scheme, " d \
+    ".title, " OO_PG_TS(d ".created_at")
+
+const NumberingSql& numbering_sql() {
+  static const NumberingSql sql{
+      .find_receipt = {"num_find_receipt",
+                       "SELECT r.title, " OO_PG_DOC_COLS(
+                           "d") " FROM document_receipts r "
+                                "JOIN documents d ON d.scope = r.scope AND d.value = r.value "
+                                "WHERE r.scope = $1 AND r.idempotency_key = $2"},
+      .bump_counter = {},
+      // One statement, one round trip: the upsert creates the scope on first use or
+      // increments its counter under the row lock (none of it when past max), and the
+      // document is inserted with the value it returned.
+      .insert_issued = {"num_insert_issued",
+                        "WITH c AS ("
+                        " INSERT INTO doc_scopes AS s (scope, last_value) VALUES ($1, 1)"
+                        " ON CONFLICT (scope) DO UPDATE SET last_value = s.last_value + 1"
+                        " WHERE s.last_value < s.max_value"
+                        " RETURNING s.scope, s.last_value, s.width, s.radix) "
+                        "INSERT INTO documents AS d (scope, value, number, origin, scheme, title) "
+                        "SELECT scope, last_value, oo_format_number(last_value, radix, width), "
+                        "'issued', 'r' || radix || 'w' || width, $2 FROM c "
+                        "RETURNING " OO_PG_DOC_COLS("d")},
+      .insert_receipt = {"num_insert_receipt",
+                         "INSERT INTO document_receipts (scope, idempotency_key, title, value) "
+                         "VALUES ($1, $2, $3, $4)"},
+      .lock_scope = {"num_lock_scope",
+                     "SELECT width, radix, max_value, last_value FROM doc_scopes "
+                     "WHERE scope = $1 FOR UPDATE"},
+      .upsert_format = {"num_upsert_format",
+                        "INSERT INTO doc_scopes (scope, width, radix, max_value) "
+                        "VALUES ($1, $2, $3, $4) ON CONFLICT (scope) DO UPDATE SET "
+                        "width = excluded.width, radix = excluded.radix, "
+                        "max_value = excluded.max_value"},
+      .ensure_scope = {"num_ensure_scope",
+                       "INSERT INTO doc_scopes (scope) VALUES ($1) ON CONFLICT DO NOTHING"},
+      .scope_info = {"num_scope_info",
+                     "SELECT s.scope, s.width, s.radix, s.max_value, s.last_value, "
+                     "(SELECT count(*) FROM documents d WHERE d.scope = s.scope "
+                     " AND d.origin = 'issued'), "
+                     "(SELECT count(*) FROM documents d WHERE d.scope = s.scope "
+                     " AND d.origin = 'legacy') "
+                     "FROM doc_scopes s WHERE s.scope = $1"},
+      .list_documents = {"num_list_documents",
+                         "SELECT " OO_PG_DOC_COLS(
+                             "d") " FROM documents d "
+                                  "WHERE d.scope = $1 AND d.value > $2 ORDER BY d.value LIMIT $3"},
+      .existing_values = {"num_existing_values",
+                          "SELECT value FROM documents WHERE scope = $1 "
+                          "AND value = ANY (string_to_array($2, ',')::bigint[]) ORDER BY value"},
+      .insert_legacy = {"num_insert_legacy",
+                        "INSERT INTO documents (scope, value, number, origin, scheme, title) "
+                        "VALUES ($1, $2, $3, 'legacy', $4, $5)"},
+      .raise_last = {"num_raise_last",
+                     "UPDATE doc_scopes SET last_value = greatest(last_value, $2) "
+                     "WHERE scope = $1"},
+  };
+  return sql;
+}
+
+}  // namespace onceorder::store::postgres

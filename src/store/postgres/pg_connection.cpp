@@ -1,0 +1,220 @@
+#include "store/postgres/pg_connection.hpp"
+
+#include <libpq-fe.h>
+
+#include <fmt/format.h>
+
+#include <unordered_set>
+
+namespace onceorder::store::postgres {
+
+Code classify_sqlstate(std::string_view s) {
+  if (s == "40P01") return Code::deadlock;
+  if (s == "55P03") return Code::lock_timeout;
+  if (s == "40001") return Code::serialization_failure;
+  if (s == "23505") return Code::unique_violation;
+  if (s == "23514") return Code::check_violation;
+  if (s == "57014") return Code::busy;  // statement_timeout / cancel
+  if (s.starts_with("08") || s == "57P01" || s == "57P02" || s == "57P03") return Code::unavailable;
+  return Code::internal;
+}
+
+namespace {
+
+struct ResultDeleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using ResultPtr = std::unique_ptr<PGresult, ResultDeleter>;
+
+class PgConnection final : public Connection {
+ public:
+  explicit PgConnection(PGconn* conn) : conn_(conn) {}
+  ~PgConnection() override { PQfinish(conn_); }
+
+  Engine engine() const override { return Engine::postgres; }
+
+  Status begin(TxMode) override {
+    // Sent lazily with the first statement (one round trip saved per transaction).
+    pending_begin_ = true;
+    in_tx_ = true;
+    return Status::Ok();
+  }
+
+  Status commit() override {
+    if (pending_begin_) {  // nothing was sent: nothing to commit
+      pending_begin_ = false;
+      in_tx_ = false;
+      return Status::Ok();
+    }
+    Status st = simple("COMMIT");
+    in_tx_ = false;
+    return st;
+  }
+
+  void rollback() override {
+    if (pending_begin_) {
+      pending_begin_ = false;
+      in_tx_ = false;
+      return;
+    }
+    if (PQtransactionStatus(conn_) != PQTRANS_IDLE) {
+      ResultPtr r(PQexec(conn_, "ROLLBACK"));
+      if (!r || PQresultStatus(r.get()) != PGRES_COMMAND_OK) broken_ = true;
+    }
+    in_tx_ = false;
+  }
+
+  bool in_transaction() const override { return in_tx_; }
+  bool broken() const override { return broken_ || PQstatus(conn_) != CONNECTION_OK; }
+
+  Result<Rows> query(const Statement& s, std::span<const Param> params, Then then) override {
+    if (!prepared_.contains(s.name)) {
+      ResultPtr r(
+          PQprepare(conn_, std::string(s.name).c_str(), std::string(s.sql).c_str(), 0, nullptr));
+      if (Status st = check(r.get(), s.name); !st.ok()) return st;
+      prepared_.insert(s.name);
+    }
+    // Text parameters: both engines' SQL casts where it needs a type.
+    std::vector<std::string> storage(params.size());
+    std::vector<const char*> values(params.size(), nullptr);
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (const auto* n = std::get_if<std::int64_t>(&params[i])) {
+        storage[i] = std::to_string(*n);
+        values[i] = storage[i].c_str();
+      } else if (const auto* v = std::get_if<std::string_view>(&params[i])) {
+        storage[i] = std::string(*v);
+        values[i] = storage[i].c_str();
+      }
+    }
+    const bool send_begin = pending_begin_;
+    const bool send_commit = then == Then::commit && in_tx_;
+    pending_begin_ = false;
+    if (!send_begin && !send_commit) {
+      ResultPtr r(PQexecPrepared(conn_, std::string(s.name).c_str(),
+                                 static_cast<int>(values.size()), values.data(), nullptr, nullptr,
+                                 0));
+      if (Status st = check(r.get(), s.name); !st.ok()) return st;
+      return rows_of(r.get());
+    }
+    return pipelined(s, values, send_begin, send_commit);
+  }
+
+  Status exec_script(std::string_view sql) override {
+    if (pending_begin_) {  // the lazy BEGIN travels with the script
+      pending_begin_ = false;
+      return simple("BEGIN; " + std::string(sql));
+    }
+    return simple(std::string(sql));
+  }
+
+  Status lock_migrations() override { return simple("SELECT pg_advisory_lock(7210431190431903)"); }
+  void unlock_migrations() override { (void)simple("SELECT pg_advisory_unlock(7210431190431903)"); }
+
+ private:
+  // BEGIN? + statement + COMMIT? in one pipeline: one network round trip.
+  Result<Rows> pipelined(const Statement& s, const std::vector<const char*>& values,
+                         bool send_begin, bool send_commit) {
+    if (PQenterPipelineMode(conn_) != 1) return lost("cannot enter pipeline mode");
+    bool sent = true;
+    if (send_begin)
+      sent = sent && PQsendQueryParams(conn_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0);
+    sent = sent &&
+           PQsendQueryPrepared(conn_, std::string(s.name).c_str(), static_cast<int>(values.size()),
+                               values.data(), nullptr, nullptr, 0);
+    if (send_commit)
+      sent = sent && PQsendQueryParams(conn_, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0);
+    sent = sent && PQpipelineSync(conn_);
+    if (!sent) return lost(PQerrorMessage(conn_));
+
+    Status first_error;
+    Rows rows;
+    const int commands = (send_begin ? 1 : 0) + 1 + (send_commit ? 1 : 0);
+    for (int i = 0; i < commands; ++i) {
+      ResultPtr r(PQgetResult(conn_));
+      if (!r) return lost("pipeline ended early");
+      const bool is_stmt = i == (send_begin ? 1 : 0);
+      if (PQresultStatus(r.get()) != PGRES_PIPELINE_ABORTED && first_error.ok()) {
+        first_error = check(r.get(), is_stmt ? s.name : std::string_view("BEGIN/COMMIT"));
+        if (first_error.ok() && is_stmt) rows = rows_of(r.get());
+      }
+      while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);  // end of this command
+    }
+    ResultPtr sync(PQgetResult(conn_));
+    if (!sync || PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC) return lost("no pipeline sync");
+    if (PQexitPipelineMode(conn_) != 1) return lost("cannot leave pipeline mode");
+    if (send_commit && first_error.ok()) in_tx_ = false;
+    if (!first_error.ok()) return first_error;
+    return rows;
+  }
+
+  Status lost(std::string why) {
+    broken_ = true;
+    return Status(Code::unavailable, "postgresql: " + why);
+  }
+
+  Status simple(const std::string& sql) {
+    ResultPtr r(PQexec(conn_, sql.c_str()));
+    return check(r.get(), "script");
+  }
+
+  Status check(PGresult* r, std::string_view what) {
+    const auto status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return Status::Ok();
+    if (!r || PQstatus(conn_) != CONNECTION_OK) return lost(PQerrorMessage(conn_));
+    const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    const char* msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+    const Code code = classify_sqlstate(state ? state : "");
+    if (code == Code::unavailable) broken_ = true;
+    return Status(code, fmt::format("postgresql {} ({}): {}", what, state ? state : "?",
+                                    msg ? msg : PQresultErrorMessage(r)));
+  }
+
+  static Rows rows_of(PGresult* r) {
+    Rows rows;
+    const int n = PQntuples(r);
+    const int m = PQnfields(r);
+    rows.reserve(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      std::vector<std::optional<std::string>> cols;
+      cols.reserve(static_cast<size_t>(m));
+      for (int j = 0; j < m; ++j) {
+        if (PQgetisnull(r, i, j))
+          cols.emplace_back(std::nullopt);
+        else
+          cols.emplace_back(
+              std::string(PQgetvalue(r, i, j), static_cast<size_t>(PQgetlength(r, i, j))));
+      }
+      rows.emplace_back(std::move(cols));
+    }
+    return rows;
+  }
+
+  PGconn* conn_;
+  bool pending_begin_ = false;
+  bool in_tx_ = false;
+  bool broken_ = false;
+  std::unordered_set<std::string_view> prepared_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Connection>> connect(const std::string& uri,
+                                            const DatabaseOptions& options) {
+  PGconn* conn = PQconnectdb(uri.c_str());
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string msg = PQerrorMessage(conn);
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    PQfinish(conn);
+    return Status(Code::unavailable, "cannot connect to PostgreSQL: " + msg);
+  }
+  auto c = std::make_unique<PgConnection>(conn);
+  Status st = c->exec_script(fmt::format(
+      "SET lock_timeout = '{}ms'; SET statement_timeout = '{}ms'; "
+      "SET idle_in_transaction_session_timeout = '60s'; SET application_name = 'onceorder'; "
+      "SET client_min_messages = warning",
+      options.lock_timeout.count(), options.statement_timeout.count()));
+  if (!st.ok()) return st;
+  return std::unique_ptr<Connection>(std::move(c));
+}
+
+}  // namespace onceorder::store::postgres

@@ -1,0 +1,186 @@
+#include "store/sqlite/sqlite_connection.hpp"
+
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <unordered_map>
+
+#include "onceorder/number_format.hpp"
+
+namespace onceorder::store::sqlite {
+namespace {
+
+Code classify(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Code::lock_timeout;
+    case SQLITE_CONSTRAINT:
+      if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY)
+        return Code::unique_violation;
+      if (rc == SQLITE_CONSTRAINT_CHECK) return Code::check_violation;
+      return Code::conflict;
+    case SQLITE_CANTOPEN:
+    case SQLITE_IOERR:
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+    case SQLITE_FULL:
+      return Code::unavailable;
+    default:
+      return Code::internal;
+  }
+}
+
+// oo_format_number(value, radix, width): the same rendering as core's format_number,
+// so that SQL on both engines can store the number text in the statement that issues it.
+void format_number_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const auto text = format_number(sqlite3_value_int64(argv[0]), sqlite3_value_int(argv[1]),
+                                  sqlite3_value_int(argv[2]));
+  sqlite3_result_text(ctx, text.c_str(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+}
+
+class SqliteConnection final : public Connection {
+ public:
+  explicit SqliteConnection(sqlite3* db) : db_(db) {}
+  ~SqliteConnection() override {
+    for (auto& [name, stmt] : cache_) sqlite3_finalize(stmt);
+    sqlite3_close_v2(db_);
+  }
+
+  Engine engine() const override { return Engine::sqlite; }
+
+  Status begin(TxMode mode) override {
+    OO_RETURN_IF_ERROR(exec_script(mode == TxMode::write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED"));
+    in_tx_ = true;
+    return Status::Ok();
+  }
+  Status commit() override {
+    Status st = exec_script("COMMIT");
+    if (st.ok()) in_tx_ = false;
+    return st;
+  }
+  void rollback() override {
+    if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    in_tx_ = false;
+  }
+  bool in_transaction() const override { return in_tx_; }
+  bool broken() const override { return broken_; }
+
+  Result<Rows> query(const Statement& s, std::span<const Param> params, Then then) override {
+    auto rows = run(s, params);
+    if (rows.ok() && then == Then::commit) {
+      Status st = commit();
+      if (!st.ok()) return st;
+    }
+    return rows;
+  }
+
+  Status exec_script(std::string_view sql) override {
+    char* err = nullptr;
+    const std::string text(sql);
+    const int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &err);
+    if (rc == SQLITE_OK) return Status::Ok();
+    std::string msg = err ? err : sqlite3_errstr(rc);
+    sqlite3_free(err);
+    return fail(rc, msg);
+  }
+
+  Status lock_migrations() override { return Status::Ok(); }
+  void unlock_migrations() override {}
+
+ private:
+  Status fail(int rc, const std::string& msg) {
+    const Code code = classify(sqlite3_extended_errcode(db_) ? sqlite3_extended_errcode(db_) : rc);
+    if (code == Code::unavailable) broken_ = true;
+    return Status(code, "sqlite: " + msg);
+  }
+
+  Result<sqlite3_stmt*> prepared(const Statement& s) {
+    if (auto it = cache_.find(s.name); it != cache_.end()) return it->second;
+    sqlite3_stmt* stmt = nullptr;
+    const int rc = sqlite3_prepare_v3(db_, s.sql.data(), static_cast<int>(s.sql.size()),
+                                      SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+    if (rc != SQLITE_OK) return fail(rc, std::string(s.name) + ": " + sqlite3_errmsg(db_));
+    cache_.emplace(s.name, stmt);
+    return stmt;
+  }
+
+  Result<Rows> run(const Statement& s, std::span<const Param> params) {
+    OO_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, prepared(s));
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+    for (size_t i = 0; i < params.size(); ++i) {
+      const int idx = static_cast<int>(i + 1);
+      std::visit(
+          [&](const auto& v) {
+            using V = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<V, std::nullptr_t>)
+              sqlite3_bind_null(stmt, idx);
+            else if constexpr (std::is_same_v<V, std::int64_t>)
+              sqlite3_bind_int64(stmt, idx, v);
+            else
+              sqlite3_bind_text(stmt, idx, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+          },
+          params[i]);
+    }
+    Rows rows;
+    for (;;) {
+      const int rc = sqlite3_step(stmt);
+      if (rc == SQLITE_DONE) break;
+      if (rc != SQLITE_ROW) {
+        Status st = fail(rc, std::string(s.name) + ": " + sqlite3_errmsg(db_));
+        sqlite3_reset(stmt);
+        return st;
+      }
+      const int n = sqlite3_column_count(stmt);
+      std::vector<std::optional<std::string>> cols;
+      cols.reserve(static_cast<size_t>(n));
+      for (int c = 0; c < n; ++c) {
+        if (sqlite3_column_type(stmt, c) == SQLITE_NULL) {
+          cols.emplace_back(std::nullopt);
+        } else {
+          const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt, c));
+          cols.emplace_back(std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt, c))));
+        }
+      }
+      rows.emplace_back(std::move(cols));
+    }
+    sqlite3_reset(stmt);
+    return rows;
+  }
+
+  sqlite3* db_;
+  bool in_tx_ = false;
+  bool broken_ = false;
+  std::unordered_map<std::string_view, sqlite3_stmt*> cache_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Connection>> connect(const std::string& path,
+                                            const DatabaseOptions& options) {
+  std::error_code ec;
+  const auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db);
+    return Status(Code::unavailable, "cannot open SQLite database '" + path + "': " + msg);
+  }
+  sqlite3_busy_timeout(db, static_cast<int>(options.lock_timeout.count()));
+  sqlite3_create_function_v2(db, "oo_format_number", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
+                             format_number_fn, nullptr, nullptr, nullptr);
+  auto conn = std::make_unique<SqliteConnection>(db);
+  // FULL sync: a committed number survives power loss, not only a process crash.
+  Status st = conn->exec_script(
+      "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;");
+  if (!st.ok()) {
+    return Status(Code::unavailable, "cannot use SQLite database '" + path + "': " + st.message());
+  }
+  return std::unique_ptr<Connection>(std::move(conn));
+}
+
+}  // namespace onceorder::store::sqlite

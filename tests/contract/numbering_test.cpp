@@ -1,0 +1,359 @@
+// Document numbers on every engine: the seed-003 scenarios (MAX+1 races, empty scope,
+// rollback without a gap, per-scope locking, replays) as real races over several
+// connections.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <barrier>
+#include <set>
+#include <thread>
+
+#include "contract/test_db.hpp"
+#include "onceorder/invariants.hpp"
+#include "onceorder/numbering.hpp"
+
+namespace onceorder::testing {
+namespace {
+
+class NumberingTest : public ::testing::TestWithParam<Engine> {
+ protected:
+  NumberingTest() : tdb_(GetParam()), db_(tdb_.open({.pool_size = 8})), numbering_(*db_) {}
+
+  Result<Issued> issue(const std::string& scope, const std::string& title,
+                       std::optional<std::string> key = std::nullopt) {
+    return numbering_.issue({scope, title, std::move(key)}, soon());
+  }
+  std::int64_t count_documents(const std::string& scope) {
+    return tdb_.sql("SELECT count(*) FROM documents WHERE scope = '" + scope + "'").at(0).i64(0);
+  }
+  std::int64_t last_value(const std::string& scope) {
+    auto rows = tdb_.sql("SELECT last_value FROM doc_scopes WHERE scope = '" + scope + "'");
+    return rows.empty() ? -1 : rows[0].i64(0);
+  }
+  void expect_invariants_hold() {
+    auto inv = check_invariants(*db_, soon());
+    ASSERT_TRUE(inv.ok()) << inv.status().to_string();
+    for (const auto& r : *inv)
+      EXPECT_EQ(r.violations, 0) << r.id << ": " << (r.sample.empty() ? "" : r.sample[0]);
+  }
+
+  TestDb tdb_;
+  std::unique_ptr<store::Database> db_;
+  Numbering numbering_;
+};
+
+TEST_P(NumberingTest, FirstNumbersAreFormattedAndReturnedAfterCommit) {
+  auto a = issue("TEST-001", "first");
+  ASSERT_TRUE(a.ok()) << a.status().to_string();
+  EXPECT_EQ(a->document.number, "0001");
+  EXPECT_EQ(a->document.value, 1);
+  EXPECT_EQ(a->document.origin, "issued");
+  EXPECT_FALSE(a->replayed);
+  EXPECT_EQ(a->document.created_at.size(), 24u) << a->document.created_at;  // 2026-…T…​.mmmZ
+  auto b = issue("TEST-001", "second");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->document.number, "0002");
+  // Visible to another client: the number was committed before it was returned.
+  EXPECT_EQ(count_documents("TEST-001"), 2);
+}
+
+TEST_P(NumberingTest, ConcurrentAllocationsOnOneScopeGiveExactlyOneToNM) {
+  constexpr int kThreads = 8, kEach = 40;
+  std::barrier start(kThreads);
+  std::vector<std::vector<std::int64_t>> got(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      for (int i = 0; i < kEach; ++i) {
+        auto r = issue("HOT", "t" + std::to_string(t));
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        got[t].push_back(r->document.value);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::vector<std::int64_t> all;
+  for (auto& g : got) all.insert(all.end(), g.begin(), g.end());
+  std::sort(all.begin(), all.end());
+  ASSERT_EQ(all.size(), static_cast<size_t>(kThreads * kEach));
+  for (size_t i = 0; i < all.size(); ++i) ASSERT_EQ(all[i], static_cast<std::int64_t>(i + 1));
+  EXPECT_EQ(last_value("HOT"), kThreads * kEach);
+  expect_invariants_hold();
+}
+
+TEST_P(NumberingTest, EmptyScopeRaceGivesOneToN) {
+  // Many first allocations at once in scopes that do not exist yet, round after round.
+  constexpr int kThreads = 8, kRounds = 15;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string scope = "NEW-" + std::to_string(round);
+    std::barrier start(kThreads);
+    std::vector<std::int64_t> got(kThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        start.arrive_and_wait();
+        auto r = issue(scope, "racer");
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        got[t] = r->document.value;
+      });
+    }
+    for (auto& th : threads) th.join();
+    std::sort(got.begin(), got.end());
+    for (int i = 0; i < kThreads; ++i) ASSERT_EQ(got[i], i + 1) << "round " << round;
+  }
+  expect_invariants_hold();
+}
+
+TEST_P(NumberingTest, FailureAfterCounterUpdateRollsBackWithoutGap) {
+  int calls = 0;
+  Numbering faulty(*db_, NumberingOptions{[&] {
+    return ++calls == 2 ? Status(Code::internal, "injected failure") : Status::Ok();
+  }});
+  ASSERT_TRUE(faulty.issue({"F", "one", {}}, soon()).ok());
+  auto failed = faulty.issue({"F", "two", {}}, soon());
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), Code::internal);
+  // Checked through a new connection: counter and documents as before the failure.
+  EXPECT_EQ(last_value("F"), 1);
+  EXPECT_EQ(count_documents("F"), 1);
+  auto next = faulty.issue({"F", "three", {}}, soon());
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(next->document.value, 2);
+  expect_invariants_hold();
+}
+
+TEST_P(NumberingTest, ReplayReturnsTheSameDocumentAndOtherTitleIsRejected) {
+  auto first = issue("R", "invoice", "key-1");
+  ASSERT_TRUE(first.ok());
+  auto again = issue("R", "invoice", "key-1");
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->replayed);
+  EXPECT_EQ(again->document.number, first->document.number);
+  EXPECT_EQ(again->document.created_at, first->document.created_at);
+  auto other = issue("R", "another title", "key-1");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().code(), Code::idempotency_key_reused);
+  // Keys are per scope: the same key elsewhere is a new document.
+  auto elsewhere = issue("R2", "invoice", "key-1");
+  ASSERT_TRUE(elsewhere.ok());
+  EXPECT_FALSE(elsewhere->replayed);
+  EXPECT_EQ(count_documents("R"), 1);
+}
+
+TEST_P(NumberingTest, SameKeyRaceMakesOneDocument) {
+  constexpr int kThreads = 8, kRounds = 10;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string key = "race-" + std::to_string(round);
+    std::barrier start(kThreads);
+    std::vector<std::int64_t> got(kThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        start.arrive_and_wait();
+        auto r = issue("K", "same", key);
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        got[t] = r->document.value;
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(std::set<std::int64_t>(got.begin(), got.end()).size(), 1u) << "round " << round;
+  }
+  EXPECT_EQ(count_documents("K"), kRounds);
+  EXPECT_EQ(last_value("K"), kRounds);
+  expect_invariants_hold();
+}
+
+TEST_P(NumberingTest, ExhaustedScopeWritesNothing) {
+  ASSERT_TRUE(numbering_.configure("SMALL", ScopeFormat{1, 10, 2}, soon()).ok());
+  ASSERT_TRUE(issue("SMALL", "a").ok());
+  ASSERT_TRUE(issue("SMALL", "b", "k-b").ok());
+  auto over = issue("SMALL", "c", "k-c");
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), Code::scope_exhausted);
+  EXPECT_EQ(count_documents("SMALL"), 2);
+  EXPECT_EQ(last_value("SMALL"), 2);
+  EXPECT_EQ(
+      tdb_.sql("SELECT count(*) FROM document_receipts WHERE idempotency_key = 'k-c'").at(0).i64(0),
+      0);
+  // Raising max lets the scope continue where it stopped.
+  ASSERT_TRUE(numbering_.configure("SMALL", ScopeFormat{1, 10, 9}, soon()).ok());
+  auto next = issue("SMALL", "c", "k-c");
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(next->document.number, "3");
+}
+
+TEST_P(NumberingTest, ConfigureValidatesAndRefusesMaxBelowUsedValues) {
+  auto created = numbering_.configure("CFG", ScopeFormat{3, 16, 0xFFF}, soon());
+  ASSERT_TRUE(created.ok());
+  EXPECT_TRUE(created->created);
+  for (int i = 0; i < 11; ++i) ASSERT_TRUE(issue("CFG", "x").ok());
+  auto r = issue("CFG", "x");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->document.number, "00C");
+  auto lowered = numbering_.configure("CFG", ScopeFormat{3, 16, 5}, soon());
+  ASSERT_FALSE(lowered.ok());
+  EXPECT_EQ(lowered.status().code(), Code::scope_conflict);
+  auto bad = numbering_.configure("CFG", ScopeFormat{2, 10, 100}, soon());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Code::invalid_request);
+  ASSERT_EQ(bad.status().fields().size(), 1u);
+  EXPECT_EQ(bad.status().fields()[0].field, "max");
+  auto info = numbering_.scope("CFG", soon());
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->format.max, 0xFFF);
+  EXPECT_EQ(info->issued, 12);
+  EXPECT_EQ(info->remaining(), 0xFFF - 12);
+}
+
+TEST_P(NumberingTest, BadInputIsRejectedWithFieldErrorsAndWritesNothing) {
+  struct Case {
+    IssueRequest req;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {{"", "t", {}}, "scope"},
+      {{"has space", "t", {}}, "scope"},
+      {{std::string(65, 'a'), "t", {}}, "scope"},
+      {{"S", "", {}}, "title"},
+      {{"S", std::string(201, 'x'), {}}, "title"},
+      {{"S", "bad\x01", {}}, "title"},
+      {{"S", "\xff\xfe", {}}, "title"},
+      {{"S", "t", std::string("")}, "Idempotency-Key"},
+      {{"S", "t", std::string(256, 'k')}, "Idempotency-Key"},
+      {{"S", "t", std::string("with space")}, "Idempotency-Key"},
+  };
+  for (const auto& c : cases) {
+    auto r = numbering_.issue(c.req, soon());
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), Code::invalid_request);
+    ASSERT_FALSE(r.status().fields().empty());
+    EXPECT_EQ(r.status().fields()[0].field, c.field);
+  }
+  EXPECT_EQ(tdb_.sql("SELECT count(*) FROM documents").at(0).i64(0), 0);
+  EXPECT_EQ(tdb_.sql("SELECT count(*) FROM doc_scopes").at(0).i64(0), 0);
+}
+
+TEST_P(NumberingTest, LegacyImportConvertsByDeclaredSchemeAndCounterContinues) {
+  // "100" is 100 in dec3 and 256 in hex3; 3E8 is 1000.
+  auto dec = numbering_.import_legacy(
+      "LEG", LegacyScheme::dec3, "number,title\n100,a\n295,b\n\"099\",\"c, quoted\"\n", soon());
+  ASSERT_TRUE(dec.ok()) << dec.status().to_string();
+  EXPECT_EQ(dec->imported, 3);
+  EXPECT_EQ(dec->last_value, 295);
+  auto hex = numbering_.import_legacy("LEG", LegacyScheme::hex3, "number\n100\n3E8\n", soon());
+  ASSERT_TRUE(hex.ok()) << hex.status().to_string();
+  EXPECT_EQ(hex->last_value, 1000);
+  auto next = issue("LEG", "new");
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(next->document.value, 1001);
+  EXPECT_EQ(next->document.number, "1001");
+  auto rows =
+      tdb_.sql("SELECT value, number, scheme FROM documents WHERE scope = 'LEG' AND value = 256");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].text(1), "100");
+  EXPECT_EQ(rows[0].text(2), "hex3");
+  auto page = numbering_.list("LEG", 0, 2, soon());
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->documents.size(), 2u);
+  EXPECT_EQ(page->documents[0].value, 99);
+  ASSERT_TRUE(page->next_after.has_value());
+  auto rest = numbering_.list("LEG", *page->next_after, 100, soon());
+  ASSERT_TRUE(rest.ok());
+  EXPECT_EQ(rest->documents.size(), 4u);
+  EXPECT_FALSE(rest->next_after.has_value());
+  expect_invariants_hold();
+}
+
+TEST_P(NumberingTest, LegacyImportWithAnyBadLineWritesNothing) {
+  ASSERT_TRUE(numbering_.import_legacy("LEG", LegacyScheme::dec3, "number\n100\n", soon()).ok());
+  const auto before = count_documents("LEG");
+  struct Case {
+    LegacyScheme scheme;
+    std::string csv;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {LegacyScheme::dec3, "number\n101\n3E8\n", "line 3"},       // not decimal
+      {LegacyScheme::dec3, "number\n101\n1000\n", "line 3"},      // four digits in dec3
+      {LegacyScheme::hex3, "number\n101\nXYZ\n", "line 3"},       // not hex
+      {LegacyScheme::dec4, "number\n0102\n102\n", "line 3"},      // three digits in dec4
+      {LegacyScheme::dec3, "number\n101\n100\n", "line 3"},       // collides with the scope
+      {LegacyScheme::hex3, "number\n064\n", "line 2"},            // hex 064 = 100: collides
+      {LegacyScheme::dec3, "number\n101\n101\n", "line 3"},       // twice in the file
+      {LegacyScheme::dec3, "number\n000\n", "line 2"},            // numbers start at 1
+      {LegacyScheme::dec3, "num\n101\n", "line 1"},               // header
+      {LegacyScheme::dec3, "number,title\n101,a,b\n", "line 2"},  // too many fields
+  };
+  for (const auto& c : cases) {
+    auto r = numbering_.import_legacy("LEG", c.scheme, c.csv, soon());
+    ASSERT_FALSE(r.ok()) << c.csv;
+    ASSERT_FALSE(r.status().fields().empty()) << c.csv;
+    EXPECT_EQ(r.status().fields()[0].field, c.field) << c.csv << " → " << r.status().to_string();
+  }
+  EXPECT_EQ(count_documents("LEG"), before);
+  EXPECT_EQ(last_value("LEG"), 100);
+  // Past the scope's max: rejected too.
+  ASSERT_TRUE(numbering_.configure("TINY", ScopeFormat{3, 10, 500}, soon()).ok());
+  auto past = numbering_.import_legacy("TINY", LegacyScheme::dec3, "number\n501\n", soon());
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(count_documents("TINY"), 0);
+}
+
+TEST_P(NumberingTest, InvariantI7DetectsAGapAndACounterMismatch) {
+  ASSERT_TRUE(issue("GAP", "one").ok());
+  ASSERT_TRUE(issue("GAP", "two").ok());
+  // Damage the data behind OnceOrder's back: an issued value 5 with 3 and 4 missing.
+  tdb_.sql(
+      "INSERT INTO documents (scope, value, number, origin, scheme, title) "
+      "VALUES ('GAP', 5, '0005', 'issued', 'r10w4', 'x')");
+  auto inv = check_invariants(*db_, soon());
+  ASSERT_TRUE(inv.ok());
+  auto i7 = std::find_if(inv->begin(), inv->end(), [](const auto& r) { return r.id == "I7"; });
+  ASSERT_NE(i7, inv->end());
+  EXPECT_EQ(i7->violations, 2);  // the gap before 5, and the counter (2) behind 5
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, NumberingTest, ::testing::ValuesIn(engines_under_test()),
+                         engine_param_name);
+
+// PostgreSQL row locks: a held counter blocks its own scope only.
+class PgScopeLockTest : public ::testing::Test {};
+
+TEST(PgScopeLockTest, HeldCounterDelaysOwnScopeOnlyRace) {
+  const auto engines = engines_under_test();
+  if (std::find(engines.begin(), engines.end(), Engine::postgres) == engines.end()) {
+    GTEST_SKIP() << "PostgreSQL not configured";
+  }
+  TestDb tdb(Engine::postgres);
+  auto db = tdb.open({.pool_size = 4});
+  Numbering numbering(*db);
+  ASSERT_TRUE(numbering.issue({"A", "a1", {}}, soon()).ok());
+  ASSERT_TRUE(numbering.issue({"B", "b1", {}}, soon()).ok());
+
+  RawPg holder(tdb.url());
+  holder.exec("BEGIN");
+  holder.exec("SELECT * FROM doc_scopes WHERE scope = 'A' FOR UPDATE");
+
+  // B is not delayed: it completes while A's counter is held.
+  auto b = numbering.issue({"B", "b2", {}}, soon());
+  ASSERT_TRUE(b.ok()) << b.status().to_string();
+  EXPECT_EQ(b->document.value, 2);
+
+  // A waits until the holder ends.
+  std::atomic<bool> done{false};
+  Result<Issued> a = Status(Code::internal, "not run");
+  std::thread waiter([&] {
+    a = numbering.issue({"A", "a2", {}}, soon(30));
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(done.load()) << "allocation in A did not wait for the held counter";
+  holder.exec("COMMIT");
+  waiter.join();
+  ASSERT_TRUE(a.ok()) << a.status().to_string();
+  EXPECT_EQ(a->document.value, 2);
+}
+
+}  // namespace
+}  // namespace onceorder::testing

@@ -1,0 +1,120 @@
+#include "contract/test_db.hpp"
+
+#include <libpq-fe.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "store/postgres/pg_connection.hpp"
+
+namespace onceorder::testing {
+namespace {
+
+bool pg_configured() {
+  return std::getenv("PGHOST") != nullptr || std::getenv("PGDATABASE") != nullptr ||
+         std::getenv("PGPORT") != nullptr;
+}
+
+std::string unique_suffix() {
+  static std::atomic<int> counter{0};
+  static const auto seed = std::random_device{}();
+  return std::to_string(getpid()) + "_" + std::to_string(seed % 100000) + "_" +
+         std::to_string(counter.fetch_add(1));
+}
+
+void admin_exec(const std::string& sql) {
+  PGconn* c = PQconnectdb("dbname=postgres");
+  ASSERT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
+  PGresult* r = PQexec(c, sql.c_str());
+  EXPECT_EQ(PQresultStatus(r), PGRES_COMMAND_OK) << PQerrorMessage(c);
+  PQclear(r);
+  PQfinish(c);
+}
+
+}  // namespace
+
+std::vector<Engine> engines_under_test() {
+  std::vector<Engine> out{Engine::sqlite};
+  const char* require = std::getenv("ONCEORDER_REQUIRE_PG");
+  if (pg_configured() || (require && std::string(require) == "1")) out.push_back(Engine::postgres);
+  return out;
+}
+
+std::string engine_param_name(const ::testing::TestParamInfo<Engine>& info) {
+  return info.param == Engine::sqlite ? "sqlite" : "postgresql";
+}
+
+TestDb::TestDb(Engine engine) : engine_(engine) {
+  if (engine == Engine::sqlite) {
+    auto dir = std::filesystem::temp_directory_path() / "onceorder-tests";
+    std::filesystem::create_directories(dir);
+    name_ = (dir / ("t_" + unique_suffix() + ".db")).string();
+    url_ = "sqlite:" + name_;
+  } else {
+    if (!pg_configured()) {
+      ADD_FAILURE() << "ONCEORDER_REQUIRE_PG=1 but no PG* variables: run under pg_virtualenv";
+    }
+    name_ = "oo_t_" + unique_suffix();
+    admin_exec("CREATE DATABASE " + name_);
+    url_ = "postgresql:///" + name_;
+  }
+}
+
+TestDb::~TestDb() {
+  if (engine_ == Engine::sqlite) {
+    for (const char* ext : {"", "-wal", "-shm"}) std::filesystem::remove(name_ + ext);
+  } else {
+    admin_exec("DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
+  }
+}
+
+std::unique_ptr<store::Database> TestDb::open(store::DatabaseOptions options, bool migrated) {
+  auto url = parse_db_url(url_);
+  EXPECT_TRUE(url.ok());
+  auto db = store::Database::open(*url, options);
+  EXPECT_TRUE(db.ok()) << db.status().to_string();
+  if (!db.ok()) return nullptr;
+  if (migrated) {
+    auto v = store::migrate(**db);
+    EXPECT_TRUE(v.ok()) << v.status().to_string();
+  }
+  return std::move(db).value();
+}
+
+store::Rows TestDb::sql(const std::string& text) {
+  auto db = open({.pool_size = 1}, false);
+  auto conn = db->acquire(soon());
+  EXPECT_TRUE(conn.ok());
+  // Unprepared, so that any SQL text works: a one-off statement name per text.
+  static std::atomic<int> n{0};
+  const std::string name = "adhoc_" + std::to_string(n.fetch_add(1));
+  store::Statement stmt{name, text};
+  auto rows = (*conn)->query(stmt, {});
+  EXPECT_TRUE(rows.ok()) << rows.status().to_string() << " in: " << text;
+  return rows.ok() ? std::move(rows).value() : store::Rows{};
+}
+
+RawPg::RawPg(const std::string& url) {
+  PGconn* c = PQconnectdb(url.c_str());
+  EXPECT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
+  conn_ = c;
+}
+
+RawPg::~RawPg() { PQfinish(static_cast<PGconn*>(conn_)); }
+
+void RawPg::exec(const std::string& sql) {
+  PGresult* r = PQexec(static_cast<PGconn*>(conn_), sql.c_str());
+  const auto st = PQresultStatus(r);
+  EXPECT_TRUE(st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+      << PQerrorMessage(static_cast<PGconn*>(conn_)) << " in: " << sql;
+  PQclear(r);
+}
+
+store::Clock::time_point soon(int seconds) {
+  return store::Clock::now() + std::chrono::seconds(seconds);
+}
+
+}  // namespace onceorder::testing

@@ -1,0 +1,55 @@
+// A fresh database per test, on every engine under test. SQLite always runs; PostgreSQL
+// runs when PG* variables point at a server (as under `pg_virtualenv`), and is required
+// when ONCEORDER_REQUIRE_PG=1 so that CI can never skip it silently.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "onceorder/store.hpp"
+
+namespace onceorder::testing {
+
+std::vector<Engine> engines_under_test();
+
+// Creates an empty database (a temp SQLite file, or a new PostgreSQL database) and drops
+// it on destruction.
+class TestDb {
+ public:
+  explicit TestDb(Engine engine);
+  ~TestDb();
+  TestDb(const TestDb&) = delete;
+  TestDb& operator=(const TestDb&) = delete;
+
+  const std::string& url() const { return url_; }
+  // Opens a new Database (own pool) on it; migrated unless `migrated` is false.
+  std::unique_ptr<store::Database> open(store::DatabaseOptions options = {}, bool migrated = true);
+  // Runs SQL outside OnceOrder (a second client), failing the test on error.
+  store::Rows sql(const std::string& text);
+
+ private:
+  Engine engine_;
+  std::string url_;
+  std::string name_;  // database name or file path
+};
+
+// gtest parameter name: "sqlite" / "postgresql".
+std::string engine_param_name(const ::testing::TestParamInfo<Engine>& info);
+
+// A raw PostgreSQL session for lock-holding tests (BEGIN; … lock …; COMMIT later).
+class RawPg {
+ public:
+  explicit RawPg(const std::string& url);
+  ~RawPg();
+  void exec(const std::string& sql);
+
+ private:
+  void* conn_;
+};
+
+store::Clock::time_point soon(int seconds = 10);
+
+}  // namespace onceorder::testing
