@@ -28,6 +28,7 @@ enum class Code {
   scope_exhausted,
   scope_conflict,
   request_in_progress,
+  source_order_conflict,
   conflict,
   // Server side.
   busy,         // no connection or lock within the deadline; nothing was written

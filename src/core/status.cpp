@@ -30,6 +30,8 @@ std::string_view code_name(Code code) {
       return "scope_conflict";
     case Code::request_in_progress:
       return "request_in_progress";
+    case Code::source_order_conflict:
+      return "source_order_conflict";
     case Code::conflict:
       return "conflict";
     case Code::busy:

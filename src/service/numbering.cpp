@@ -214,7 +214,7 @@ Result<LegacyImportReport> Numbering::import_legacy(std::string_view scope, Lega
   return store::transact<LegacyImportReport>(
       db_, TxOptions{deadline, 3, store::TxMode::write},
       [&](Connection& c) -> Result<LegacyImportReport> {
-        OO_RETURN_IF_ERROR(store_->ensure_scope(c, scope));
+        OO_RETURN_IF_ERROR(store_->ensure_scope(c, scope, ScopeFormat{}));
         OO_ASSIGN_OR_RETURN(auto row, store_->lock_scope(c, scope));
         if (!row) return Status(Code::internal, "scope vanished during import");
         std::vector<FieldError> problems;

@@ -3,29 +3,80 @@
 namespace onceorder {
 namespace {
 
-// I7 is plain SQL both engines read the same way; `||` concatenates on both.
-#define OO_I7_SQL                                                                                 \
-  "SELECT 'scope ' || d.scope || ': issued value ' || d.value || ' has no value ' ||          \
-  (d.value - 1) || ' before it' FROM documents d WHERE d.origin = 'issued' AND d.value > 1 "   \
-  "AND NOT EXISTS (SELECT 1 FROM documents p WHERE p.scope = d.scope AND p.value = d.value - 1) " \
-  "UNION ALL SELECT 'scope ' || s.scope || ': counter at ' || s.last_value || "                   \
-  "' but largest document value is ' || COALESCE((SELECT max(value) FROM documents d WHERE "      \
-  "d.scope = s.scope), 0) FROM doc_scopes s WHERE s.last_value <> COALESCE((SELECT max(value) "   \
-  "FROM documents d WHERE d.scope = s.scope), 0)"
+// Text both engines read the same way (`||` concatenates on both); only "is the index
+// there" and "now" differ.
+#define OO_I1_DUPLICATES                                                                   \
+  "SELECT 'key ' || site_code || '/' || order_no || '/' || lot_no || ' has ' || count(*) " \
+  "|| ' live items' FROM schedule_items WHERE status NOT IN ('failed', 'aborted') "        \
+  "GROUP BY site_code, order_no, lot_no HAVING count(*) > 1"
 
-// Both engines read these the same way; an engine that needs its own text gets its own
-// array here.
-constexpr InvariantSql kPortable[] = {
-    {"I7",
-     "per document scope, values issued by OnceOrder are contiguous (no gaps, no duplicates)",
-     {"inv_i7", OO_I7_SQL}},
+#define OO_I2_SQL                                                                              \
+  "SELECT 'item ' || i.item_id || ' is ' || i.status || ' but run ' || i.run_id || ' is ' || " \
+  "r.status FROM schedule_items i JOIN schedule_runs r ON r.run_id = i.run_id "                \
+  "WHERE i.status IN ('wait', 'processing') AND r.status NOT IN ('creating', 'running')"
+
+#define OO_I3_SQL                                                                            \
+  "SELECT 'success item ' || i.item_id || ' has no production order' FROM schedule_items i " \
+  "WHERE i.status = 'success' AND NOT EXISTS (SELECT 1 FROM production_orders p WHERE "      \
+  "p.item_id = i.item_id) UNION ALL SELECT 'production order ' || p.site_code || '/' || "    \
+  "p.order_no || '/' || p.lot_no || ' belongs to item ' || p.item_id || ' which is ' || "    \
+  "coalesce(i.status, 'missing') FROM production_orders p LEFT JOIN schedule_items i ON "    \
+  "i.item_id = p.item_id WHERE i.status IS NULL OR i.status <> 'success' OR "                \
+  "i.site_code <> p.site_code OR i.order_no <> p.order_no OR i.lot_no <> p.lot_no"
+
+#define OO_I7_SQL                                                                              \
+  "SELECT 'scope ' || d.scope || ': issued value ' || d.value || ' has no value ' || "         \
+  "(d.value - 1) || ' before it' FROM documents d WHERE d.origin = 'issued' AND d.value > 1 "  \
+  "AND NOT EXISTS (SELECT 1 FROM documents p WHERE p.scope = d.scope AND p.value = d.value - " \
+  "1) UNION ALL SELECT 'scope ' || s.scope || ': counter at ' || s.last_value || ' but "       \
+  "largest document value is ' || COALESCE((SELECT max(value) FROM documents d WHERE "         \
+  "d.scope = s.scope), 0) FROM doc_scopes s WHERE s.last_value <> COALESCE((SELECT "           \
+  "max(value) FROM documents d WHERE d.scope = s.scope), 0)"
+
+#define OO_I8_SQL(NOW)                                                              \
+  "SELECT 'item ' || item_id || ' is processing with a lease that expired at ' || " \
+  "lease_until FROM schedule_items WHERE status = 'processing' AND lease_until < " NOW
+
+constexpr std::string_view kI1 =
+    "at most one live (non-failed, non-aborted) item per business key, and the live-item "
+    "index exists and is valid";
+constexpr std::string_view kI2 = "every wait/processing item belongs to a run in creating/running";
+constexpr std::string_view kI3 = "success items and production orders match one to one";
+constexpr std::string_view kI7 =
+    "per document scope, values issued by OnceOrder are contiguous (no gaps, no duplicates)";
+constexpr std::string_view kI8 = "no processing item whose lease expired (after the reaper ran)";
+
+constexpr InvariantSql kSqlite[] = {
+    {"I1",
+     kI1,
+     {"inv_i1",
+      "SELECT 'the live-item index schedule_items_live is missing' WHERE NOT EXISTS (SELECT 1 "
+      "FROM sqlite_master WHERE type = 'index' AND name = 'schedule_items_live') "
+      "UNION ALL " OO_I1_DUPLICATES}},
+    {"I2", kI2, {"inv_i2", OO_I2_SQL}},
+    {"I3", kI3, {"inv_i3", OO_I3_SQL}},
+    {"I7", kI7, {"inv_i7", OO_I7_SQL}},
+    {"I8", kI8, {"inv_i8", OO_I8_SQL("strftime('%Y-%m-%dT%H:%M:%fZ', 'now')")}},
+};
+
+constexpr InvariantSql kPostgres[] = {
+    {"I1",
+     kI1,
+     {"inv_i1",
+      "SELECT 'the live-item index schedule_items_live is missing or invalid' WHERE NOT EXISTS "
+      "(SELECT 1 FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid WHERE c.relname = "
+      "'schedule_items_live' AND x.indisunique AND x.indisvalid) UNION ALL " OO_I1_DUPLICATES}},
+    {"I2", kI2, {"inv_i2", OO_I2_SQL}},
+    {"I3", kI3, {"inv_i3", OO_I3_SQL}},
+    {"I7", kI7, {"inv_i7", OO_I7_SQL}},
+    {"I8", kI8, {"inv_i8", OO_I8_SQL("now()")}},
 };
 
 }  // namespace
 
 std::span<const InvariantSql> invariant_sql(Engine engine) {
-  (void)engine;
-  return kPortable;
+  return engine == Engine::sqlite ? std::span<const InvariantSql>(kSqlite)
+                                  : std::span<const InvariantSql>(kPostgres);
 }
 
 }  // namespace onceorder

@@ -60,8 +60,12 @@ Status NumberingStore::upsert_format(store::Connection& c, std::string_view scop
       .status();
 }
 
-Status NumberingStore::ensure_scope(store::Connection& c, std::string_view scope) {
-  return c.query(sql_.ensure_scope, {scope}).status();
+Status NumberingStore::ensure_scope(store::Connection& c, std::string_view scope,
+                                    const ScopeFormat& f) {
+  return c
+      .query(sql_.ensure_scope,
+             {scope, std::int64_t{f.width}, std::int64_t{f.radix}, std::int64_t{f.max}})
+      .status();
 }
 
 Result<std::optional<ScopeInfo>> NumberingStore::scope_info(store::Connection& c,

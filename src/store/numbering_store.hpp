@@ -56,7 +56,8 @@ class NumberingStore {
                         std::string_view title, std::int64_t value, store::Then then);
   Result<std::optional<ScopeRow>> lock_scope(store::Connection& c, std::string_view scope);
   Status upsert_format(store::Connection& c, std::string_view scope, const ScopeFormat& f);
-  Status ensure_scope(store::Connection& c, std::string_view scope);
+  // Creates the scope with `format` if it does not exist yet (an existing one is kept).
+  Status ensure_scope(store::Connection& c, std::string_view scope, const ScopeFormat& format);
   Result<std::optional<ScopeInfo>> scope_info(store::Connection& c, std::string_view scope);
   Result<std::vector<Document>> list(store::Connection& c, std::string_view scope,
                                      std::int64_t after, int limit);

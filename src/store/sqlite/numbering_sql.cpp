@@ -35,7 +35,8 @@ const NumberingSql& numbering_sql() {
                         "width = excluded.width, radix = excluded.radix, "
                         "max_value = excluded.max_value"},
       .ensure_scope = {"num_ensure_scope",
-                       "INSERT INTO doc_scopes (scope) VALUES (?1) ON CONFLICT DO NOTHING"},
+                       "INSERT INTO doc_scopes (scope, width, radix, max_value) "
+                       "VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING"},
       .scope_info = {"num_scope_info",
                      "SELECT s.scope, s.width, s.radix, s.max_value, s.last_value, "
                      "(SELECT count(*) FROM documents d WHERE d.scope = s.scope "

@@ -1,0 +1,210 @@
+// Production scheduling (seed 000): runs (batch every few hours, or manual) turn source
+// orders into work items, workers claim items and process each once, and processing an
+// item creates its production order — with a gapless document number from the site's
+// scope — in the same transaction that marks the item `success`.
+//
+// Correctness lives in the database: the live-item unique index (one live item per
+// business key), the production order's unique business key, and fenced updates (an item
+// is completed only by the owner and attempt that claimed it). Locks and SKIP LOCKED only
+// make collisions rarer.
+//
+// Thread-safety: a Scheduler is safe to use from many threads and processes at once.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "onceorder/schedule_status.hpp"
+#include "onceorder/store.hpp"
+
+namespace onceorder {
+
+struct OrderKey {
+  std::string site_code;
+  std::string order_no;
+  std::string lot_no;
+  auto operator<=>(const OrderKey&) const = default;
+};
+
+struct SourceOrder {
+  OrderKey key;
+  std::int64_t quantity = 0;
+};
+
+struct SourceImport {
+  std::int64_t created = 0;
+  std::int64_t existing = 0;
+};
+
+struct RunCounts {
+  std::int64_t wait = 0, processing = 0, success = 0, failed = 0, aborted = 0;
+};
+
+struct Run {
+  std::int64_t run_id = 0;
+  std::string kind;  // batch | manual | legacy
+  RunStatus status = RunStatus::creating;
+  std::string owner;
+  std::string error;
+  std::string created_at;
+  std::string finished_at;
+  RunCounts counts;
+};
+
+struct Skipped {
+  OrderKey key;
+  std::string reason;  // already_scheduled | in_progress | unknown_order | max_attempts_reached
+};
+
+struct RunCreated {
+  Run run;
+  std::vector<Skipped> skipped;
+};
+
+struct ScheduleItem {
+  std::int64_t item_id = 0;
+  std::int64_t run_id = 0;
+  OrderKey key;
+  ItemStatus status = ItemStatus::wait;
+  int attempt = 0;
+  std::string owner;
+  std::string lease_until;
+  std::string error;
+  std::string created_at;
+  std::string updated_at;
+};
+
+struct ProductionOrder {
+  OrderKey key;
+  std::int64_t item_id = 0;
+  std::int64_t quantity = 0;
+  std::string document_scope;
+  std::int64_t document_value = 0;
+  std::string document_number;
+  std::string created_at;
+};
+
+// A claimed item: the fencing token is (owner, attempt).
+struct Claim {
+  std::int64_t item_id = 0;
+  std::int64_t run_id = 0;
+  OrderKey key;
+  int attempt = 0;
+  std::string owner;
+};
+
+class SchedulingStore;
+
+// What "processing an item" means at a site. Runs inside the transaction that marks the
+// item success; returning an error rolls that transaction back and fails the item.
+// The standard step creates the production order with a number from scope "PO-<site>".
+class ProductionStep {
+ public:
+  virtual ~ProductionStep() = default;
+  virtual Result<ProductionOrder> produce(store::Connection& c, const Claim& claim,
+                                          SchedulingStore& store) = 0;
+};
+
+std::shared_ptr<ProductionStep> standard_production_step();
+
+struct SchedulerOptions {
+  int max_attempts = 5;                              // failed attempts before an order stops
+  std::chrono::milliseconds lease{30000};            // a claim's lifetime
+  std::chrono::milliseconds run_timeout{5 * 60000};  // heartbeat silence that kills a run
+  int claim_batch = 16;                              // items claimed (and completed) per tx
+  int workers = 1;                                   // threads processing one run
+  std::string owner;                                 // process identity; generated if empty
+  std::shared_ptr<ProductionStep> default_step;      // standard_production_step() if null
+  std::map<std::string, std::shared_ptr<ProductionStep>> site_steps;  // per site_code
+};
+
+struct ReapReport {
+  std::int64_t dead_runs = 0;            // runs set to error: owner stopped heart-beating
+  std::int64_t aborted_waiting = 0;      // wait items whose run is not alive
+  std::int64_t released_processing = 0;  // processing items whose lease expired (→ failed)
+};
+
+struct ItemFilter {
+  std::optional<ItemStatus> status;
+  std::optional<std::string> site_code, order_no, lot_no;
+  std::optional<std::int64_t> run_id;
+  std::int64_t after = 0;  // item_id cursor
+  int limit = 100;
+};
+
+// Progress of a run, reported after each completed batch.
+struct Progress {
+  std::int64_t done = 0;
+  std::int64_t total = 0;
+};
+using ProgressFn = std::function<void(const Progress&)>;
+
+class Scheduler {
+ public:
+  Scheduler(store::Database& db, SchedulerOptions options = {});
+  ~Scheduler();
+
+  const SchedulerOptions& options() const { return options_; }
+
+  // Idempotent per business key; the same key with another quantity is
+  // Code::conflict (source_order_conflict) and nothing from the call is written.
+  Result<SourceImport> import_source_orders(std::span<const SourceOrder> orders,
+                                            store::Clock::time_point deadline);
+
+  // Creates a run in `running` with one `wait` item per given order (or per candidate
+  // when `orders` is empty-optional). Orders that cannot be scheduled are `skipped`.
+  Result<RunCreated> create_run(RunKind kind, const std::optional<std::vector<OrderKey>>& orders,
+                                store::Clock::time_point deadline);
+  // Processes the run's items with `options.workers` threads until none is left, heart-
+  // beating the run, then sets it `done`. If the run dies (reaped), stops.
+  Result<Run> process_run(std::int64_t run_id, const ProgressFn& progress = {});
+
+  // The pieces process_run is made of (public for tests and custom workers).
+  Result<std::vector<Claim>> claim(std::int64_t run_id, int limit);
+  // Completes claims: production order + success, one transaction per batch; falls back to
+  // one transaction per item when a step fails. Returns how many succeeded. Claims that
+  // were lost (fenced out) are neither completed nor failed.
+  Result<std::int64_t> complete(std::span<const Claim> claims);
+  Status heartbeat(std::int64_t run_id);
+  // Sets a live run to `error` and, in the same transaction, aborts its `wait` items and
+  // fails its `processing` ones.
+  Status fail_run(std::int64_t run_id, const std::string& why);
+
+  Result<ReapReport> reap(store::Clock::time_point deadline);
+
+  Result<Run> get_run(std::int64_t run_id, store::Clock::time_point deadline);
+  Result<std::vector<Run>> list_runs(std::optional<RunStatus> status, int limit,
+                                     store::Clock::time_point deadline);
+  Result<std::vector<ScheduleItem>> list_items(const ItemFilter& filter,
+                                               store::Clock::time_point deadline);
+  // Ordered by item_id; `after` is the last item_id of the previous page.
+  Result<std::vector<ProductionOrder>> list_production_orders(
+      const std::optional<std::string>& site_code, std::int64_t after, int limit,
+      store::Clock::time_point deadline);
+  // Orders that reached max_attempts failures: no longer picked; for an operator.
+  Result<std::vector<OrderKey>> stuck_orders(store::Clock::time_point deadline);
+
+ private:
+  Status complete_one(const Claim& claim);
+  ProductionStep& step_for(const std::string& site_code);
+
+  store::Database& db_;
+  SchedulerOptions options_;
+  std::unique_ptr<SchedulingStore> store_;
+};
+
+// Field checks for source orders and keys (also used by the HTTP layer).
+Status validate_order_key(const OrderKey& key, const std::string& field_prefix);
+Status validate_source_orders(std::span<const SourceOrder> orders);
+
+// The document scope a site's production orders are numbered in.
+std::string production_scope(const std::string& site_code);
+
+}  // namespace onceorder

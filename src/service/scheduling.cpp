@@ -1,0 +1,363 @@
+#include "onceorder/scheduling.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "onceorder/number_format.hpp"
+#include "store/numbering_store.hpp"
+#include "store/scheduling_store.hpp"
+
+namespace onceorder {
+namespace {
+
+using store::Clock;
+using store::Connection;
+using store::TxOptions;
+
+// Production orders are numbered per site; wide enough that no site runs out.
+constexpr ScopeFormat kProductionFormat{9, 10, 999999999};
+
+TxOptions write_tx(Clock::time_point deadline) { return {deadline, 3, store::TxMode::write}; }
+TxOptions read_tx(Clock::time_point deadline) { return {deadline, 3, store::TxMode::read}; }
+Clock::time_point soon() { return Clock::now() + std::chrono::seconds(30); }
+
+std::string make_owner() {
+  char host[128] = {0};
+  gethostname(host, sizeof(host) - 1);
+  std::mt19937_64 rng(std::random_device{}());
+  return fmt::format("{}:{}:{:08x}", host, getpid(), static_cast<std::uint32_t>(rng()));
+}
+
+bool printable_no_space(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7F; });
+}
+
+// Infrastructure trouble is not the item's fault: leave it to the lease and the reaper.
+bool infrastructure(Code code) { return code == Code::busy || code == Code::unavailable; }
+
+class StandardProductionStep final : public ProductionStep {
+ public:
+  Result<ProductionOrder> produce(Connection& c, const Claim& claim,
+                                  SchedulingStore& store) override {
+    NumberingStore numbering(c.engine());
+    const std::string scope = production_scope(claim.key.site_code);
+    OO_RETURN_IF_ERROR(numbering.ensure_scope(c, scope, kProductionFormat));
+    const std::string title = fmt::format("production {}/{}/{}", claim.key.site_code,
+                                          claim.key.order_no, claim.key.lot_no);
+    OO_ASSIGN_OR_RETURN(auto doc, numbering.allocate(c, scope, title, store::Then::stay));
+    if (!doc) return Status(Code::scope_exhausted, "production scope '" + scope + "' is exhausted");
+    return store.insert_production(c, claim, scope, doc->value, doc->number);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<ProductionStep> standard_production_step() {
+  return std::make_shared<StandardProductionStep>();
+}
+
+std::string production_scope(const std::string& site_code) { return "PO-" + site_code; }
+
+Status validate_order_key(const OrderKey& k, const std::string& prefix) {
+  std::vector<FieldError> errors;
+  // The site code names a document scope ("PO-<site>"), so it follows scope rules.
+  if (k.site_code.empty() || k.site_code.size() > 32 || !is_valid_scope_name(k.site_code))
+    errors.push_back(
+        {prefix + "site_code", "must be 1–32 characters of A-Z, a-z, 0-9, '.', '_' or '-'"});
+  if (k.order_no.empty() || k.order_no.size() > 64 || !printable_no_space(k.order_no))
+    errors.push_back(
+        {prefix + "order_no", "must be 1–64 printable ASCII characters without spaces"});
+  if (k.lot_no.empty() || k.lot_no.size() > 32 || !printable_no_space(k.lot_no))
+    errors.push_back({prefix + "lot_no", "must be 1–32 printable ASCII characters without spaces"});
+  if (errors.empty()) return Status::Ok();
+  return Status(Code::invalid_request, "invalid request", std::move(errors));
+}
+
+Status validate_source_orders(std::span<const SourceOrder> orders) {
+  std::vector<FieldError> errors;
+  if (orders.empty()) errors.push_back({"orders", "must hold at least one order"});
+  if (orders.size() > 10000) errors.push_back({"orders", "at most 10000 orders per request"});
+  for (size_t i = 0; i < orders.size() && errors.size() < 50; ++i) {
+    const auto prefix = fmt::format("orders[{}].", i);
+    Status st = validate_order_key(orders[i].key, prefix);
+    for (const auto& f : st.fields()) errors.push_back(f);
+    if (orders[i].quantity < 1 || orders[i].quantity > 1000000000)
+      errors.push_back({prefix + "quantity", "must be an integer from 1 to 1000000000"});
+  }
+  if (errors.empty()) return Status::Ok();
+  return Status(Code::invalid_request, "invalid request", std::move(errors));
+}
+
+Scheduler::Scheduler(store::Database& db, SchedulerOptions options)
+    : db_(db),
+      options_(std::move(options)),
+      store_(std::make_unique<SchedulingStore>(db.engine())) {
+  if (options_.owner.empty()) options_.owner = make_owner();
+  if (!options_.default_step) options_.default_step = standard_production_step();
+  options_.claim_batch = std::clamp(options_.claim_batch, 1, 1000);
+  options_.workers = std::clamp(options_.workers, 1, 256);
+}
+
+Scheduler::~Scheduler() = default;
+
+ProductionStep& Scheduler::step_for(const std::string& site_code) {
+  auto it = options_.site_steps.find(site_code);
+  return it != options_.site_steps.end() && it->second ? *it->second : *options_.default_step;
+}
+
+Result<SourceImport> Scheduler::import_source_orders(std::span<const SourceOrder> orders,
+                                                     Clock::time_point deadline) {
+  OO_RETURN_IF_ERROR(validate_source_orders(orders));
+  // Key order: the same lock order on every path that takes several rows.
+  std::vector<SourceOrder> sorted(orders.begin(), orders.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.key < b.key; });
+  return store::transact<SourceImport>(
+      db_, write_tx(deadline), [&](Connection& c) -> Result<SourceImport> {
+        SourceImport out;
+        for (const SourceOrder& o : sorted) {
+          OO_ASSIGN_OR_RETURN(bool created, store_->insert_source(c, o));
+          if (created) {
+            ++out.created;
+            continue;
+          }
+          OO_ASSIGN_OR_RETURN(auto quantity, store_->source_quantity(c, o.key));
+          if (quantity && *quantity != o.quantity) {
+            return Status(
+                Code::source_order_conflict,
+                fmt::format("source order {}/{}/{} exists with quantity {}, not {}; nothing "
+                            "from this request was written",
+                            o.key.site_code, o.key.order_no, o.key.lot_no, *quantity, o.quantity));
+          }
+          ++out.existing;
+        }
+        return out;
+      });
+}
+
+Result<RunCreated> Scheduler::create_run(RunKind kind,
+                                         const std::optional<std::vector<OrderKey>>& orders,
+                                         Clock::time_point deadline) {
+  std::vector<OrderKey> keys;
+  if (orders) {
+    std::vector<FieldError> errors;
+    for (size_t i = 0; i < orders->size(); ++i) {
+      Status st = validate_order_key((*orders)[i], fmt::format("orders[{}].", i));
+      for (const auto& f : st.fields()) errors.push_back(f);
+    }
+    if (orders->empty())
+      errors.push_back({"orders", "must hold at least one order (omit it for every candidate)"});
+    if (!errors.empty()) return Status(Code::invalid_request, "invalid request", std::move(errors));
+    std::set<OrderKey> unique(orders->begin(), orders->end());
+    keys.assign(unique.begin(), unique.end());  // key order = lock order
+  }
+  OO_ASSIGN_OR_RETURN(std::int64_t run_id,
+                      store::transact<std::int64_t>(db_, write_tx(deadline), [&](Connection& c) {
+                        return store_->insert_run(c, kind, options_.owner);
+                      }));
+  std::vector<Skipped> skipped;
+  auto filled = store::transact<bool>(db_, write_tx(deadline), [&](Connection& c) -> Result<bool> {
+    skipped.clear();
+    if (!orders) {
+      OO_RETURN_IF_ERROR(store_->insert_candidates(c, run_id, options_.max_attempts).status());
+    } else {
+      for (const OrderKey& k : keys) {
+        OO_ASSIGN_OR_RETURN(bool inserted,
+                            store_->insert_item_for(c, run_id, k, options_.max_attempts));
+        if (inserted) continue;
+        OO_ASSIGN_OR_RETURN(KeyState s, store_->key_state(c, k));
+        const char* reason = !s.has_source   ? "unknown_order"
+                             : s.has_success ? "already_scheduled"
+                             : s.has_live    ? "in_progress"
+                                             : "max_attempts_reached";
+        skipped.push_back({k, reason});
+      }
+    }
+    OO_ASSIGN_OR_RETURN(bool alive, store_->set_run_status(c, run_id, RunStatus::running, ""));
+    if (!alive) return Status(Code::conflict, "the run was ended before it started");
+    return true;
+  });
+  if (!filled.ok()) {
+    (void)fail_run(run_id, "could not create items: " + filled.status().message());
+    return filled.status();
+  }
+  OO_ASSIGN_OR_RETURN(Run run, get_run(run_id, deadline));
+  return RunCreated{std::move(run), std::move(skipped)};
+}
+
+Result<std::vector<Claim>> Scheduler::claim(std::int64_t run_id, int limit) {
+  return store::transact<std::vector<Claim>>(db_, write_tx(soon()), [&](Connection& c) {
+    return store_->claim(c, run_id, options_.owner, limit, options_.lease.count());
+  });
+}
+
+Status Scheduler::complete_one(const Claim& claim) {
+  auto done = store::transact<bool>(db_, write_tx(soon()), [&](Connection& c) -> Result<bool> {
+    OO_ASSIGN_OR_RETURN(bool fenced, store_->fence_success(c, claim));
+    if (!fenced) return false;
+    OO_RETURN_IF_ERROR(step_for(claim.key.site_code).produce(c, claim, *store_).status());
+    return true;
+  });
+  if (done.ok()) {
+    return *done ? Status::Ok() : Status(Code::conflict, "claim lost: the item was taken away");
+  }
+  if (infrastructure(done.status().code())) return done.status();
+  // The step failed: the item fails (fenced), and its order is a candidate again.
+  const std::string why = done.status().to_string();
+  auto marked = store::transact<bool>(
+      db_, write_tx(soon()), [&](Connection& c) { return store_->mark_failed(c, claim, why); });
+  if (!marked.ok()) return marked.status();
+  return done.status();
+}
+
+Result<std::int64_t> Scheduler::complete(std::span<const Claim> claims) {
+  if (claims.empty()) return std::int64_t{0};
+  // The whole batch in one transaction (one commit, one hold of the site's counter).
+  auto batch = store::transact<std::int64_t>(
+      db_, write_tx(soon()), [&](Connection& c) -> Result<std::int64_t> {
+        for (const Claim& cl : claims) {
+          OO_ASSIGN_OR_RETURN(bool fenced, store_->fence_success(c, cl));
+          if (!fenced) return Status(Code::conflict, "a claim in the batch was lost");
+          OO_RETURN_IF_ERROR(step_for(cl.key.site_code).produce(c, cl, *store_).status());
+        }
+        return static_cast<std::int64_t>(claims.size());
+      });
+  if (batch.ok() || infrastructure(batch.status().code())) return batch;
+  // Something in the batch failed: settle each item on its own.
+  std::int64_t succeeded = 0;
+  for (const Claim& cl : claims) {
+    Status st = complete_one(cl);
+    if (st.ok())
+      ++succeeded;
+    else if (infrastructure(st.code()))
+      return st;
+  }
+  return succeeded;
+}
+
+Status Scheduler::heartbeat(std::int64_t run_id) {
+  auto alive = store::transact<bool>(db_, write_tx(soon()),
+                                     [&](Connection& c) { return store_->heartbeat(c, run_id); });
+  if (!alive.ok()) return alive.status();
+  return *alive ? Status::Ok() : Status(Code::conflict, "the run is no longer alive");
+}
+
+Status Scheduler::fail_run(std::int64_t run_id, const std::string& why) {
+  return store::transact<bool>(db_, write_tx(soon()),
+                               [&](Connection& c) -> Result<bool> {
+                                 OO_ASSIGN_OR_RETURN(
+                                     bool was_alive,
+                                     store_->set_run_status(c, run_id, RunStatus::error, why));
+                                 if (was_alive)
+                                   OO_RETURN_IF_ERROR(store_->cascade_run_error(c, run_id, why));
+                                 return was_alive;
+                               })
+      .status();
+}
+
+Result<Run> Scheduler::process_run(std::int64_t run_id, const ProgressFn& progress) {
+  std::mutex mu;
+  Status first_error;
+  bool run_ended = false;
+  auto worker = [&] {
+    for (;;) {
+      {
+        std::lock_guard lock(mu);
+        if (!first_error.ok() || run_ended) return;
+      }
+      auto claims = claim(run_id, options_.claim_batch);
+      Status st = claims.status();
+      if (st.ok() && claims->empty()) return;
+      if (st.ok()) st = complete(*claims).status();
+      if (st.ok()) st = heartbeat(run_id);
+      std::lock_guard lock(mu);
+      if (st.code() == Code::conflict) {
+        run_ended = true;  // reaped or failed elsewhere: its items are settled there
+      } else if (!st.ok() && first_error.ok()) {
+        first_error = st;
+      } else if (progress) {
+        auto p = store::transact<Progress>(
+            db_, read_tx(soon()), [&](Connection& c) { return store_->run_progress(c, run_id); });
+        if (p.ok()) progress(*p);
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int i = 1; i < options_.workers; ++i) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+
+  if (!first_error.ok()) {
+    (void)fail_run(run_id, first_error.message());
+    return first_error;
+  }
+  if (!run_ended) {
+    OO_RETURN_IF_ERROR(store::transact<bool>(db_, write_tx(soon()), [&](Connection& c) {
+                         return store_->set_run_status(c, run_id, RunStatus::done, "");
+                       }).status());
+  }
+  return get_run(run_id, soon());
+}
+
+Result<ReapReport> Scheduler::reap(Clock::time_point deadline) {
+  return store::transact<ReapReport>(
+      db_, write_tx(deadline), [&](Connection& c) -> Result<ReapReport> {
+        ReapReport report;
+        OO_ASSIGN_OR_RETURN(auto dead, store_->dead_runs(c, options_.run_timeout.count()));
+        for (auto run_id : dead) {
+          OO_RETURN_IF_ERROR(store_->cascade_run_error(c, run_id, "owner stopped heart-beating"));
+        }
+        report.dead_runs = static_cast<std::int64_t>(dead.size());
+        OO_ASSIGN_OR_RETURN(report.aborted_waiting, store_->orphan_waits(c));
+        OO_ASSIGN_OR_RETURN(report.released_processing, store_->expired_leases(c));
+        return report;
+      });
+}
+
+Result<Run> Scheduler::get_run(std::int64_t run_id, Clock::time_point deadline) {
+  return store::transact<Run>(db_, read_tx(deadline), [&](Connection& c) -> Result<Run> {
+    OO_ASSIGN_OR_RETURN(auto run, store_->get_run(c, run_id));
+    if (!run) return Status(Code::not_found, fmt::format("run {} does not exist", run_id));
+    return std::move(*run);
+  });
+}
+
+Result<std::vector<Run>> Scheduler::list_runs(std::optional<RunStatus> status, int limit,
+                                              Clock::time_point deadline) {
+  if (limit < 1 || limit > 1000)
+    return Status(Code::invalid_request, "invalid request", {{"limit", "must be from 1 to 1000"}});
+  return store::transact<std::vector<Run>>(
+      db_, read_tx(deadline), [&](Connection& c) { return store_->list_runs(c, status, limit); });
+}
+
+Result<std::vector<ScheduleItem>> Scheduler::list_items(const ItemFilter& filter,
+                                                        Clock::time_point deadline) {
+  if (filter.limit < 1 || filter.limit > 1000)
+    return Status(Code::invalid_request, "invalid request", {{"limit", "must be from 1 to 1000"}});
+  return store::transact<std::vector<ScheduleItem>>(
+      db_, read_tx(deadline), [&](Connection& c) { return store_->list_items(c, filter); });
+}
+
+Result<std::vector<ProductionOrder>> Scheduler::list_production_orders(
+    const std::optional<std::string>& site_code, std::int64_t after, int limit,
+    Clock::time_point deadline) {
+  if (limit < 1 || limit > 1000)
+    return Status(Code::invalid_request, "invalid request", {{"limit", "must be from 1 to 1000"}});
+  return store::transact<std::vector<ProductionOrder>>(db_, read_tx(deadline), [&](Connection& c) {
+    return store_->list_production(c, site_code, after, limit);
+  });
+}
+
+Result<std::vector<OrderKey>> Scheduler::stuck_orders(Clock::time_point deadline) {
+  return store::transact<std::vector<OrderKey>>(db_, read_tx(deadline), [&](Connection& c) {
+    return store_->stuck_orders(c, options_.max_attempts);
+  });
+}
+
+}  // namespace onceorder

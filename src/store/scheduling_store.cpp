@@ -1,0 +1,232 @@
+#include "store/scheduling_store.hpp"
+
+namespace onceorder {
+namespace {
+
+using store::Param;
+using store::Row;
+
+std::string_view sv(const std::string& s) { return s; }
+
+// run_id, kind, status, owner, error, created_at, finished_at, wait, processing, success,
+// failed, aborted
+Run run_from(const Row& r) {
+  Run run;
+  run.run_id = r.i64(0);
+  run.kind = r.text(1);
+  run.status = parse_run_status(r.text(2)).value_or(RunStatus::error);
+  run.owner = r.text(3);
+  run.error = r.text(4);
+  run.created_at = r.text(5);
+  run.finished_at = r.text(6);
+  run.counts = RunCounts{r.i64(7), r.i64(8), r.i64(9), r.i64(10), r.i64(11)};
+  return run;
+}
+
+// item_id, run_id, site, order, lot, status, attempt, owner, lease_until, error,
+// created_at, updated_at
+ScheduleItem item_from(const Row& r) {
+  ScheduleItem i;
+  i.item_id = r.i64(0);
+  i.run_id = r.i64(1);
+  i.key = {r.text(2), r.text(3), r.text(4)};
+  i.status = parse_item_status(r.text(5)).value_or(ItemStatus::wait);
+  i.attempt = static_cast<int>(r.i64(6));
+  i.owner = r.text(7);
+  i.lease_until = r.text(8);
+  i.error = r.text(9);
+  i.created_at = r.text(10);
+  i.updated_at = r.text(11);
+  return i;
+}
+
+// site, order, lot, item_id, quantity, scope, value, number, created_at
+ProductionOrder production_from(const Row& r) {
+  return ProductionOrder{{r.text(0), r.text(1), r.text(2)},
+                         r.i64(3),
+                         r.i64(4),
+                         r.text(5),
+                         r.i64(6),
+                         r.text(7),
+                         r.text(8)};
+}
+
+Param opt(const std::optional<std::string>& s) { return s ? Param(sv(*s)) : Param(nullptr); }
+
+}  // namespace
+
+SchedulingStore::SchedulingStore(Engine engine)
+    : sql_(engine == Engine::sqlite ? store::sqlite::scheduling_sql()
+                                    : store::postgres::scheduling_sql()) {}
+
+Result<bool> SchedulingStore::insert_source(store::Connection& c, const SourceOrder& o) {
+  OO_ASSIGN_OR_RETURN(
+      auto rows, c.query(sql_.insert_source,
+                         {sv(o.key.site_code), sv(o.key.order_no), sv(o.key.lot_no), o.quantity}));
+  return !rows.empty();
+}
+
+Result<std::optional<std::int64_t>> SchedulingStore::source_quantity(store::Connection& c,
+                                                                     const OrderKey& k) {
+  OO_ASSIGN_OR_RETURN(
+      auto rows, c.query(sql_.source_quantity, {sv(k.site_code), sv(k.order_no), sv(k.lot_no)}));
+  if (rows.empty()) return std::optional<std::int64_t>();
+  return std::optional<std::int64_t>(rows[0].i64(0));
+}
+
+Result<std::int64_t> SchedulingStore::insert_run(store::Connection& c, RunKind kind,
+                                                 const std::string& owner) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.insert_run, {to_string(kind), sv(owner)}));
+  return rows.at(0).i64(0);
+}
+
+Result<std::int64_t> SchedulingStore::insert_candidates(store::Connection& c, std::int64_t run_id,
+                                                        int max_attempts) {
+  OO_ASSIGN_OR_RETURN(auto rows,
+                      c.query(sql_.insert_candidates, {run_id, std::int64_t{max_attempts}}));
+  return static_cast<std::int64_t>(rows.size());
+}
+
+Result<bool> SchedulingStore::insert_item_for(store::Connection& c, std::int64_t run_id,
+                                              const OrderKey& k, int max_attempts) {
+  OO_ASSIGN_OR_RETURN(auto rows,
+                      c.query(sql_.insert_item_for, {run_id, sv(k.site_code), sv(k.order_no),
+                                                     sv(k.lot_no), std::int64_t{max_attempts}}));
+  return !rows.empty();
+}
+
+Result<KeyState> SchedulingStore::key_state(store::Connection& c, const OrderKey& k) {
+  OO_ASSIGN_OR_RETURN(auto rows,
+                      c.query(sql_.key_state, {sv(k.site_code), sv(k.order_no), sv(k.lot_no)}));
+  const Row& r = rows.at(0);
+  return KeyState{r.i64(0) > 0, r.i64(1) > 0, r.i64(2) > 0, r.i64(3)};
+}
+
+Result<bool> SchedulingStore::set_run_status(store::Connection& c, std::int64_t run_id,
+                                             RunStatus status, const std::string& error) {
+  OO_ASSIGN_OR_RETURN(
+      auto rows, c.query(sql_.set_run_status, {run_id, to_string(status),
+                                               error.empty() ? Param(nullptr) : Param(sv(error))}));
+  return !rows.empty();
+}
+
+Result<bool> SchedulingStore::heartbeat(store::Connection& c, std::int64_t run_id) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.heartbeat, {run_id}));
+  return !rows.empty();
+}
+
+Status SchedulingStore::cascade_run_error(store::Connection& c, std::int64_t run_id,
+                                          const std::string& why) {
+  OO_RETURN_IF_ERROR(c.query(sql_.abort_run_waits, {run_id, sv(why)}).status());
+  return c.query(sql_.fail_run_processing, {run_id, sv(why)}).status();
+}
+
+Result<std::vector<Claim>> SchedulingStore::claim(store::Connection& c, std::int64_t run_id,
+                                                  const std::string& owner, int limit,
+                                                  std::int64_t lease_ms) {
+  OO_ASSIGN_OR_RETURN(auto rows,
+                      c.query(sql_.claim, {run_id, sv(owner), std::int64_t{limit}, lease_ms}));
+  std::vector<Claim> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) {
+    out.push_back(Claim{
+        r.i64(0), r.i64(1), {r.text(2), r.text(3), r.text(4)}, static_cast<int>(r.i64(5)), owner});
+  }
+  return out;
+}
+
+Result<bool> SchedulingStore::fence_success(store::Connection& c, const Claim& cl) {
+  OO_ASSIGN_OR_RETURN(
+      auto rows, c.query(sql_.fence_success, {cl.item_id, sv(cl.owner), std::int64_t{cl.attempt}}));
+  return !rows.empty();
+}
+
+Result<bool> SchedulingStore::mark_failed(store::Connection& c, const Claim& cl,
+                                          const std::string& error) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.mark_failed, {cl.item_id, sv(cl.owner),
+                                                            std::int64_t{cl.attempt}, sv(error)}));
+  return !rows.empty();
+}
+
+Result<ProductionOrder> SchedulingStore::insert_production(store::Connection& c, const Claim& cl,
+                                                           const std::string& scope,
+                                                           std::int64_t value,
+                                                           const std::string& number) {
+  OO_ASSIGN_OR_RETURN(auto rows,
+                      c.query(sql_.insert_production,
+                              {cl.item_id, sv(scope), value, sv(number), sv(cl.key.site_code),
+                               sv(cl.key.order_no), sv(cl.key.lot_no)}));
+  if (rows.empty()) return Status(Code::internal, "source order vanished during production");
+  return production_from(rows[0]);
+}
+
+Result<std::vector<std::int64_t>> SchedulingStore::dead_runs(store::Connection& c,
+                                                             std::int64_t timeout_ms) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.dead_runs, {timeout_ms}));
+  std::vector<std::int64_t> out;
+  for (const Row& r : rows) out.push_back(r.i64(0));
+  return out;
+}
+
+Result<std::int64_t> SchedulingStore::orphan_waits(store::Connection& c) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.orphan_waits, {}));
+  return static_cast<std::int64_t>(rows.size());
+}
+
+Result<std::int64_t> SchedulingStore::expired_leases(store::Connection& c) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.expired_leases, {}));
+  return static_cast<std::int64_t>(rows.size());
+}
+
+Result<std::optional<Run>> SchedulingStore::get_run(store::Connection& c, std::int64_t run_id) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.get_run, {run_id}));
+  if (rows.empty()) return std::optional<Run>();
+  return std::optional<Run>(run_from(rows[0]));
+}
+
+Result<std::vector<Run>> SchedulingStore::list_runs(store::Connection& c,
+                                                    std::optional<RunStatus> status, int limit) {
+  OO_ASSIGN_OR_RETURN(auto rows,
+                      c.query(sql_.list_runs, {status ? Param(to_string(*status)) : Param(nullptr),
+                                               std::int64_t{limit}}));
+  std::vector<Run> out;
+  for (const Row& r : rows) out.push_back(run_from(r));
+  return out;
+}
+
+Result<std::vector<ScheduleItem>> SchedulingStore::list_items(store::Connection& c,
+                                                              const ItemFilter& f) {
+  OO_ASSIGN_OR_RETURN(
+      auto rows, c.query(sql_.list_items, {f.status ? Param(to_string(*f.status)) : Param(nullptr),
+                                           opt(f.site_code), opt(f.order_no), opt(f.lot_no),
+                                           f.run_id ? Param(*f.run_id) : Param(nullptr), f.after,
+                                           std::int64_t{f.limit}}));
+  std::vector<ScheduleItem> out;
+  for (const Row& r : rows) out.push_back(item_from(r));
+  return out;
+}
+
+Result<std::vector<ProductionOrder>> SchedulingStore::list_production(
+    store::Connection& c, const std::optional<std::string>& site, std::int64_t after, int limit) {
+  OO_ASSIGN_OR_RETURN(auto rows,
+                      c.query(sql_.list_production, {opt(site), after, std::int64_t{limit}}));
+  std::vector<ProductionOrder> out;
+  for (const Row& r : rows) out.push_back(production_from(r));
+  return out;
+}
+
+Result<std::vector<OrderKey>> SchedulingStore::stuck_orders(store::Connection& c,
+                                                            int max_attempts) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.stuck_orders, {std::int64_t{max_attempts}}));
+  std::vector<OrderKey> out;
+  for (const Row& r : rows) out.push_back({r.text(0), r.text(1), r.text(2)});
+  return out;
+}
+
+Result<Progress> SchedulingStore::run_progress(store::Connection& c, std::int64_t run_id) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.run_remaining, {run_id}));
+  const Row& r = rows.at(0);
+  return Progress{r.i64(1) - r.i64(0), r.i64(1)};
+}
+
+}  // namespace onceorder

@@ -1,0 +1,96 @@
+// SQL for production scheduling: one engine-neutral class over a per-engine set of
+// statements (store/<engine>/scheduling_sql.cpp). Methods run in the caller's transaction.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "onceorder/scheduling.hpp"
+#include "onceorder/store.hpp"
+
+namespace onceorder {
+
+struct SchedulingSql {
+  store::Statement insert_source;      // (site, order, lot, qty) → 1 row when created
+  store::Statement source_quantity;    // (site, order, lot) → quantity
+  store::Statement insert_run;         // (kind, owner) → run_id
+  store::Statement insert_candidates;  // (run_id, max_attempts) → item_id per item
+  store::Statement insert_item_for;    // (run_id, site, order, lot, max_attempts) → item_id
+  store::Statement key_state;          // (site, order, lot) → source?, success?, live?, failed n
+  store::Statement set_run_status;     // (run_id, status, error) → run_id when it was alive
+  store::Statement heartbeat;          // (run_id) → run_id when alive
+  store::Statement abort_run_waits;    // (run_id, why) → item_id per item
+  store::Statement fail_run_processing;  // (run_id, why) → item_id per item
+  store::Statement claim;                // (run_id, owner, limit, lease_ms) → claim columns
+  store::Statement fence_success;        // (item_id, owner, attempt) → item_id
+  store::Statement mark_failed;          // (item_id, owner, attempt, error) → item_id
+  store::Statement insert_production;    // (item_id, scope, value, number, site, order, lot)
+  store::Statement dead_runs;            // (timeout_ms) → run_id per run set to error
+  store::Statement orphan_waits;         // () → item_id per aborted item
+  store::Statement expired_leases;       // () → item_id per failed item
+  store::Statement get_run;              // (run_id) → run columns + counts
+  store::Statement list_runs;            // (status|null, limit) → run columns + counts
+  store::Statement list_items;           // (status, site, order, lot, run_id, after, limit)
+  store::Statement list_production;      // (site|null, after item_id, limit)
+  store::Statement stuck_orders;         // (max_attempts) → keys
+  store::Statement run_remaining;        // (run_id) → wait + processing count, total
+};
+
+namespace store::sqlite {
+const SchedulingSql& scheduling_sql();
+}
+namespace store::postgres {
+const SchedulingSql& scheduling_sql();
+}
+
+struct KeyState {
+  bool has_source = false;
+  bool has_success = false;
+  bool has_live = false;  // wait or processing
+  std::int64_t failed = 0;
+};
+
+class SchedulingStore {
+ public:
+  explicit SchedulingStore(Engine engine);
+  const SchedulingSql& sql() const { return sql_; }
+
+  // true when created; false when the key existed (quantity tells whether it matches).
+  Result<bool> insert_source(store::Connection& c, const SourceOrder& o);
+  Result<std::optional<std::int64_t>> source_quantity(store::Connection& c, const OrderKey& k);
+  Result<std::int64_t> insert_run(store::Connection& c, RunKind kind, const std::string& owner);
+  Result<std::int64_t> insert_candidates(store::Connection& c, std::int64_t run_id,
+                                         int max_attempts);
+  Result<bool> insert_item_for(store::Connection& c, std::int64_t run_id, const OrderKey& k,
+                               int max_attempts);
+  Result<KeyState> key_state(store::Connection& c, const OrderKey& k);
+  Result<bool> set_run_status(store::Connection& c, std::int64_t run_id, RunStatus status,
+                              const std::string& error);
+  Result<bool> heartbeat(store::Connection& c, std::int64_t run_id);
+  // The error cascade: wait → aborted, processing → failed, for one run.
+  Status cascade_run_error(store::Connection& c, std::int64_t run_id, const std::string& why);
+  Result<std::vector<Claim>> claim(store::Connection& c, std::int64_t run_id,
+                                   const std::string& owner, int limit, std::int64_t lease_ms);
+  Result<bool> fence_success(store::Connection& c, const Claim& claim);
+  Result<bool> mark_failed(store::Connection& c, const Claim& claim, const std::string& error);
+  Result<ProductionOrder> insert_production(store::Connection& c, const Claim& claim,
+                                            const std::string& scope, std::int64_t value,
+                                            const std::string& number);
+  Result<std::vector<std::int64_t>> dead_runs(store::Connection& c, std::int64_t timeout_ms);
+  Result<std::int64_t> orphan_waits(store::Connection& c);
+  Result<std::int64_t> expired_leases(store::Connection& c);
+  Result<std::optional<Run>> get_run(store::Connection& c, std::int64_t run_id);
+  Result<std::vector<Run>> list_runs(store::Connection& c, std::optional<RunStatus> status,
+                                     int limit);
+  Result<std::vector<ScheduleItem>> list_items(store::Connection& c, const ItemFilter& f);
+  Result<std::vector<ProductionOrder>> list_production(store::Connection& c,
+                                                       const std::optional<std::string>& site,
+                                                       std::int64_t after, int limit);
+  Result<std::vector<OrderKey>> stuck_orders(store::Connection& c, int max_attempts);
+  Result<Progress> run_progress(store::Connection& c, std::int64_t run_id);
+
+ private:
+  const SchedulingSql& sql_;
+};
+
+}  // namespace onceorder

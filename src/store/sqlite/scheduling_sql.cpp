@@ -1,0 +1,145 @@
+#include "store/scheduling_store.hpp"
+
+namespace onceorder::store::sqlite {
+
+const SchedulingSql& scheduling_sql() {
+  static const SchedulingSql sql{
+      .insert_source = {"sch_insert_source",
+                        "INSERT INTO source_orders (site_code, order_no, lot_no, quantity) VALUES "
+                        "(?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING RETURNING 1"},
+      .source_quantity = {"sch_source_quantity",
+                          "SELECT quantity FROM source_orders WHERE site_code = ?1 AND order_no = "
+                          "?2 AND lot_no = ?3"},
+      .insert_run = {"sch_insert_run",
+                     "INSERT INTO schedule_runs (kind, status, owner) VALUES (?1, 'creating', ?2) "
+                     "RETURNING run_id"},
+      .insert_candidates =
+          {"sch_insert_candidates",
+           "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT ?1, "
+           "so.site_code, so.order_no, so.lot_no, 'wait' FROM source_orders so WHERE NOT EXISTS "
+           "(SELECT 1 FROM schedule_items i WHERE i.site_code = so.site_code AND i.order_no = "
+           "so.order_no AND i.lot_no = so.lot_no AND i.status NOT IN ('failed', 'aborted')) AND "
+           "(SELECT count(*) FROM schedule_items i WHERE i.site_code = so.site_code AND i.order_no "
+           "= so.order_no AND i.lot_no = so.lot_no AND i.status = 'failed') < ?2 ORDER BY "
+           "so.site_code, so.order_no, so.lot_no ON CONFLICT (site_code, order_no, lot_no) WHERE "
+           "status NOT IN ('failed', 'aborted') DO NOTHING RETURNING item_id"},
+      .insert_item_for =
+          {"sch_insert_item_for",
+           "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT ?1, "
+           "so.site_code, so.order_no, so.lot_no, 'wait' FROM source_orders so WHERE so.site_code "
+           "= ?2 AND so.order_no = ?3 AND so.lot_no = ?4 AND (SELECT count(*) FROM schedule_items "
+           "i WHERE i.site_code = so.site_code AND i.order_no = so.order_no AND i.lot_no = "
+           "so.lot_no AND i.status = 'failed') < ?5 ON CONFLICT (site_code, order_no, lot_no) "
+           "WHERE status NOT IN ('failed', 'aborted') DO NOTHING RETURNING item_id"},
+      .key_state =
+          {"sch_key_state",
+           "SELECT (SELECT count(*) FROM source_orders WHERE site_code = ?1 AND order_no = ?2 AND "
+           "lot_no = ?3), (SELECT count(*) FROM schedule_items WHERE site_code = ?1 AND order_no = "
+           "?2 AND lot_no = ?3 AND status = 'success'), (SELECT count(*) FROM schedule_items WHERE "
+           "site_code = ?1 AND order_no = ?2 AND lot_no = ?3 AND status IN ('wait', "
+           "'processing')), (SELECT count(*) FROM schedule_items WHERE site_code = ?1 AND order_no "
+           "= ?2 AND lot_no = ?3 AND status = 'failed')"},
+      .set_run_status =
+          {"sch_set_run_status",
+           "UPDATE schedule_runs SET status = ?2, error = ?3, heartbeat_at = "
+           "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), finished_at = CASE WHEN ?2 IN ('done', 'error') "
+           "THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') ELSE NULL END WHERE run_id = ?1 AND status "
+           "IN ('creating', 'running') RETURNING run_id"},
+      .heartbeat = {"sch_heartbeat",
+                    "UPDATE schedule_runs SET heartbeat_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+                    "WHERE run_id = ?1 AND status IN ('creating', 'running') RETURNING run_id"},
+      .abort_run_waits = {"sch_abort_run_waits",
+                          "UPDATE schedule_items SET status = 'aborted', error = ?2, updated_at = "
+                          "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE run_id = ?1 AND status = "
+                          "'wait' RETURNING item_id"},
+      .fail_run_processing =
+          {"sch_fail_run_processing",
+           "UPDATE schedule_items SET status = 'failed', error = ?2, lease_until = NULL, "
+           "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE run_id = ?1 AND status = "
+           "'processing' RETURNING item_id"},
+      .claim =
+          {"sch_claim",
+           "UPDATE schedule_items SET status = 'processing', attempt = attempt + 1, owner = ?2, "
+           "lease_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || (?4 / 1000.0) || ' "
+           "seconds'), updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE item_id IN (SELECT "
+           "item_id FROM schedule_items WHERE run_id = ?1 AND status = 'wait' ORDER BY item_id "
+           "LIMIT ?3) AND EXISTS (SELECT 1 FROM schedule_runs r WHERE r.run_id = ?1 AND r.status = "
+           "'running') RETURNING item_id, run_id, site_code, order_no, lot_no, attempt"},
+      .fence_success = {"sch_fence_success",
+                        "UPDATE schedule_items SET status = 'success', lease_until = NULL, "
+                        "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE item_id = ?1 AND "
+                        "status = 'processing' AND owner = ?2 AND attempt = ?3 RETURNING item_id"},
+      .mark_failed =
+          {"sch_mark_failed",
+           "UPDATE schedule_items SET status = 'failed', error = ?4, lease_until = NULL, "
+           "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE item_id = ?1 AND status = "
+           "'processing' AND owner = ?2 AND attempt = ?3 RETURNING item_id"},
+      .insert_production =
+          {"sch_insert_production",
+           "INSERT INTO production_orders (site_code, order_no, lot_no, item_id, quantity, "
+           "document_scope, document_value, document_number) SELECT site_code, order_no, lot_no, "
+           "?1, quantity, ?2, ?3, ?4 FROM source_orders WHERE site_code = ?5 AND order_no = ?6 AND "
+           "lot_no = ?7 RETURNING site_code, order_no, lot_no, item_id, quantity, document_scope, "
+           "document_value, document_number, created_at"},
+      .dead_runs =
+          {"sch_dead_runs",
+           "UPDATE schedule_runs SET status = 'error', error = 'owner stopped heart-beating', "
+           "finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE status IN ('creating', "
+           "'running') AND heartbeat_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || (?1 / "
+           "1000.0) || ' seconds') RETURNING run_id"},
+      .orphan_waits =
+          {"sch_orphan_waits",
+           "UPDATE schedule_items SET status = 'aborted', error = 'run is not alive', updated_at = "
+           "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE status = 'wait' AND NOT EXISTS (SELECT 1 "
+           "FROM schedule_runs r WHERE r.run_id = schedule_items.run_id AND r.status IN "
+           "('creating', 'running')) RETURNING item_id"},
+      .expired_leases =
+          {"sch_expired_leases",
+           "UPDATE schedule_items SET status = 'failed', error = 'lease expired', lease_until = "
+           "NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE status = 'processing' "
+           "AND lease_until < strftime('%Y-%m-%dT%H:%M:%fZ', 'now') RETURNING item_id"},
+      .get_run =
+          {"sch_get_run",
+           "SELECT r.run_id, r.kind, r.status, r.owner, r.error, r.created_at, r.finished_at, "
+           "coalesce(sum(CASE WHEN i.status = 'wait' THEN 1 ELSE 0 END), 0), coalesce(sum(CASE "
+           "WHEN i.status = 'processing' THEN 1 ELSE 0 END), 0), coalesce(sum(CASE WHEN i.status = "
+           "'success' THEN 1 ELSE 0 END), 0), coalesce(sum(CASE WHEN i.status = 'failed' THEN 1 "
+           "ELSE 0 END), 0), coalesce(sum(CASE WHEN i.status = 'aborted' THEN 1 ELSE 0 END), 0) "
+           "FROM schedule_runs r LEFT JOIN schedule_items i ON i.run_id = r.run_id WHERE r.run_id "
+           "= ?1 GROUP BY r.run_id"},
+      .list_runs =
+          {"sch_list_runs",
+           "SELECT r.run_id, r.kind, r.status, r.owner, r.error, r.created_at, r.finished_at, "
+           "coalesce(sum(CASE WHEN i.status = 'wait' THEN 1 ELSE 0 END), 0), coalesce(sum(CASE "
+           "WHEN i.status = 'processing' THEN 1 ELSE 0 END), 0), coalesce(sum(CASE WHEN i.status = "
+           "'success' THEN 1 ELSE 0 END), 0), coalesce(sum(CASE WHEN i.status = 'failed' THEN 1 "
+           "ELSE 0 END), 0), coalesce(sum(CASE WHEN i.status = 'aborted' THEN 1 ELSE 0 END), 0) "
+           "FROM schedule_runs r LEFT JOIN schedule_items i ON i.run_id = r.run_id WHERE (?1 IS "
+           "NULL OR r.status = ?1) GROUP BY r.run_id ORDER BY r.run_id DESC LIMIT ?2"},
+      .list_items = {"sch_list_items",
+                     "SELECT item_id, run_id, site_code, order_no, lot_no, status, attempt, owner, "
+                     "lease_until, error, created_at, updated_at FROM schedule_items WHERE (?1 IS "
+                     "NULL OR status = ?1) AND (?2 IS NULL OR site_code = ?2) AND (?3 IS NULL OR "
+                     "order_no = ?3) AND (?4 IS NULL OR lot_no = ?4) AND (?5 IS NULL OR run_id = "
+                     "?5) AND item_id > ?6 ORDER BY item_id LIMIT ?7"},
+      .list_production =
+          {"sch_list_production",
+           "SELECT site_code, order_no, lot_no, item_id, quantity, document_scope, document_value, "
+           "document_number, created_at FROM production_orders WHERE (?1 IS NULL OR site_code = "
+           "?1) AND item_id > ?2 ORDER BY item_id LIMIT ?3"},
+      .stuck_orders =
+          {"sch_stuck_orders",
+           "SELECT so.site_code, so.order_no, so.lot_no FROM source_orders so WHERE NOT EXISTS "
+           "(SELECT 1 FROM schedule_items i WHERE i.site_code = so.site_code AND i.order_no = "
+           "so.order_no AND i.lot_no = so.lot_no AND i.status NOT IN ('failed', 'aborted')) AND "
+           "(SELECT count(*) FROM schedule_items i WHERE i.site_code = so.site_code AND i.order_no "
+           "= so.order_no AND i.lot_no = so.lot_no AND i.status = 'failed') >= ?1 ORDER BY 1, 2, "
+           "3"},
+      .run_remaining = {"sch_run_remaining",
+                        "SELECT coalesce(sum(CASE WHEN status IN ('wait', 'processing') THEN 1 "
+                        "ELSE 0 END), 0), count(*) FROM schedule_items WHERE run_id = ?1"},
+  };
+  return sql;
+}
+
+}  // namespace onceorder::store::sqlite

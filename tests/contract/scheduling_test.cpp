@@ -1,0 +1,399 @@
+// Production scheduling on every engine: the seed-000 failures (batch and manual picking
+// the same order, orphaned `wait` items, a worker that lost its claim) as real races.
+#include <gtest/gtest.h>
+
+#include <barrier>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "contract/test_db.hpp"
+#include "onceorder/invariants.hpp"
+#include "onceorder/scheduling.hpp"
+
+namespace onceorder::testing {
+namespace {
+
+std::vector<SourceOrder> make_orders(const std::string& site, const std::string& prefix, int n) {
+  std::vector<SourceOrder> out;
+  for (int i = 0; i < n; ++i) out.push_back({{site, prefix + std::to_string(i), "1"}, 10 + i});
+  return out;
+}
+
+// A site whose processing fails for chosen orders.
+class FailingStep final : public ProductionStep {
+ public:
+  explicit FailingStep(std::set<std::string> failing) : failing_(std::move(failing)) {}
+  Result<ProductionOrder> produce(store::Connection& c, const Claim& claim,
+                                  SchedulingStore& store) override {
+    if (failing_.contains(claim.key.order_no)) return Status(Code::internal, "machine jammed");
+    return standard_production_step()->produce(c, claim, store);
+  }
+
+ private:
+  std::set<std::string> failing_;
+};
+
+class SchedulingTest : public ::testing::TestWithParam<Engine> {
+ protected:
+  SchedulingTest() : tdb_(GetParam()), db_(tdb_.open({.pool_size = 8})) {}
+
+  SchedulerOptions opts(int workers = 1) {
+    SchedulerOptions o;
+    o.workers = workers;
+    return o;
+  }
+  std::int64_t count(const std::string& sql) { return tdb_.sql(sql).at(0).i64(0); }
+  void expect_invariants_hold() {
+    auto inv = check_invariants(*db_, soon());
+    ASSERT_TRUE(inv.ok()) << inv.status().to_string();
+    for (const auto& r : *inv)
+      EXPECT_EQ(r.violations, 0) << r.id << ": " << (r.sample.empty() ? "" : r.sample[0]);
+  }
+  std::int64_t violations(const std::string& id) {
+    auto inv = check_invariants(*db_, soon());
+    EXPECT_TRUE(inv.ok());
+    for (const auto& r : *inv)
+      if (r.id == id) return r.violations;
+    ADD_FAILURE() << "no invariant " << id;
+    return -1;
+  }
+
+  TestDb tdb_;
+  std::unique_ptr<store::Database> db_;
+};
+
+TEST_P(SchedulingTest, BatchAndManualAtTheSameInstantProduceEachOrderOnceRace) {
+  constexpr int kOrders = 1000, kRounds = 3;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string prefix = "R" + std::to_string(round) + "-";
+    Scheduler setup(*db_);
+    auto orders = make_orders("S1", prefix, kOrders);
+    ASSERT_TRUE(setup.import_source_orders(orders, soon()).ok());
+    std::vector<OrderKey> keys;
+    for (const auto& o : orders) keys.push_back(o.key);
+
+    // Two processes' schedulers: a batch over every candidate, a manual run naming them.
+    Scheduler batch(*db_, opts(2)), manual(*db_, opts(2));
+    std::barrier start(2);
+    Status batch_status, manual_status;
+    std::thread a([&] {
+      start.arrive_and_wait();
+      auto run = batch.create_run(RunKind::batch, std::nullopt, soon(60));
+      if (!run.ok()) {
+        batch_status = run.status();
+        return;
+      }
+      batch_status = batch.process_run(run->run.run_id).status();
+    });
+    std::thread b([&] {
+      start.arrive_and_wait();
+      auto run = manual.create_run(RunKind::manual, keys, soon(60));
+      if (!run.ok()) {
+        manual_status = run.status();
+        return;
+      }
+      manual_status = manual.process_run(run->run.run_id).status();
+    });
+    a.join();
+    b.join();
+    ASSERT_TRUE(batch_status.ok()) << batch_status.to_string();
+    ASSERT_TRUE(manual_status.ok()) << manual_status.to_string();
+    const std::string like = " LIKE '" + prefix + "%'";
+    EXPECT_EQ(count("SELECT count(*) FROM production_orders WHERE order_no" + like), kOrders);
+    EXPECT_EQ(
+        count("SELECT count(*) FROM schedule_items WHERE status = 'success' AND order_no" + like),
+        kOrders);
+    EXPECT_EQ(count("SELECT count(*) FROM (SELECT order_no FROM schedule_items WHERE status = "
+                    "'success' GROUP BY site_code, order_no, lot_no HAVING count(*) > 1) x"),
+              0);
+  }
+  // Every production order has its own gapless number in the site's scope.
+  EXPECT_EQ(count("SELECT count(DISTINCT document_value) FROM production_orders"),
+            kOrders * kRounds);
+  EXPECT_EQ(count("SELECT max(document_value) FROM production_orders"), kOrders * kRounds);
+  expect_invariants_hold();
+}
+
+TEST_P(SchedulingTest, SkippedOrdersSayWhy) {
+  Scheduler s(*db_);
+  ASSERT_TRUE(s.import_source_orders(make_orders("S1", "O", 3), soon()).ok());
+  auto first = s.create_run(RunKind::manual, std::vector<OrderKey>{{"S1", "O0", "1"}}, soon());
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  ASSERT_TRUE(s.process_run(first->run.run_id).ok());
+  auto pending = s.create_run(RunKind::manual, std::vector<OrderKey>{{"S1", "O1", "1"}}, soon());
+  ASSERT_TRUE(pending.ok());  // left in wait: O1 is in progress for the next run
+  auto second = s.create_run(
+      RunKind::manual,
+      std::vector<OrderKey>{
+          {"S1", "O0", "1"}, {"S1", "O1", "1"}, {"S1", "NOPE", "1"}, {"S1", "O2", "1"}},
+      soon());
+  ASSERT_TRUE(second.ok()) << second.status().to_string();
+  std::map<std::string, std::string> reasons;
+  for (const auto& sk : second->skipped) reasons[sk.key.order_no] = sk.reason;
+  EXPECT_EQ(reasons["O0"], "already_scheduled");
+  EXPECT_EQ(reasons["O1"], "in_progress");
+  EXPECT_EQ(reasons["NOPE"], "unknown_order");
+  EXPECT_FALSE(reasons.contains("O2"));
+  EXPECT_EQ(second->run.counts.wait, 1);
+  EXPECT_EQ(second->run.status, RunStatus::running);
+}
+
+TEST_P(SchedulingTest, ExpiredLeaseIsRetriedAndTheStaleWorkerCannotCommit) {
+  SchedulerOptions o = opts();
+  o.lease = std::chrono::milliseconds(100);
+  Scheduler s(*db_, o);
+  ASSERT_TRUE(s.import_source_orders(make_orders("S1", "L", 1), soon()).ok());
+  auto run = s.create_run(RunKind::batch, std::nullopt, soon());
+  ASSERT_TRUE(run.ok());
+  // A worker claims the item and "dies" (never completes).
+  auto stale = s.claim(run->run.run_id, 10);
+  ASSERT_TRUE(stale.ok());
+  ASSERT_EQ(stale->size(), 1u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  EXPECT_EQ(violations("I8"), 1);  // expired lease, reaper not run yet
+  auto reaped = s.reap(soon());
+  ASSERT_TRUE(reaped.ok());
+  EXPECT_EQ(reaped->released_processing, 1);
+  EXPECT_EQ(violations("I8"), 0);
+  // The order is a candidate again: a new run makes its production order.
+  ASSERT_TRUE(s.fail_run(run->run.run_id, "test ends the first run").ok());
+  Scheduler fresh(*db_);
+  auto rerun = fresh.create_run(RunKind::batch, std::nullopt, soon());
+  ASSERT_TRUE(rerun.ok());
+  EXPECT_EQ(rerun->run.counts.wait, 1);
+  ASSERT_TRUE(fresh.process_run(rerun->run.run_id).ok());
+  // The stale worker resumes: fenced out, nothing committed, nothing marked.
+  auto late = s.complete(*stale);
+  ASSERT_TRUE(late.ok()) << late.status().to_string();
+  EXPECT_EQ(*late, 0);
+  EXPECT_EQ(count("SELECT count(*) FROM production_orders"), 1);
+  EXPECT_EQ(count("SELECT count(*) FROM schedule_items WHERE status = 'success'"), 1);
+  EXPECT_EQ(count("SELECT count(*) FROM schedule_items WHERE status = 'failed'"), 1);
+  expect_invariants_hold();
+}
+
+TEST_P(SchedulingTest, StaleWorkerRacingItsOwnReplacementNeverDoublesRace) {
+  // The stale worker and the reaper race for the same item, many times: either the stale
+  // worker commits (and the reaper finds nothing), or the reaper wins (and the worker is
+  // fenced out). Never both, never a second production order.
+  SchedulerOptions o = opts();
+  o.lease = std::chrono::milliseconds(1);
+  Scheduler s(*db_, o);
+  constexpr int kRounds = 20;
+  ASSERT_TRUE(s.import_source_orders(make_orders("S1", "X", kRounds), soon()).ok());
+  for (int i = 0; i < kRounds; ++i) {
+    auto run = s.create_run(RunKind::manual,
+                            std::vector<OrderKey>{{"S1", "X" + std::to_string(i), "1"}}, soon());
+    ASSERT_TRUE(run.ok());
+    auto claims = s.claim(run->run.run_id, 1);
+    ASSERT_TRUE(claims.ok() && claims->size() == 1u);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::barrier start(2);
+    std::thread reaper([&] {
+      start.arrive_and_wait();
+      ASSERT_TRUE(s.reap(soon()).ok());
+    });
+    start.arrive_and_wait();
+    ASSERT_TRUE(s.complete(*claims).ok());
+    reaper.join();
+    ASSERT_TRUE(s.process_run(run->run.run_id).ok());
+  }
+  EXPECT_LE(count("SELECT count(*) FROM production_orders"), kRounds);
+  expect_invariants_hold();
+}
+
+TEST_P(SchedulingTest, RunErrorCascadesAndReaperAbortsOnlyOrphans) {
+  Scheduler s(*db_);
+  ASSERT_TRUE(s.import_source_orders(make_orders("S1", "C", 6), soon()).ok());
+  auto live = s.create_run(RunKind::manual,
+                           std::vector<OrderKey>{{"S1", "C0", "1"}, {"S1", "C1", "1"}}, soon());
+  auto doomed = s.create_run(RunKind::manual,
+                             std::vector<OrderKey>{{"S1", "C2", "1"}, {"S1", "C3", "1"}}, soon());
+  auto orphaned = s.create_run(RunKind::manual,
+                               std::vector<OrderKey>{{"S1", "C4", "1"}, {"S1", "C5", "1"}}, soon());
+  ASSERT_TRUE(live.ok() && doomed.ok() && orphaned.ok());
+  // One of the doomed run's items is being processed when the run fails.
+  auto claimed = s.claim(doomed->run.run_id, 1);
+  ASSERT_TRUE(claimed.ok() && claimed->size() == 1u);
+  ASSERT_TRUE(s.fail_run(doomed->run.run_id, "operator stopped it").ok());
+  auto d = s.get_run(doomed->run.run_id, soon());
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->status, RunStatus::error);
+  EXPECT_EQ(d->counts.aborted, 1);
+  EXPECT_EQ(d->counts.failed, 1);
+  EXPECT_EQ(d->counts.wait + d->counts.processing, 0);
+  // A run that ended without settling its items (as in the seed's legacy data).
+  tdb_.sql("UPDATE schedule_runs SET status = 'done' WHERE run_id = " +
+           std::to_string(orphaned->run.run_id));
+  EXPECT_EQ(violations("I2"), 2);
+  auto reaped = s.reap(soon());
+  ASSERT_TRUE(reaped.ok());
+  EXPECT_EQ(reaped->aborted_waiting, 2);
+  EXPECT_EQ(reaped->dead_runs, 0);
+  auto l = s.get_run(live->run.run_id, soon());
+  EXPECT_EQ(l->counts.wait, 2) << "the reaper must not touch a live run's items";
+  expect_invariants_hold();
+  // The aborted orders are candidates again; the live run's are not.
+  Scheduler next(*db_);
+  auto rerun = next.create_run(RunKind::batch, std::nullopt, soon());
+  ASSERT_TRUE(rerun.ok());
+  EXPECT_EQ(rerun->run.counts.wait, 4);  // C2..C5
+}
+
+TEST_P(SchedulingTest, DeadRunIsSetToErrorByTheReaper) {
+  SchedulerOptions o = opts();
+  o.run_timeout = std::chrono::milliseconds(200);
+  Scheduler crashed(*db_, o);
+  ASSERT_TRUE(crashed.import_source_orders(make_orders("S1", "D", 5), soon()).ok());
+  auto run = crashed.create_run(RunKind::batch, std::nullopt, soon());
+  ASSERT_TRUE(run.ok());
+  auto claims = crashed.claim(run->run.run_id, 2);  // then the process "crashes"
+  ASSERT_TRUE(claims.ok());
+  Scheduler reaper(*db_, o);
+  auto early = reaper.reap(soon());
+  ASSERT_TRUE(early.ok());
+  EXPECT_EQ(early->dead_runs, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  auto reaped = reaper.reap(soon());
+  ASSERT_TRUE(reaped.ok());
+  EXPECT_EQ(reaped->dead_runs, 1);
+  auto r = reaper.get_run(run->run.run_id, soon());
+  EXPECT_EQ(r->status, RunStatus::error);
+  EXPECT_EQ(r->counts.aborted, 3);
+  EXPECT_EQ(r->counts.failed, 2);
+  expect_invariants_hold();
+  auto rerun = reaper.create_run(RunKind::batch, std::nullopt, soon());
+  ASSERT_TRUE(rerun.ok());
+  ASSERT_TRUE(reaper.process_run(rerun->run.run_id).ok());
+  EXPECT_EQ(count("SELECT count(*) FROM production_orders"), 5);
+  expect_invariants_hold();
+}
+
+TEST_P(SchedulingTest, FailedIsRescheduledSuccessNeverAndMaxAttemptsIsRespected) {
+  SchedulerOptions o = opts();
+  o.max_attempts = 3;
+  o.site_steps["S1"] = std::make_shared<FailingStep>(std::set<std::string>{"F0"});
+  Scheduler s(*db_, o);
+  ASSERT_TRUE(s.import_source_orders(make_orders("S1", "F", 2), soon()).ok());
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    auto run = s.create_run(RunKind::batch, std::nullopt, soon());
+    ASSERT_TRUE(run.ok());
+    EXPECT_EQ(run->run.counts.wait, attempt == 1 ? 2 : 1) << "attempt " << attempt;
+    auto done = s.process_run(run->run.run_id);
+    ASSERT_TRUE(done.ok()) << done.status().to_string();
+    EXPECT_EQ(done->status, RunStatus::done);
+  }
+  EXPECT_EQ(
+      count("SELECT count(*) FROM schedule_items WHERE order_no = 'F0' AND status = 'failed'"), 3);
+  EXPECT_EQ(count("SELECT count(*) FROM schedule_items WHERE order_no = 'F1'"), 1);
+  auto error = tdb_.sql("SELECT error FROM schedule_items WHERE order_no = 'F0' LIMIT 1");
+  EXPECT_NE(error.at(0).text(0).find("machine jammed"), std::string::npos);
+  // Max attempts reached: no longer picked, listed for an operator, skipped with a reason.
+  auto fourth = s.create_run(RunKind::batch, std::nullopt, soon());
+  ASSERT_TRUE(fourth.ok());
+  EXPECT_EQ(fourth->run.counts.wait, 0);
+  auto stuck = s.stuck_orders(soon());
+  ASSERT_TRUE(stuck.ok());
+  ASSERT_EQ(stuck->size(), 1u);
+  EXPECT_EQ((*stuck)[0].order_no, "F0");
+  auto named = s.create_run(RunKind::manual, std::vector<OrderKey>{{"S1", "F0", "1"}}, soon());
+  ASSERT_TRUE(named.ok());
+  ASSERT_EQ(named->skipped.size(), 1u);
+  EXPECT_EQ(named->skipped[0].reason, "max_attempts_reached");
+  expect_invariants_hold();
+}
+
+TEST_P(SchedulingTest, AbortedItemsDoNotCountAsAttempts) {
+  SchedulerOptions o = opts();
+  o.max_attempts = 1;
+  Scheduler s(*db_, o);
+  ASSERT_TRUE(s.import_source_orders(make_orders("S1", "A", 1), soon()).ok());
+  for (int i = 0; i < 3; ++i) {
+    auto run = s.create_run(RunKind::batch, std::nullopt, soon());
+    ASSERT_TRUE(run.ok());
+    EXPECT_EQ(run->run.counts.wait, 1);
+    ASSERT_TRUE(s.fail_run(run->run.run_id, "aborted on purpose").ok());
+  }
+  EXPECT_EQ(count("SELECT count(*) FROM schedule_items WHERE status = 'aborted'"), 3);
+  auto run = s.create_run(RunKind::batch, std::nullopt, soon());
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->run.counts.wait, 1);
+}
+
+TEST_P(SchedulingTest, SourceOrdersAreIdempotentAndConflictsWriteNothing) {
+  Scheduler s(*db_);
+  auto first = s.import_source_orders(make_orders("S1", "Q", 3), soon());
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->created, 3);
+  auto again = s.import_source_orders(make_orders("S1", "Q", 4), soon());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->created, 1);
+  EXPECT_EQ(again->existing, 3);
+  std::vector<SourceOrder> conflicting = {{{"S1", "NEW", "1"}, 5}, {{"S1", "Q0", "1"}, 999}};
+  auto conflict = s.import_source_orders(conflicting, soon());
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.status().code(), Code::source_order_conflict);
+  EXPECT_EQ(count("SELECT count(*) FROM source_orders"), 4);  // NEW was not written
+  std::vector<SourceOrder> bad = {{{"", "x", "1"}, 1}, {{"S 1", "x", "1"}, 0}};
+  auto invalid = s.import_source_orders(bad, soon());
+  ASSERT_FALSE(invalid.ok());
+  EXPECT_EQ(invalid.status().code(), Code::invalid_request);
+  ASSERT_GE(invalid.status().fields().size(), 3u);
+  EXPECT_EQ(invalid.status().fields()[0].field, "orders[0].site_code");
+  EXPECT_EQ(count("SELECT count(*) FROM source_orders"), 4);
+}
+
+TEST_P(SchedulingTest, LiveIndexPredicateMatchesTheStatusEnum) {
+  // Read the index definition back from the engine and check its deny-list against C++.
+  const std::string def =
+      GetParam() == Engine::sqlite
+          ? tdb_.sql("SELECT sql FROM sqlite_master WHERE name = 'schedule_items_live'")
+                .at(0)
+                .text(0)
+          : tdb_.sql(
+                    "SELECT pg_get_indexdef(c.oid) FROM pg_class c WHERE c.relname = "
+                    "'schedule_items_live'")
+                .at(0)
+                .text(0);
+  ASSERT_NE(def.find("UNIQUE"), std::string::npos) << def;
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(def, m, std::regex(R"(NOT IN\s*\(([^)]*)\))", std::regex::icase)) ||
+      std::regex_search(def, m, std::regex(R"(<> ALL \(\(?ARRAY\[([^\]]*)\])", std::regex::icase)))
+      << "the live-item predicate must be a deny-list (NOT IN): " << def;
+  std::set<std::string> excluded;
+  const std::string list = m[1];
+  std::regex quoted("'([a-z_]+)'");
+  for (auto it = std::sregex_iterator(list.begin(), list.end(), quoted);
+       it != std::sregex_iterator(); ++it)
+    excluded.insert((*it)[1]);
+  for (ItemStatus st : kAllItemStatuses) {
+    EXPECT_EQ(excluded.contains(std::string(to_string(st))), is_reschedulable(st))
+        << to_string(st) << " in index " << def;
+  }
+  EXPECT_EQ(excluded.size(), 2u) << def;
+  ASSERT_NE(def.find("site_code"), std::string::npos);
+  EXPECT_EQ(def.find("run_id"), std::string::npos) << "uniqueness is on the business key only";
+}
+
+TEST_P(SchedulingTest, InvariantsDetectPlantedViolations) {
+  Scheduler s(*db_);
+  ASSERT_TRUE(s.import_source_orders(make_orders("S1", "V", 2), soon()).ok());
+  auto run = s.create_run(RunKind::batch, std::nullopt, soon());
+  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(s.process_run(run->run.run_id).ok());
+  expect_invariants_hold();
+  // A success item whose production order vanished (I3).
+  tdb_.sql(
+      "UPDATE schedule_items SET status = 'success' WHERE item_id = (SELECT min(item_id) FROM "
+      "schedule_items)");
+  tdb_.sql("DELETE FROM production_orders WHERE order_no = 'V0'");
+  EXPECT_EQ(violations("I3"), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, SchedulingTest, ::testing::ValuesIn(engines_under_test()),
+                         engine_param_name);
+
+}  // namespace
+}  // namespace onceorder::testing
