@@ -188,9 +188,10 @@ Result<T> transact(Database& db, const TxOptions& options,
   return std::move(*out);
 }
 
-// Applies every pending migration of the engine (safe when several processes start at
-// once). Returns the schema version now in place.
-Result<int> migrate(Database& db);
+// Applies every pending migration of the engine up to `target` (safe when several
+// processes start at once). Returns the schema version now in place. A migration that
+// fails leaves the versions before it applied and says which one failed and why.
+Result<int> migrate(Database& db, int target = 1 << 30);
 // Rolls back to `version` with the migrations' down scripts (tests and operators).
 Status migrate_down(Database& db, int version);
 // Latest version this build knows, and the version the database has.

@@ -55,10 +55,11 @@ Result<int> current_schema_version(Database& db) {
   return read_version(*conn);
 }
 
-Result<int> migrate(Database& db) {
+Result<int> migrate(Database& db, int target) {
   return with_migration_lock(db, [&](Connection& c) -> Result<int> {
     int version = 0;
     for (const Migration& m : migrations_for(db.engine())) {
+      if (m.version > target) break;
       // Each migration is its own transaction; the version is re-read under the write
       // lock so that a process that lost the race applies nothing twice.
       OO_RETURN_IF_ERROR(c.begin(TxMode::write));
@@ -85,8 +86,15 @@ Result<int> migrate(Database& db) {
       if (st.ok()) st = c.commit();
       if (!st.ok()) {
         c.rollback();
-        return Status(st.code(),
-                      fmt::format("migration {} ({}) failed: {}", m.version, m.name, st.message()));
+        // The live-item index is the one a database can refuse: legacy duplicates.
+        const std::string hint =
+            st.code() == Code::unique_violation
+                ? "; duplicate live schedule items block a unique index: `onceorder legacy "
+                  "dedup` shows which rows would be kept and `onceorder legacy dedup --apply` "
+                  "soft-aborts the rest"
+                : "";
+        return Status(st.code(), fmt::format("migration {} ({}) failed: {}{}", m.version, m.name,
+                                             st.message(), hint));
       }
       version = m.version;
     }

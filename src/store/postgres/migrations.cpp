@@ -99,10 +99,6 @@ CREATE TABLE schedule_items (
   updated_at  timestamptz NOT NULL DEFAULT now(),
   FOREIGN KEY (site_code, order_no, lot_no) REFERENCES source_orders (site_code, order_no, lot_no)
 );
--- At most one live item per business key. A deny-list: a status added later blocks
--- duplicates until it is deliberately listed here (fail-closed).
-CREATE UNIQUE INDEX schedule_items_live ON schedule_items (site_code, order_no, lot_no)
-  WHERE status NOT IN ('failed', 'aborted');
 CREATE INDEX schedule_items_by_key ON schedule_items (site_code, order_no, lot_no, status);
 CREATE INDEX schedule_items_by_run ON schedule_items (run_id, status);
 CREATE INDEX schedule_items_processing ON schedule_items (lease_until) WHERE status = 'processing';
@@ -123,7 +119,8 @@ CREATE TABLE production_orders (
 
 -- Legacy items wait here until `onceorder legacy dedup --apply` moves them.
 CREATE TABLE legacy_items (
-  line_no    integer PRIMARY KEY,
+  legacy_id  bigserial PRIMARY KEY,
+  line_no    integer NOT NULL,
   site_code  text NOT NULL,
   order_no   text NOT NULL,
   lot_no     text NOT NULL,
@@ -143,9 +140,23 @@ DROP TABLE schedule_runs;
 DROP TABLE source_orders;
 )sql";
 
+// Its own version so that a database holding duplicate live items (legacy data loaded
+// before it) stops here with a clear message, and can be fixed with `legacy dedup`.
+constexpr std::string_view kLiveIndexUp = R"sql(
+-- At most one live item per business key. A deny-list: a status added later blocks
+-- duplicates until it is deliberately listed here (fail-closed).
+CREATE UNIQUE INDEX schedule_items_live ON schedule_items (site_code, order_no, lot_no)
+  WHERE status NOT IN ('failed', 'aborted');
+)sql";
+
+constexpr std::string_view kLiveIndexDown = R"sql(
+DROP INDEX schedule_items_live;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
     {2, "production_scheduling", kSchedulingUp, kSchedulingDown},
+    {3, "live_item_index", kLiveIndexUp, kLiveIndexDown},
 };
 
 }  // namespace

@@ -1,0 +1,15 @@
+// ISO 8601 timestamps from legacy files, normalized to UTC. Pure, thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "onceorder/status.hpp"
+
+namespace onceorder {
+
+// Accepts "YYYY-MM-DD[T| ]HH:MM[:SS[.fraction]][Z|±HH:MM|±HHMM]" (no zone means UTC) and
+// returns "YYYY-MM-DDTHH:MM:SS.mmmZ" in UTC. The error says what was expected.
+Result<std::string> normalize_iso8601(std::string_view text);
+
+}  // namespace onceorder

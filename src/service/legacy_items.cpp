@@ -1,0 +1,225 @@
+#include "onceorder/legacy_items.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "onceorder/csv.hpp"
+#include "onceorder/timestamp.hpp"
+#include "store/legacy_items_sql.hpp"
+
+namespace onceorder {
+namespace {
+
+using store::Connection;
+using store::Row;
+
+const LegacyItemsSql& sql_for(Engine e) {
+  return e == Engine::sqlite ? store::sqlite::legacy_items_sql()
+                             : store::postgres::legacy_items_sql();
+}
+
+store::TxOptions tx(store::Clock::time_point deadline, store::TxMode mode) {
+  return store::TxOptions{deadline, 3, mode};
+}
+
+// One row of a dedup group, from the staging table or the live table.
+struct Candidate {
+  bool legacy = false;
+  std::int64_t id = 0;  // legacy_id or item_id
+  int line_no = 0;
+  OrderKey key;
+  std::string status;
+  std::string created_at;
+};
+
+bool is_live(const std::string& status) {
+  auto s = parse_item_status(status);
+  return s && !is_reschedulable(*s);
+}
+
+struct Computed {
+  DedupPlan plan;
+  std::vector<Candidate> legacy_rows;
+  std::map<std::pair<bool, std::int64_t>, bool> keep;  // (legacy?, id) → kept
+};
+
+Result<Computed> compute(Connection& c) {
+  const auto& sql = sql_for(c.engine());
+  Computed out;
+  std::map<OrderKey, std::vector<Candidate>> groups;
+  OO_ASSIGN_OR_RETURN(auto pending, c.query(sql.pending, {}));
+  for (const Row& r : pending) {
+    Candidate cand{
+        true,      r.i64(0), static_cast<int>(r.i64(1)), {r.text(2), r.text(3), r.text(4)},
+        r.text(5), r.text(6)};
+    out.legacy_rows.push_back(cand);
+    groups[cand.key].push_back(cand);
+  }
+  OO_ASSIGN_OR_RETURN(auto live, c.query(sql.live_rows, {}));
+  for (const Row& r : live) {
+    groups[{r.text(1), r.text(2), r.text(3)}].push_back(
+        Candidate{false, r.i64(0), 0, {r.text(1), r.text(2), r.text(3)}, r.text(4), r.text(5)});
+  }
+  OO_ASSIGN_OR_RETURN(auto missing, c.query(sql.missing_sources, {}));
+  for (const Row& r : missing)
+    out.plan.missing_sources.push_back({r.text(0), r.text(1), r.text(2)});
+  out.plan.legacy_rows = static_cast<std::int64_t>(out.legacy_rows.size());
+
+  for (auto& [key, rows] : groups) {
+    std::vector<Candidate> live_rows;
+    for (const auto& r : rows)
+      if (is_live(r.status)) live_rows.push_back(r);
+    // Keep `success` if any (a fact that cannot be undone), else the newest; prefer a row
+    // OnceOrder already owns over a legacy one when they tie.
+    std::sort(live_rows.begin(), live_rows.end(), [](const Candidate& a, const Candidate& b) {
+      const bool sa = a.status == "success", sb = b.status == "success";
+      if (sa != sb) return sa;
+      if (a.legacy != b.legacy) return !a.legacy;
+      if (a.created_at != b.created_at) return a.created_at > b.created_at;
+      return a.id > b.id;
+    });
+    for (size_t i = 0; i < live_rows.size(); ++i)
+      out.keep[{live_rows[i].legacy, live_rows[i].id}] = i == 0;
+    if (live_rows.size() < 2) continue;
+    DedupGroup g{key, {}};
+    for (size_t i = 0; i < live_rows.size(); ++i) {
+      const auto& r = live_rows[i];
+      g.rows.push_back(
+          {r.legacy ? fmt::format("legacy line {}", r.line_no) : fmt::format("item {}", r.id),
+           r.status, r.created_at, i == 0});
+    }
+    out.plan.to_abort += static_cast<std::int64_t>(live_rows.size()) - 1;
+    out.plan.duplicates.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::int64_t> import_legacy_items(store::Database& db, std::string_view csv,
+                                         store::Clock::time_point deadline) {
+  OO_ASSIGN_OR_RETURN(auto lines, parse_csv(csv));
+  auto invalid = [](std::string field, std::string msg) {
+    return Status(Code::invalid_request, "invalid file",
+                  {FieldError{std::move(field), std::move(msg)}});
+  };
+  if (lines.empty()) return invalid("file", "is empty: expected a header line");
+  const auto& h = lines.front().fields;
+  const std::vector<std::string> base = {"site_code", "order_no", "lot_no", "status", "created_at"};
+  const bool has_run = h.size() == 6 && h[5] == "run_id";
+  if (!(h.size() == 5 || has_run) || !std::equal(base.begin(), base.end(), h.begin())) {
+    return invalid("line 1",
+                   "the header must be site_code,order_no,lot_no,status,created_at[,run_id]");
+  }
+  struct Staged {
+    int line_no;
+    OrderKey key;
+    std::string status, created_at, run_id;
+  };
+  std::vector<Staged> rows;
+  std::vector<FieldError> errors;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const auto& l = lines[i];
+    const std::string where = "line " + std::to_string(l.line_no);
+    if (l.fields.size() != h.size()) {
+      errors.push_back(
+          {where, fmt::format("has {} fields, the header has {}", l.fields.size(), h.size())});
+      continue;
+    }
+    OrderKey key{l.fields[0], l.fields[1], l.fields[2]};
+    Status k = validate_order_key(key, "");
+    if (!k.ok()) {
+      errors.push_back({where, k.fields()[0].field + " " + k.fields()[0].message});
+      continue;
+    }
+    auto status = parse_item_status(l.fields[3]);
+    if (!status) {
+      errors.push_back({where, "status '" + l.fields[3] +
+                                   "' is not one of wait, processing, success, failed, aborted"});
+      continue;
+    }
+    auto created = normalize_iso8601(l.fields[4]);
+    if (!created.ok()) {
+      errors.push_back({where, "created_at " + created.status().message()});
+      continue;
+    }
+    rows.push_back({l.line_no, std::move(key), std::string(to_string(*status)), *created,
+                    has_run ? l.fields[5] : ""});
+  }
+  if (!errors.empty()) {
+    return Status(Code::invalid_request, "the file has bad lines; nothing was imported",
+                  std::move(errors));
+  }
+  if (rows.empty()) return invalid("file", "has no rows after the header");
+  const auto& sql = sql_for(db.engine());
+  return store::transact<std::int64_t>(
+      db, tx(deadline, store::TxMode::write), [&](Connection& c) -> Result<std::int64_t> {
+        for (const auto& r : rows) {
+          OO_RETURN_IF_ERROR(
+              c.query(sql.insert_staged,
+                      {std::int64_t{r.line_no}, r.key.site_code, r.key.order_no, r.key.lot_no,
+                       r.status, r.created_at,
+                       r.run_id.empty() ? store::Param(nullptr) : store::Param(r.run_id)})
+                  .status());
+        }
+        return static_cast<std::int64_t>(rows.size());
+      });
+}
+
+Result<DedupPlan> plan_legacy_dedup(store::Database& db, store::Clock::time_point deadline) {
+  return store::transact<DedupPlan>(db, tx(deadline, store::TxMode::read),
+                                    [&](Connection& c) -> Result<DedupPlan> {
+                                      OO_ASSIGN_OR_RETURN(auto computed, compute(c));
+                                      return std::move(computed.plan);
+                                    });
+}
+
+Result<DedupPlan> apply_legacy_dedup(store::Database& db, store::Clock::time_point deadline) {
+  const auto& sql = sql_for(db.engine());
+  return store::transact<
+      DedupPlan>(db, tx(deadline, store::TxMode::write), [&](Connection& c) -> Result<DedupPlan> {
+    OO_ASSIGN_OR_RETURN(auto computed, compute(c));
+    DedupPlan& plan = computed.plan;
+    if (!plan.missing_sources.empty()) {
+      std::vector<FieldError> errors;
+      for (const auto& k : plan.missing_sources) {
+        if (errors.size() == 20) break;
+        errors.push_back({k.site_code + "/" + k.order_no + "/" + k.lot_no, "has no source order"});
+      }
+      return Status(Code::conflict,
+                    fmt::format("{} staged keys have no source order; import them first "
+                                "(POST /v1/source-orders); nothing was moved",
+                                plan.missing_sources.size()),
+                    std::move(errors));
+    }
+    // Live rows that lose go first, so that no moment holds two live rows for a key.
+    for (const auto& [id, kept] : computed.keep) {
+      if (id.first || kept) continue;
+      OO_RETURN_IF_ERROR(
+          c.query(sql.abort_item, {id.second, "legacy dedup: a duplicate of the kept row"})
+              .status());
+    }
+    if (!computed.legacy_rows.empty()) {
+      OO_ASSIGN_OR_RETURN(auto run, c.query(sql.insert_run, {}));
+      plan.run_id = run.at(0).i64(0);
+    }
+    for (const auto& r : computed.legacy_rows) {
+      auto it = computed.keep.find({true, r.id});
+      const bool loser = it != computed.keep.end() && !it->second;
+      const std::string status = loser ? "aborted" : r.status;
+      const std::string note =
+          loser ? fmt::format("legacy line {}: a duplicate of the kept row", r.line_no)
+                : fmt::format("legacy line {}", r.line_no);
+      OO_ASSIGN_OR_RETURN(auto item,
+                          c.query(sql.insert_item, {plan.run_id, r.key.site_code, r.key.order_no,
+                                                    r.key.lot_no, status, r.created_at, note}));
+      OO_RETURN_IF_ERROR(c.query(sql.mark_moved, {r.id, item.at(0).i64(0)}).status());
+    }
+    plan.applied = true;
+    return std::move(plan);
+  });
+}
+
+}  // namespace onceorder

@@ -1,0 +1,46 @@
+#include "store/legacy_items_sql.hpp"
+
+namespace onceorder::store::sqlite {
+
+const LegacyItemsSql& legacy_items_sql() {
+  static const LegacyItemsSql sql{
+      .insert_staged = {"leg_insert_staged",
+                        "INSERT INTO legacy_items (line_no, site_code, order_no, lot_no, status, "
+                        "created_at, run_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
+      .pending = {"leg_pending",
+                  "SELECT legacy_id, line_no, site_code, order_no, lot_no, status, created_at FROM "
+                  "legacy_items WHERE moved_at IS NULL ORDER BY legacy_id"},
+      .live_rows = {"leg_live_rows",
+                    "SELECT i.item_id, i.site_code, i.order_no, i.lot_no, i.status, i.created_at "
+                    "FROM schedule_items i WHERE i.status NOT IN ('failed', 'aborted') AND (EXISTS "
+                    "(SELECT 1 FROM legacy_items l WHERE l.moved_at IS NULL AND l.site_code = "
+                    "i.site_code AND l.order_no = i.order_no AND l.lot_no = i.lot_no) OR (SELECT "
+                    "count(*) FROM schedule_items j WHERE j.site_code = i.site_code AND j.order_no "
+                    "= i.order_no AND j.lot_no = i.lot_no AND j.status NOT IN ('failed', "
+                    "'aborted')) > 1) ORDER BY i.item_id"},
+      .missing_sources =
+          {"leg_missing_sources",
+           "SELECT DISTINCT l.site_code, l.order_no, l.lot_no FROM legacy_items l WHERE l.moved_at "
+           "IS NULL AND NOT EXISTS (SELECT 1 FROM source_orders so WHERE so.site_code = "
+           "l.site_code AND so.order_no = l.order_no AND so.lot_no = l.lot_no) ORDER BY 1, 2, 3"},
+      .insert_run =
+          {"leg_insert_run",
+           "INSERT INTO schedule_runs (kind, status, owner, finished_at) VALUES ('legacy', 'done', "
+           "'legacy-import', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) RETURNING run_id"},
+      .insert_item = {"leg_insert_item",
+                      "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status, "
+                      "lease_until, error, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, "
+                      "CASE WHEN ?5 = 'processing' THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') ELSE "
+                      "NULL END, ?7, ?6, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) RETURNING item_id"},
+      .mark_moved = {"leg_mark_moved",
+                     "UPDATE legacy_items SET moved_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), "
+                     "item_id = ?2 WHERE legacy_id = ?1"},
+      .abort_item = {"leg_abort_item",
+                     "UPDATE schedule_items SET status = 'aborted', error = ?2, updated_at = "
+                     "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE item_id = ?1 AND status NOT IN "
+                     "('failed', 'aborted')"},
+  };
+  return sql;
+}
+
+}  // namespace onceorder::store::sqlite

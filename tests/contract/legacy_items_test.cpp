@@ -1,0 +1,146 @@
+// Legacy schedule items on every engine: the seed's duplicate groups are soft-moved to
+// `aborted` (success kept, else the newest wait), nothing is deleted, and a database whose
+// duplicates block the live-item index says so and is fixed by the dedup command.
+#include <gtest/gtest.h>
+
+#include "contract/test_db.hpp"
+#include "onceorder/invariants.hpp"
+#include "onceorder/legacy_items.hpp"
+
+namespace onceorder::testing {
+namespace {
+
+class LegacyItemsTest : public ::testing::TestWithParam<Engine> {
+ protected:
+  LegacyItemsTest() : tdb_(GetParam()), db_(tdb_.open()) {}
+  std::int64_t count(const std::string& sql) { return tdb_.sql(sql).at(0).i64(0); }
+  std::string status_of(const std::string& order_no, const std::string& created_prefix) {
+    auto rows = tdb_.sql("SELECT status FROM schedule_items WHERE order_no = '" + order_no +
+                         "' AND error LIKE 'legacy line " + created_prefix + "%'");
+    return rows.empty() ? "" : rows[0].text(0);
+  }
+  TestDb tdb_;
+  std::unique_ptr<store::Database> db_;
+};
+
+// The seed's groups: A12345 has a SUCCESS and a WAIT; B has two WAITs; C a FAILED and a
+// WAIT (not duplicates: FAILED is not live); D is alone.
+constexpr std::string_view kLegacyCsv =
+    "site_code,order_no,lot_no,status,created_at,run_id\n"
+    "S1,A12345,1,WAIT,2024-03-01T08:00:00Z,r1\n"     // line 2
+    "S1,A12345,1,SUCCESS,2024-02-01T08:00:00Z,r0\n"  // line 3: kept (success)
+    "S1,B1,1,wait,2024-03-01T08:00:00Z,r1\n"         // line 4
+    "S1,B1,1,Wait,2024-03-02T08:00:00+08:00,r2\n"    // line 5: kept (newest wait)
+    "S1,C1,1,FAILED,2024-03-01T08:00:00Z,r1\n"       // line 6
+    "S1,C1,1,WAIT,2024-03-02T08:00:00Z,r2\n"         // line 7: kept (only live row)
+    "S1,D1,1,success,2024-03-01T08:00:00Z,\n";       // line 8
+
+void import_sources(TestDb& tdb) {
+  for (const char* order : {"A12345", "B1", "C1", "D1"}) {
+    tdb.sql(
+        std::string(
+            "INSERT INTO source_orders (site_code, order_no, lot_no, quantity) VALUES ('S1', '") +
+        order + "', '1', 5)");
+  }
+}
+
+TEST_P(LegacyItemsTest, DedupKeepsSuccessElseNewestWaitAndDeletesNothing) {
+  auto staged = import_legacy_items(*db_, kLegacyCsv, soon());
+  ASSERT_TRUE(staged.ok()) << staged.status().to_string();
+  EXPECT_EQ(*staged, 7);
+  auto plan = plan_legacy_dedup(*db_, soon());
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  EXPECT_EQ(plan->duplicates.size(), 2u);
+  EXPECT_EQ(plan->to_abort, 2);
+  EXPECT_EQ(plan->missing_sources.size(), 4u);
+  ASSERT_FALSE(plan->applied);
+  EXPECT_EQ(plan->duplicates[0].key.order_no, "A12345");
+  EXPECT_EQ(plan->duplicates[0].rows[0].source, "legacy line 3");
+  EXPECT_TRUE(plan->duplicates[0].rows[0].keep);
+  EXPECT_EQ(plan->duplicates[1].rows[0].source, "legacy line 5");
+
+  // Without source orders nothing moves.
+  auto refused = apply_legacy_dedup(*db_, soon());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("source order"), std::string::npos);
+  EXPECT_EQ(count("SELECT count(*) FROM schedule_items"), 0);
+
+  import_sources(tdb_);
+  auto applied = apply_legacy_dedup(*db_, soon());
+  ASSERT_TRUE(applied.ok()) << applied.status().to_string();
+  EXPECT_TRUE(applied->applied);
+  EXPECT_EQ(count("SELECT count(*) FROM schedule_items"), 7);  // nothing deleted
+  EXPECT_EQ(count("SELECT count(*) FROM legacy_items WHERE moved_at IS NULL"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM legacy_items"), 7);
+  EXPECT_EQ(status_of("A12345", "3"), "success");
+  EXPECT_EQ(status_of("A12345", "2"), "aborted");
+  EXPECT_EQ(status_of("B1", "5"), "wait");
+  EXPECT_EQ(status_of("B1", "4"), "aborted");
+  EXPECT_EQ(status_of("C1", "7"), "wait");
+  EXPECT_EQ(status_of("C1", "6"), "failed");
+  // Applying again finds nothing more to do.
+  auto again = apply_legacy_dedup(*db_, soon());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->legacy_rows, 0);
+  EXPECT_EQ(count("SELECT count(*) FROM schedule_items"), 7);
+  // The kept legacy `wait` rows belong to no live run: the reaper makes them honest.
+  Scheduler s(*db_);
+  auto reaped = s.reap(soon());
+  ASSERT_TRUE(reaped.ok());
+  EXPECT_EQ(reaped->aborted_waiting, 2);
+  auto inv = check_invariants(*db_, soon());
+  ASSERT_TRUE(inv.ok());
+  for (const auto& r : *inv) EXPECT_EQ(r.violations, 0) << r.id;
+}
+
+TEST_P(LegacyItemsTest, BadLinesRejectTheWholeFile) {
+  const std::string csv =
+      "site_code,order_no,lot_no,status,created_at\n"
+      "S1,A,1,WAIT,2024-03-01T08:00:00Z\n"
+      "S1,A,1,DONE,2024-03-01T08:00:00Z\n"
+      "S1,B,1,WAIT,last tuesday\n"
+      "S 1,C,1,WAIT,2024-03-01T08:00:00Z\n"
+      "S1,D,1\n";
+  auto r = import_legacy_items(*db_, csv, soon());
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.status().fields().size(), 4u);
+  EXPECT_EQ(r.status().fields()[0].field, "line 3");
+  EXPECT_EQ(r.status().fields()[1].field, "line 4");
+  EXPECT_EQ(r.status().fields()[2].field, "line 5");
+  EXPECT_EQ(r.status().fields()[3].field, "line 6");
+  EXPECT_EQ(count("SELECT count(*) FROM legacy_items"), 0);
+  EXPECT_FALSE(import_legacy_items(*db_, "order_no,site_code\n", soon()).ok());
+}
+
+TEST_P(LegacyItemsTest, DuplicatesBlockingTheLiveIndexAreNamedAndFixedByDedup) {
+  // A database at version 2 (tables, no live-item index) into which duplicates were loaded.
+  ASSERT_TRUE(store::migrate_down(*db_, 2).ok());
+  import_sources(tdb_);
+  tdb_.sql("INSERT INTO schedule_runs (kind, status, owner) VALUES ('batch', 'done', 'old')");
+  for (const char* st : {"success", "wait", "wait"}) {
+    tdb_.sql(std::string("INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) "
+                         "VALUES (1, 'S1', 'A12345', '1', '") +
+             st + "')");
+  }
+  auto blocked = store::migrate(*db_);
+  ASSERT_FALSE(blocked.ok());
+  EXPECT_EQ(blocked.status().code(), Code::unique_violation);
+  EXPECT_NE(blocked.status().message().find("onceorder legacy dedup"), std::string::npos)
+      << blocked.status().message();
+  auto plan = plan_legacy_dedup(*db_, soon());
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  ASSERT_EQ(plan->duplicates.size(), 1u);
+  EXPECT_EQ(plan->to_abort, 2);
+  ASSERT_TRUE(apply_legacy_dedup(*db_, soon()).ok());
+  auto fixed = store::migrate(*db_);
+  ASSERT_TRUE(fixed.ok()) << fixed.status().to_string();
+  EXPECT_EQ(count("SELECT count(*) FROM schedule_items WHERE status = 'success'"), 1);
+  EXPECT_EQ(count("SELECT count(*) FROM schedule_items WHERE status = 'aborted'"), 2);
+  EXPECT_EQ(count("SELECT count(*) FROM schedule_items"), 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, LegacyItemsTest, ::testing::ValuesIn(engines_under_test()),
+                         engine_param_name);
+
+}  // namespace
+}  // namespace onceorder::testing
