@@ -11,6 +11,7 @@
 // Thread-safety: a Scheduler is safe to use from many threads and processes at once.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -163,8 +164,11 @@ class Scheduler {
   Result<RunCreated> create_run(RunKind kind, const std::optional<std::vector<OrderKey>>& orders,
                                 store::Clock::time_point deadline);
   // Processes the run's items with `options.workers` threads until none is left, heart-
-  // beating the run, then sets it `done`. If the run dies (reaped), stops.
-  Result<Run> process_run(std::int64_t run_id, const ProgressFn& progress = {});
+  // beating the run, then sets it `done`. If the run dies (reaped), stops. When `cancel`
+  // becomes true (shutdown) the run is set to `error` with its cascade, so that its
+  // waiting orders are candidates again at once, and Code::unavailable is returned.
+  Result<Run> process_run(std::int64_t run_id, const ProgressFn& progress = {},
+                          const std::atomic<bool>* cancel = nullptr);
 
   // The pieces process_run is made of (public for tests and custom workers).
   Result<std::vector<Claim>> claim(std::int64_t run_id, int limit);

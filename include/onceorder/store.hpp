@@ -87,6 +87,11 @@ class Connection {
   // takes its write lock per migration instead, so these are no-ops there).
   virtual Status lock_migrations() = 0;
   virtual void unlock_migrations() = 0;
+
+  // Tries to become the leader for `key` for as long as this connection lives
+  // (PostgreSQL session advisory lock). SQLite has one writer at a time anyway: always true.
+  // Leadership only saves duplicate work; correctness never depends on it.
+  virtual Result<bool> try_lead(std::int64_t key) = 0;
 };
 
 struct DatabaseOptions {
@@ -142,6 +147,8 @@ class Database {
 
   // Waits until `deadline` for a free connection: Code::busy if none frees up.
   Result<PooledConnection> acquire(Clock::time_point deadline);
+  // A connection outside the pool (e.g. to hold leadership for the process's lifetime).
+  Result<std::unique_ptr<Connection>> connect_dedicated() { return factory_(); }
 
  private:
   friend class PooledConnection;

@@ -1,90 +1,53 @@
 // `onceorder` — the command line (API.md "Command line"). Each subcommand opens the
-// database named by --db / ONCEORDER_DB, does one job and exits 0 on success, 1 when
-// `check` finds violations, 2 on any error (printed as one clear line on stderr).
+// database named by --db / ONCEORDER_DB and does one job; exit 0 on success, 1 when `check`
+// finds violations, 2 on any error (one clear message on stderr).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
+#include "cli/commands.hpp"
 #include "cli/demo.hpp"
 #include "onceorder/db_url.hpp"
+#include "onceorder/duration.hpp"
 #include "onceorder/http_server.hpp"
-#include "onceorder/invariants.hpp"
-#include "onceorder/numbering.hpp"
+#include "onceorder/maintenance.hpp"
 #include "onceorder/store.hpp"
 
 namespace {
 
 using namespace onceorder;
 
-int fail(const Status& st) {
-  std::cerr << "onceorder: " << st.message() << '\n';
-  for (const auto& f : st.fields()) std::cerr << "  " << f.field << ": " << f.message << '\n';
-  return 2;
-}
-
-Result<std::unique_ptr<store::Database>> open_db(const std::string& url, int pool_size = 8) {
+Result<std::unique_ptr<store::Database>> open_db(const std::string& url, int pool_size,
+                                                 bool migrated) {
   OO_ASSIGN_OR_RETURN(auto parsed, parse_db_url(url));
   store::DatabaseOptions options;
   options.pool_size = pool_size;
   auto db = store::Database::open(parsed, options);
   if (!db.ok()) return Status(db.status().code(), db.status().message() + " (--db " + url + ")");
-  return db;
-}
-
-// Opens and brings the schema up to date (serve, demo and the importers all need it).
-Result<std::unique_ptr<store::Database>> open_migrated(const std::string& url, int pool_size = 8) {
-  OO_ASSIGN_OR_RETURN(auto db, open_db(url, pool_size));
-  OO_ASSIGN_OR_RETURN(int version, store::migrate(*db));
-  spdlog::debug("schema at version {}", version);
-  return db;
-}
-
-store::Clock::time_point deadline_in(std::chrono::seconds s) { return store::Clock::now() + s; }
-
-int run_check(const std::string& url, bool json) {
-  auto db = open_db(url);
-  if (!db.ok()) return fail(db.status());
-  auto results = check_invariants(**db, deadline_in(std::chrono::seconds(300)));
-  if (!results.ok()) return fail(results.status());
-  bool ok = true;
-  nlohmann::json checks = nlohmann::json::array();
-  for (const auto& r : *results) {
-    ok = ok && r.violations == 0;
-    checks.push_back(
-        {{"id", r.id}, {"name", r.name}, {"violations", r.violations}, {"sample", r.sample}});
-    if (!json) {
-      std::cout << fmt::format("{} {:<4} {} ({} violations)\n", r.violations == 0 ? "ok  " : "FAIL",
-                               r.id, r.name, r.violations);
-      for (const auto& s : r.sample) std::cout << "       " << s << '\n';
-    }
+  if (migrated) {
+    auto version = store::migrate(**db);
+    if (!version.ok()) return version.status();
+    spdlog::debug("schema at version {}", *version);
   }
-  if (json) std::cout << nlohmann::json{{"ok", ok}, {"checks", checks}}.dump(2) << '\n';
-  return ok ? 0 : 1;
+  return db;
 }
 
-int run_import_documents(const std::string& url, const std::string& scope,
-                         const std::string& scheme_text, const std::string& file) {
-  auto scheme = parse_scheme(scheme_text);
-  if (!scheme.ok()) return fail(scheme.status());
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return fail(Status(Code::invalid_request, "cannot read " + file));
-  std::stringstream text;
-  text << in.rdbuf();
-  auto db = open_migrated(url);
-  if (!db.ok()) return fail(db.status());
-  Numbering numbering(**db);
-  auto report =
-      numbering.import_legacy(scope, *scheme, text.str(), deadline_in(std::chrono::seconds(300)));
-  if (!report.ok()) return fail(report.status());
-  std::cout << fmt::format("imported {} documents into scope '{}'; its counter is at {}\n",
-                           report->imported, scope, report->last_value);
-  return 0;
+// "4h"-style options, checked by CLI11 so that a bad value is a usage error.
+CLI::Option* add_duration(CLI::App* app, const std::string& name, std::chrono::milliseconds& out,
+                          const std::string& help) {
+  return app
+      ->add_option_function<std::string>(
+          name,
+          [&out](const std::string& text) {
+            auto d = parse_duration(text);
+            if (!d.ok()) throw CLI::ValidationError(d.status().message());
+            out = *d;
+          },
+          help)
+      ->type_name("DURATION");
 }
 
 }  // namespace
@@ -98,7 +61,21 @@ int main(int argc, char** argv) {
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "debug logging");
 
-  auto* serve = app.add_subcommand("serve", "run the HTTP server (migrates first)");
+  // Scheduling settings shared by serve and the schedule commands.
+  SchedulerOptions sched;
+  MaintenanceOptions maint;
+  auto add_sched_options = [&](CLI::App* cmd) {
+    add_duration(cmd, "--run-timeout", sched.run_timeout, "heartbeat silence that ends a run (5m)");
+    add_duration(cmd, "--lease", sched.lease, "how long a claimed item stays claimed (30s)");
+    cmd->add_option("--max-attempts", sched.max_attempts,
+                    "failed attempts before an order stops (5)")
+        ->check(CLI::Range(1, 1000));
+    cmd->add_option("--workers", sched.workers, "threads processing a run (1)")
+        ->check(CLI::Range(1, 64));
+  };
+
+  auto* serve =
+      app.add_subcommand("serve", "run the HTTP server, the batch and the reaper (migrates first)");
   ServerOptions server_options;
   int pool_size = 8;
   int request_timeout_ms = 5000;
@@ -112,12 +89,22 @@ int main(int argc, char** argv) {
   serve->add_option("--request-timeout-ms", request_timeout_ms, "deadline per request")
       ->check(CLI::Range(100, 600000))
       ->capture_default_str();
+  add_duration(serve, "--batch-interval", maint.batch_interval, "time between batch runs (4h)");
+  add_duration(serve, "--reap-interval", maint.reap_interval, "time between reaper passes (60s)");
+  add_sched_options(serve);
 
   auto* migrate = app.add_subcommand("migrate", "bring the schema up to date");
   auto* demo = app.add_subcommand("demo", "load a small demo data set");
   auto* check = app.add_subcommand("check", "run the invariants; exit 1 when any is violated");
   bool check_json = false;
   check->add_flag("--json", check_json, "machine-readable output");
+
+  auto* schedule = app.add_subcommand("schedule", "production scheduling");
+  schedule->require_subcommand(1);
+  auto* batch = schedule->add_subcommand("batch", "one batch run now, with progress");
+  add_sched_options(batch);
+  auto* reap = schedule->add_subcommand("reap", "one reaper pass");
+  add_sched_options(reap);
 
   auto* legacy = app.add_subcommand("legacy", "legacy data tools");
   legacy->require_subcommand(1);
@@ -126,38 +113,55 @@ int main(int argc, char** argv) {
   import_docs->add_option("--scope", scope, "document scope")->required();
   import_docs->add_option("--scheme", scheme, "dec3 | hex3 | dec4")->required();
   import_docs->add_option("FILE", file, "UTF-8 CSV: number[,title]")->required();
+  auto* import_items = legacy->add_subcommand("import-items", "stage legacy schedule items");
+  import_items
+      ->add_option("FILE", file, "UTF-8 CSV: site_code,order_no,lot_no,status,created_at[,run_id]")
+      ->required();
+  auto* dedup = legacy->add_subcommand("dedup", "show (or --apply) the plan for duplicate items");
+  bool apply = false;
+  dedup->add_flag("--apply", apply, "carry the plan out and move staged rows into the live table");
 
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z level=%l %v");
 
+  // `migrate` reports the version; `dedup` must run on a database whose last migration
+  // is blocked by the very duplicates it fixes; everything else migrates first.
+  const bool migrated = !*migrate && !*dedup;
+  auto db = open_db(db_url, *serve ? pool_size : 8, migrated);
+  if (!db.ok()) return cli::fail(db.status());
+  store::Database& database = **db;
+
   if (*migrate) {
-    auto db = open_db(db_url);
-    if (!db.ok()) return fail(db.status());
-    auto version = store::migrate(**db);
-    if (!version.ok()) return fail(version.status());
-    std::cout << fmt::format("schema at version {} ({})\n", *version, engine_name((*db)->engine()));
+    auto version = store::migrate(database);
+    if (!version.ok()) return cli::fail(version.status());
+    std::cout << fmt::format("schema at version {} ({})\n", *version,
+                             engine_name(database.engine()));
     return 0;
   }
   if (*demo) {
-    auto db = open_migrated(db_url);
-    if (!db.ok()) return fail(db.status());
-    Status st = cli::load_demo(**db, std::cout);
-    return st.ok() ? 0 : fail(st);
+    Status st = cli::load_demo(database, std::cout);
+    return st.ok() ? 0 : cli::fail(st);
   }
-  if (*check) return run_check(db_url, check_json);
-  if (*import_docs) return run_import_documents(db_url, scope, scheme, file);
+  if (*check) return cli::check(database, check_json);
+  if (*import_docs) return cli::import_documents(database, scope, scheme, file);
+  if (*import_items) return cli::import_items(database, file);
+  if (*dedup) return cli::dedup(database, apply);
+  if (*batch) return cli::schedule_batch(database, sched);
+  if (*reap) return cli::schedule_reap(database, sched);
   if (*serve) {
-    auto db = open_migrated(db_url, pool_size);
-    if (!db.ok()) return fail(db.status());
     if (!tokens.empty()) server_options.tokens_file = tokens;
     server_options.request_deadline = std::chrono::milliseconds(request_timeout_ms);
-    auto server = Server::start(**db, server_options);
-    if (!server.ok()) return fail(server.status());
+    Scheduler scheduler(database, sched);
+    auto server = Server::start(database, server_options);
+    if (!server.ok()) return cli::fail(server.status());
+    Maintenance maintenance(database, scheduler, maint);
+    maintenance.start();
     (*server)->handle_signals();
-    spdlog::info("msg=\"serving\" url=http://{}/ db={}", server_options.listen,
-                 engine_name((*db)->engine()));
+    spdlog::info("msg=\"serving\" url=http://{}/ db={} port={}", server_options.listen,
+                 engine_name(database.engine()), (*server)->port());
     (*server)->wait();
+    maintenance.stop();
     spdlog::info("msg=\"stopped\"");
     return 0;
   }

@@ -261,7 +261,8 @@ Status Scheduler::fail_run(std::int64_t run_id, const std::string& why) {
       .status();
 }
 
-Result<Run> Scheduler::process_run(std::int64_t run_id, const ProgressFn& progress) {
+Result<Run> Scheduler::process_run(std::int64_t run_id, const ProgressFn& progress,
+                                   const std::atomic<bool>* cancel) {
   std::mutex mu;
   Status first_error;
   bool run_ended = false;
@@ -270,6 +271,10 @@ Result<Run> Scheduler::process_run(std::int64_t run_id, const ProgressFn& progre
       {
         std::lock_guard lock(mu);
         if (!first_error.ok() || run_ended) return;
+        if (cancel && cancel->load()) {
+          first_error = Status(Code::unavailable, "stopped: the process is shutting down");
+          return;
+        }
       }
       auto claims = claim(run_id, options_.claim_batch);
       Status st = claims.status();

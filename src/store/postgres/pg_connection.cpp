@@ -108,6 +108,11 @@ class PgConnection final : public Connection {
   }
 
   Status lock_migrations() override { return simple("SELECT pg_advisory_lock(7210431190431903)"); }
+  Result<bool> try_lead(std::int64_t key) override {
+    static constexpr Statement kTryLead{"try_lead", "SELECT pg_try_advisory_lock($1)"};
+    OO_ASSIGN_OR_RETURN(auto rows, Connection::query(kTryLead, {key}));
+    return rows.at(0).boolean(0);
+  }
   void unlock_migrations() override { (void)simple("SELECT pg_advisory_unlock(7210431190431903)"); }
 
  private:

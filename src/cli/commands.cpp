@@ -1,0 +1,149 @@
+#include "cli/commands.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "onceorder/invariants.hpp"
+#include "onceorder/legacy_items.hpp"
+#include "onceorder/numbering.hpp"
+
+namespace onceorder::cli {
+namespace {
+
+store::Clock::time_point minutes(int n) { return store::Clock::now() + std::chrono::minutes(n); }
+
+std::string key_text(const OrderKey& k) { return k.site_code + "/" + k.order_no + "/" + k.lot_no; }
+
+}  // namespace
+
+int fail(const Status& st) {
+  std::cerr << "onceorder: " << st.message() << '\n';
+  for (const auto& f : st.fields()) std::cerr << "  " << f.field << ": " << f.message << '\n';
+  return 2;
+}
+
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(Code::invalid_request, "cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int check(store::Database& db, bool json) {
+  auto results = check_invariants(db, minutes(5));
+  if (!results.ok()) return fail(results.status());
+  bool ok = true;
+  nlohmann::json checks = nlohmann::json::array();
+  for (const auto& r : *results) {
+    ok = ok && r.violations == 0;
+    checks.push_back(
+        {{"id", r.id}, {"name", r.name}, {"violations", r.violations}, {"sample", r.sample}});
+    if (!json) {
+      std::cout << fmt::format("{} {:<3} {} ({} violations)\n", r.violations == 0 ? "ok  " : "FAIL",
+                               r.id, r.name, r.violations);
+      for (const auto& s : r.sample) std::cout << "          " << s << '\n';
+    }
+  }
+  if (json) std::cout << nlohmann::json{{"ok", ok}, {"checks", checks}}.dump(2) << '\n';
+  return ok ? 0 : 1;
+}
+
+int import_documents(store::Database& db, const std::string& scope, const std::string& scheme_text,
+                     const std::string& file) {
+  auto scheme = parse_scheme(scheme_text);
+  if (!scheme.ok()) return fail(scheme.status());
+  auto text = read_file(file);
+  if (!text.ok()) return fail(text.status());
+  Numbering numbering(db);
+  auto report = numbering.import_legacy(scope, *scheme, *text, minutes(5));
+  if (!report.ok()) return fail(report.status());
+  std::cout << fmt::format("imported {} documents into scope '{}'; its counter is at {}\n",
+                           report->imported, scope, report->last_value);
+  return 0;
+}
+
+int schedule_batch(store::Database& db, const SchedulerOptions& options) {
+  Scheduler scheduler(db, options);
+  auto run = scheduler.create_run(RunKind::batch, std::nullopt, minutes(1));
+  if (!run.ok()) return fail(run.status());
+  const auto id = run->run.run_id;
+  const bool tty = isatty(STDOUT_FILENO) != 0;
+  std::cout << fmt::format("run {}: {} items to process\n", id, run->run.counts.wait) << std::flush;
+  const auto start = store::Clock::now();
+  std::int64_t last_printed = -1;
+  auto done = scheduler.process_run(id, [&](const Progress& p) {
+    const double secs = std::chrono::duration<double>(store::Clock::now() - start).count();
+    const double rate = secs > 0 ? static_cast<double>(p.done) / secs : 0;
+    // On a terminal one line updates in place; in a log, a line per tenth of the run.
+    if (tty) {
+      std::cout << fmt::format("\r{}/{} items, {:.0f}/s", p.done, p.total, rate) << std::flush;
+    } else if (p.total > 0 && (p.done * 10 / p.total != last_printed || p.done == p.total)) {
+      last_printed = p.done * 10 / p.total;
+      std::cout << fmt::format("{}/{} items, {:.0f}/s\n", p.done, p.total, rate);
+    }
+  });
+  if (tty) std::cout << '\n';
+  if (!done.ok()) return fail(done.status());
+  std::cout << fmt::format("run {} {}: {} success, {} failed, {} aborted\n", id,
+                           to_string(done->status), done->counts.success, done->counts.failed,
+                           done->counts.aborted);
+  auto stuck = scheduler.stuck_orders(minutes(1));
+  if (stuck.ok() && !stuck->empty()) {
+    std::cout << fmt::format("{} orders reached {} failed attempts and are no longer picked:\n",
+                             stuck->size(), options.max_attempts);
+    for (const auto& k : *stuck) std::cout << "  " << key_text(k) << '\n';
+  }
+  return 0;
+}
+
+int schedule_reap(store::Database& db, const SchedulerOptions& options) {
+  Scheduler scheduler(db, options);
+  auto r = scheduler.reap(minutes(1));
+  if (!r.ok()) return fail(r.status());
+  std::cout << fmt::format(
+      "dead runs set to error: {}\naborted waiting items: {}\n"
+      "released processing items: {}\n",
+      r->dead_runs, r->aborted_waiting, r->released_processing);
+  return 0;
+}
+
+int import_items(store::Database& db, const std::string& file) {
+  auto text = read_file(file);
+  if (!text.ok()) return fail(text.status());
+  auto staged = import_legacy_items(db, *text, minutes(5));
+  if (!staged.ok()) return fail(staged.status());
+  std::cout << fmt::format("staged {} legacy items; `onceorder legacy dedup` shows the plan\n",
+                           *staged);
+  return 0;
+}
+
+int dedup(store::Database& db, bool apply) {
+  auto plan = apply ? apply_legacy_dedup(db, minutes(5)) : plan_legacy_dedup(db, minutes(5));
+  if (!plan.ok()) return fail(plan.status());
+  for (const auto& g : plan->duplicates) {
+    std::cout << key_text(g.key) << '\n';
+    for (const auto& r : g.rows) {
+      std::cout << fmt::format("  {:<6} {:<18} {:<10} {}\n", r.keep ? "keep" : "abort", r.source,
+                               r.status, r.created_at);
+    }
+  }
+  std::cout << fmt::format(
+      "{} duplicate groups; {} rows {} aborted; {} staged rows {} the live table\n",
+      plan->duplicates.size(), plan->to_abort, apply ? "were" : "would be", plan->legacy_rows,
+      apply ? "moved into" : "would move into");
+  if (!plan->missing_sources.empty()) {
+    std::cout << fmt::format("{} staged keys have no source order (import them before --apply):\n",
+                             plan->missing_sources.size());
+    for (const auto& k : plan->missing_sources) std::cout << "  " << key_text(k) << '\n';
+  }
+  if (!apply) std::cout << "nothing was changed; run with --apply to carry this out\n";
+  return 0;
+}
+
+}  // namespace onceorder::cli

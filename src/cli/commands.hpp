@@ -1,0 +1,27 @@
+// The `onceorder` subcommands that do one job each over an open database. Each returns the
+// process exit code: 0 done, 1 `check` found violations, 2 an error (printed on stderr).
+#pragma once
+
+#include <string>
+
+#include "onceorder/scheduling.hpp"
+#include "onceorder/status.hpp"
+#include "onceorder/store.hpp"
+
+namespace onceorder::cli {
+
+int fail(const Status& st);
+
+int check(store::Database& db, bool json);
+int import_documents(store::Database& db, const std::string& scope, const std::string& scheme,
+                     const std::string& file);
+// One batch run now, with progress (items done / total, rate) on the terminal.
+int schedule_batch(store::Database& db, const SchedulerOptions& options);
+int schedule_reap(store::Database& db, const SchedulerOptions& options);
+int import_items(store::Database& db, const std::string& file);
+int dedup(store::Database& db, bool apply);
+
+// The whole file, or an error naming it.
+Result<std::string> read_file(const std::string& path);
+
+}  // namespace onceorder::cli

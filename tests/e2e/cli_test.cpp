@@ -1,0 +1,175 @@
+// The `onceorder` binary as an operator uses it: exit codes, messages, and serve's
+// start-up refusal and graceful SIGTERM. Runs the built binary (ONCEORDER_BIN).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+std::string bin() {
+  const char* b = std::getenv("ONCEORDER_BIN");
+  return b ? b : "./onceorder";
+}
+
+Run run(const std::string& args) {
+  Run r;
+  FILE* p = popen((bin() + " " + args + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) r.output.append(buf.data(), n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  CliTest() {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("onceorder-cli-" + std::to_string(getpid()) + "-" + std::to_string(counter_++));
+    std::filesystem::create_directories(dir_);
+    db_ = "--db sqlite:" + (dir_ / "t.db").string();
+  }
+  ~CliTest() override { std::filesystem::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    auto path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  static inline int counter_ = 0;
+  std::filesystem::path dir_;
+  std::string db_;
+};
+
+TEST_F(CliTest, MigrateDemoAndCheck) {
+  auto m = run(db_ + " migrate");
+  EXPECT_EQ(m.exit_code, 0) << m.output;
+  EXPECT_NE(m.output.find("schema at version"), std::string::npos);
+  auto d = run(db_ + " demo");
+  EXPECT_EQ(d.exit_code, 0) << d.output;
+  EXPECT_NE(d.output.find("TEST-001 document 0296 issued"), std::string::npos) << d.output;
+  // Running the demo again adds nothing.
+  auto again = run(db_ + " demo");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("0296 (already there)"), std::string::npos) << again.output;
+  auto c = run(db_ + " check --json");
+  EXPECT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_NE(c.output.find("\"ok\": true"), std::string::npos) << c.output;
+}
+
+TEST_F(CliTest, MigrateDemoAndCheckOnPostgres) {
+  const bool pg = std::getenv("PGHOST") || std::getenv("PGDATABASE") || std::getenv("PGPORT");
+  const char* require = std::getenv("ONCEORDER_REQUIRE_PG");
+  if (!pg && !(require && std::string(require) == "1")) GTEST_SKIP() << "PostgreSQL not configured";
+  const std::string name = "oo_cli_" + std::to_string(getpid());
+  ASSERT_EQ(std::system(("psql -qX -d postgres -c 'CREATE DATABASE " + name + "'").c_str()), 0);
+  const std::string db = "--db postgresql:///" + name;
+  EXPECT_EQ(run(db + " migrate").exit_code, 0);
+  auto d = run(db + " demo");
+  EXPECT_EQ(d.exit_code, 0) << d.output;
+  EXPECT_NE(d.output.find("TEST-001 document 0296 issued"), std::string::npos) << d.output;
+  auto c = run(db + " check");
+  EXPECT_EQ(c.exit_code, 0) << c.output;
+  ASSERT_EQ(std::system(
+                ("psql -qX -d " + name +
+                 " -c \"UPDATE doc_scopes SET last_value = last_value + 1 WHERE scope = 'HEX-A'\"")
+                    .c_str()),
+            0);
+  EXPECT_EQ(run(db + " check").exit_code, 1);
+  std::system(("psql -qX -d postgres -c 'DROP DATABASE " + name + " WITH (FORCE)'").c_str());
+}
+
+TEST_F(CliTest, CheckExitsOneOnAViolation) {
+  ASSERT_EQ(run(db_ + " demo").exit_code, 0);
+  // Damage the data behind OnceOrder's back.
+  const std::string sqlite =
+      "sqlite3 " + (dir_ / "t.db").string() +
+      " \"UPDATE doc_scopes SET last_value = last_value + 5 WHERE scope = 'TEST-001'\"";
+  ASSERT_EQ(std::system(sqlite.c_str()), 0);
+  auto c = run(db_ + " check");
+  EXPECT_EQ(c.exit_code, 1) << c.output;
+  EXPECT_NE(c.output.find("FAIL I7"), std::string::npos) << c.output;
+}
+
+TEST_F(CliTest, LegacyImportReportsLinesAndWritesNothingOnError) {
+  auto bad = write("bad.csv", "number,title\n295,a\n3E8,b\n296,c\n");
+  auto r = run(db_ + " legacy import-documents --scope P --scheme dec3 " + bad);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("line 3"), std::string::npos) << r.output;
+  auto good = write("good.csv", "number\n100\n3E8\n");
+  auto ok = run(db_ + " legacy import-documents --scope P --scheme hex3 " + good);
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("imported 2 documents into scope 'P'; its counter is at 1000"),
+            std::string::npos)
+      << ok.output;
+  auto missing = run(db_ + " legacy import-documents --scope P --scheme hex3 /nonexistent.csv");
+  EXPECT_EQ(missing.exit_code, 2);
+  auto scheme = run(db_ + " legacy import-documents --scope P --scheme hex4 " + good);
+  EXPECT_EQ(scheme.exit_code, 2);
+  EXPECT_NE(scheme.output.find("unknown scheme"), std::string::npos) << scheme.output;
+}
+
+TEST_F(CliTest, BadDatabaseUrlsSayWhatIsWrong) {
+  auto bad = run("--db mysql://x migrate");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("expected sqlite:PATH or postgresql://"), std::string::npos)
+      << bad.output;
+  auto down = run("--db postgresql://127.0.0.1:1/x?connect_timeout=2 migrate");
+  EXPECT_EQ(down.exit_code, 2);
+  EXPECT_NE(down.output.find("cannot connect to PostgreSQL"), std::string::npos) << down.output;
+  // ONCEORDER_DB is read when --db is absent.
+  setenv("ONCEORDER_DB", "nonsense", 1);
+  auto from_env = run("migrate");
+  unsetenv("ONCEORDER_DB");
+  EXPECT_EQ(from_env.exit_code, 2);
+  EXPECT_NE(from_env.output.find("nonsense"), std::string::npos) << from_env.output;
+}
+
+TEST_F(CliTest, ServeRefusesNonLoopbackWithoutTokens) {
+  auto r = run(db_ + " serve --listen 0.0.0.0:0");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("token"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, ServeStopsGracefullyOnSigterm) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string db = "sqlite:" + (dir_ / "t.db").string();
+    execl(bin().c_str(), bin().c_str(), "--db", db.c_str(), "serve", "--listen", "127.0.0.1:0",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until it has migrated and bound (the schema exists), then ask it to stop.
+  bool up = false;
+  for (int i = 0; i < 100 && !up; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    up = std::filesystem::exists(dir_ / "t.db") &&
+         std::system(("sqlite3 " + (dir_ / "t.db").string() +
+                      " 'SELECT 1 FROM schema_migrations' >/dev/null 2>&1")
+                         .c_str()) == 0;
+  }
+  ASSERT_TRUE(up);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
