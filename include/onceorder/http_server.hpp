@@ -19,7 +19,7 @@
 namespace onceorder {
 
 struct ServerOptions {
-  std::string listen = "127.0.0.1:8080";  // host:port; port 0 picks a free one
+  std::string listen = "127.0.0.1:8080";   // host:port; port 0 picks a free one
   std::optional<std::string> tokens_file;  // none: loopback only, no auth
   int workers = 0;                         // 0: the database pool size
   std::chrono::milliseconds request_deadline{5000};

@@ -55,6 +55,8 @@ CLI::Option* add_duration(CLI::App* app, const std::string& name, std::chrono::m
 int main(int argc, char** argv) {
   CLI::App app{"OnceOrder: orders made once, numbers handed out once"};
   app.require_subcommand(1);
+  // `onceorder migrate --db URL` as well as `onceorder --db URL migrate`.
+  app.fallthrough();
   std::string db_url(kDefaultDbUrl);
   if (const char* env = std::getenv("ONCEORDER_DB"); env && *env) db_url = env;
   app.add_option("--db", db_url, "database URL: sqlite:PATH or postgresql://… (env ONCEORDER_DB)");
