@@ -29,6 +29,11 @@ enum class Code {
   scope_conflict,
   request_in_progress,
   source_order_conflict,
+  unknown_sku,
+  out_of_stock,
+  in_production,
+  use_adjustment,
+  insufficient_stock,
   conflict,
   // Server side.
   busy,         // no connection or lock within the deadline; nothing was written

@@ -32,6 +32,16 @@ std::string_view code_name(Code code) {
       return "request_in_progress";
     case Code::source_order_conflict:
       return "source_order_conflict";
+    case Code::unknown_sku:
+      return "unknown_sku";
+    case Code::out_of_stock:
+      return "out_of_stock";
+    case Code::in_production:
+      return "in_production";
+    case Code::use_adjustment:
+      return "use_adjustment";
+    case Code::insufficient_stock:
+      return "insufficient_stock";
     case Code::conflict:
       return "conflict";
     case Code::busy:

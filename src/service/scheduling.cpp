@@ -175,6 +175,7 @@ Result<RunCreated> Scheduler::create_run(RunKind kind,
         const char* reason = !s.has_source   ? "unknown_order"
                              : s.has_success ? "already_scheduled"
                              : s.has_live    ? "in_progress"
+                             : s.cancelled   ? "order_cancelled"
                                              : "max_attempts_reached";
         skipped.push_back({k, reason});
       }
@@ -200,7 +201,11 @@ Result<std::vector<Claim>> Scheduler::claim(std::int64_t run_id, int limit) {
 Status Scheduler::complete_one(const Claim& claim) {
   auto done = store::transact<bool>(db_, write_tx(soon()), [&](Connection& c) -> Result<bool> {
     OO_ASSIGN_OR_RETURN(bool fenced, store_->fence_success(c, claim));
-    if (!fenced) return false;
+    if (!fenced) {
+      // Lost, or the order was cancelled after the claim: then the item is void.
+      OO_RETURN_IF_ERROR(store_->abort_if_cancelled(c, claim).status());
+      return false;
+    }
     OO_RETURN_IF_ERROR(step_for(claim.key.site_code).produce(c, claim, *store_).status());
     return true;
   });

@@ -99,7 +99,7 @@ Result<KeyState> SchedulingStore::key_state(store::Connection& c, const OrderKey
   OO_ASSIGN_OR_RETURN(auto rows,
                       c.query(sql_.key_state, {sv(k.site_code), sv(k.order_no), sv(k.lot_no)}));
   const Row& r = rows.at(0);
-  return KeyState{r.i64(0) > 0, r.i64(1) > 0, r.i64(2) > 0, r.i64(3)};
+  return KeyState{r.i64(0) > 0, r.i64(1) > 0, r.i64(2) > 0, r.i64(3), r.i64(4) > 0};
 }
 
 Result<bool> SchedulingStore::set_run_status(store::Connection& c, std::int64_t run_id,
@@ -145,6 +145,12 @@ Result<bool> SchedulingStore::mark_failed(store::Connection& c, const Claim& cl,
                                           const std::string& error) {
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.mark_failed, {cl.item_id, sv(cl.owner),
                                                             std::int64_t{cl.attempt}, sv(error)}));
+  return !rows.empty();
+}
+
+Result<bool> SchedulingStore::abort_if_cancelled(store::Connection& c, const Claim& cl) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.abort_if_cancelled,
+                                         {cl.item_id, sv(cl.owner), std::int64_t{cl.attempt}}));
   return !rows.empty();
 }
 

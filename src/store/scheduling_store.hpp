@@ -11,19 +11,21 @@
 namespace onceorder {
 
 struct SchedulingSql {
-  store::Statement insert_source;      // (site, order, lot, qty) → 1 row when created
-  store::Statement source_quantity;    // (site, order, lot) → quantity
-  store::Statement insert_run;         // (kind, owner) → run_id
-  store::Statement insert_candidates;  // (run_id, max_attempts) → item_id per item
-  store::Statement insert_item_for;    // (run_id, site, order, lot, max_attempts) → item_id
-  store::Statement key_state;          // (site, order, lot) → source?, success?, live?, failed n
-  store::Statement set_run_status;     // (run_id, status, error) → run_id when it was alive
-  store::Statement heartbeat;          // (run_id) → run_id when alive
-  store::Statement abort_run_waits;    // (run_id, why) → item_id per item
+  store::Statement insert_source;        // (site, order, lot, qty) → 1 row when created
+  store::Statement source_quantity;      // (site, order, lot) → quantity
+  store::Statement insert_run;           // (kind, owner) → run_id
+  store::Statement insert_candidates;    // (run_id, max_attempts) → item_id per item
+  store::Statement insert_item_for;      // (run_id, site, order, lot, max_attempts) → item_id
+  store::Statement key_state;            // (site, order, lot) → source?, success?, live?, failed,
+                                         // cancelled?
+  store::Statement set_run_status;       // (run_id, status, error) → run_id when it was alive
+  store::Statement heartbeat;            // (run_id) → run_id when alive
+  store::Statement abort_run_waits;      // (run_id, why) → item_id per item
   store::Statement fail_run_processing;  // (run_id, why) → item_id per item
   store::Statement claim;                // (run_id, owner, limit, lease_ms) → claim columns
   store::Statement fence_success;        // (item_id, owner, attempt) → item_id
   store::Statement mark_failed;          // (item_id, owner, attempt, error) → item_id
+  store::Statement abort_if_cancelled;   // (item_id, owner, attempt) → item_id when cancelled
   store::Statement insert_production;    // (item_id, scope, value, number, site, order, lot)
   store::Statement dead_runs;            // (timeout_ms) → run_id per run set to error
   store::Statement orphan_waits;         // () → item_id per aborted item
@@ -48,6 +50,7 @@ struct KeyState {
   bool has_success = false;
   bool has_live = false;  // wait or processing
   std::int64_t failed = 0;
+  bool cancelled = false;
 };
 
 class SchedulingStore {
@@ -73,6 +76,8 @@ class SchedulingStore {
                                    const std::string& owner, int limit, std::int64_t lease_ms);
   Result<bool> fence_success(store::Connection& c, const Claim& claim);
   Result<bool> mark_failed(store::Connection& c, const Claim& claim, const std::string& error);
+  // A claimed item whose order was cancelled meanwhile becomes `aborted` (fenced).
+  Result<bool> abort_if_cancelled(store::Connection& c, const Claim& claim);
   Result<ProductionOrder> insert_production(store::Connection& c, const Claim& claim,
                                             const std::string& scope, std::int64_t value,
                                             const std::string& number);

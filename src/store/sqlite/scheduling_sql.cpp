@@ -16,21 +16,23 @@ const SchedulingSql& scheduling_sql() {
       .insert_candidates =
           {"sch_insert_candidates",
            "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT ?1, "
-           "so.site_code, so.order_no, so.lot_no, 'wait' FROM source_orders so WHERE NOT EXISTS "
-           "(SELECT 1 FROM schedule_items i WHERE i.site_code = so.site_code AND i.order_no = "
-           "so.order_no AND i.lot_no = so.lot_no AND i.status NOT IN ('failed', 'aborted')) AND "
-           "(SELECT count(*) FROM schedule_items i WHERE i.site_code = so.site_code AND i.order_no "
-           "= so.order_no AND i.lot_no = so.lot_no AND i.status = 'failed') < ?2 ORDER BY "
-           "so.site_code, so.order_no, so.lot_no ON CONFLICT (site_code, order_no, lot_no) WHERE "
-           "status NOT IN ('failed', 'aborted') DO NOTHING RETURNING item_id"},
+           "so.site_code, so.order_no, so.lot_no, 'wait' FROM source_orders so WHERE "
+           "so.cancelled_at IS NULL AND NOT EXISTS (SELECT 1 FROM schedule_items i WHERE "
+           "i.site_code = so.site_code AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND "
+           "i.status NOT IN ('failed', 'aborted')) AND (SELECT count(*) FROM schedule_items i "
+           "WHERE i.site_code = so.site_code AND i.order_no = so.order_no AND i.lot_no = so.lot_no "
+           "AND i.status = 'failed') < ?2 ORDER BY so.site_code, so.order_no, so.lot_no ON "
+           "CONFLICT (site_code, order_no, lot_no) WHERE status NOT IN ('failed', 'aborted') DO "
+           "NOTHING RETURNING item_id"},
       .insert_item_for =
           {"sch_insert_item_for",
            "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT ?1, "
            "so.site_code, so.order_no, so.lot_no, 'wait' FROM source_orders so WHERE so.site_code "
-           "= ?2 AND so.order_no = ?3 AND so.lot_no = ?4 AND (SELECT count(*) FROM schedule_items "
-           "i WHERE i.site_code = so.site_code AND i.order_no = so.order_no AND i.lot_no = "
-           "so.lot_no AND i.status = 'failed') < ?5 ON CONFLICT (site_code, order_no, lot_no) "
-           "WHERE status NOT IN ('failed', 'aborted') DO NOTHING RETURNING item_id"},
+           "= ?2 AND so.order_no = ?3 AND so.lot_no = ?4 AND so.cancelled_at IS NULL AND (SELECT "
+           "count(*) FROM schedule_items i WHERE i.site_code = so.site_code AND i.order_no = "
+           "so.order_no AND i.lot_no = so.lot_no AND i.status = 'failed') < ?5 ON CONFLICT "
+           "(site_code, order_no, lot_no) WHERE status NOT IN ('failed', 'aborted') DO NOTHING "
+           "RETURNING item_id"},
       .key_state =
           {"sch_key_state",
            "SELECT (SELECT count(*) FROM source_orders WHERE site_code = ?1 AND order_no = ?2 AND "
@@ -38,7 +40,8 @@ const SchedulingSql& scheduling_sql() {
            "?2 AND lot_no = ?3 AND status = 'success'), (SELECT count(*) FROM schedule_items WHERE "
            "site_code = ?1 AND order_no = ?2 AND lot_no = ?3 AND status IN ('wait', "
            "'processing')), (SELECT count(*) FROM schedule_items WHERE site_code = ?1 AND order_no "
-           "= ?2 AND lot_no = ?3 AND status = 'failed')"},
+           "= ?2 AND lot_no = ?3 AND status = 'failed'), (SELECT count(*) FROM source_orders WHERE "
+           "site_code = ?1 AND order_no = ?2 AND lot_no = ?3 AND cancelled_at IS NOT NULL)"},
       .set_run_status =
           {"sch_set_run_status",
            "UPDATE schedule_runs SET status = ?2, error = ?3, heartbeat_at = "
@@ -65,15 +68,26 @@ const SchedulingSql& scheduling_sql() {
            "item_id FROM schedule_items WHERE run_id = ?1 AND status = 'wait' ORDER BY item_id "
            "LIMIT ?3) AND EXISTS (SELECT 1 FROM schedule_runs r WHERE r.run_id = ?1 AND r.status = "
            "'running') RETURNING item_id, run_id, site_code, order_no, lot_no, attempt"},
-      .fence_success = {"sch_fence_success",
-                        "UPDATE schedule_items SET status = 'success', lease_until = NULL, "
-                        "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE item_id = ?1 AND "
-                        "status = 'processing' AND owner = ?2 AND attempt = ?3 RETURNING item_id"},
+      .fence_success =
+          {"sch_fence_success",
+           "UPDATE schedule_items SET status = 'success', lease_until = NULL, updated_at = "
+           "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE item_id = ?1 AND status = 'processing' AND "
+           "owner = ?2 AND attempt = ?3 AND EXISTS (SELECT 1 FROM source_orders so WHERE "
+           "so.site_code = schedule_items.site_code AND so.order_no = schedule_items.order_no AND "
+           "so.lot_no = schedule_items.lot_no AND so.cancelled_at IS NULL) RETURNING item_id"},
       .mark_failed =
           {"sch_mark_failed",
            "UPDATE schedule_items SET status = 'failed', error = ?4, lease_until = NULL, "
            "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE item_id = ?1 AND status = "
            "'processing' AND owner = ?2 AND attempt = ?3 RETURNING item_id"},
+      .abort_if_cancelled =
+          {"sch_abort_if_cancelled",
+           "UPDATE schedule_items SET status = 'aborted', error = 'the order was cancelled', "
+           "lease_until = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE item_id = "
+           "?1 AND status = 'processing' AND owner = ?2 AND attempt = ?3 AND EXISTS (SELECT 1 FROM "
+           "source_orders so WHERE so.site_code = schedule_items.site_code AND so.order_no = "
+           "schedule_items.order_no AND so.lot_no = schedule_items.lot_no AND so.cancelled_at IS "
+           "NOT NULL) RETURNING item_id"},
       .insert_production =
           {"sch_insert_production",
            "INSERT INTO production_orders (site_code, order_no, lot_no, item_id, quantity, "
@@ -129,7 +143,8 @@ const SchedulingSql& scheduling_sql() {
            "?1) AND item_id > ?2 ORDER BY item_id LIMIT ?3"},
       .stuck_orders =
           {"sch_stuck_orders",
-           "SELECT so.site_code, so.order_no, so.lot_no FROM source_orders so WHERE NOT EXISTS "
+           "SELECT so.site_code, so.order_no, so.lot_no FROM source_orders so WHERE "
+           "so.cancelled_at IS NULL AND NOT EXISTS "
            "(SELECT 1 FROM schedule_items i WHERE i.site_code = so.site_code AND i.order_no = "
            "so.order_no AND i.lot_no = so.lot_no AND i.status NOT IN ('failed', 'aborted')) AND "
            "(SELECT count(*) FROM schedule_items i WHERE i.site_code = so.site_code AND i.order_no "

@@ -1,0 +1,34 @@
+// Cart normalization (seed 004), pure and thread-safe: lines with the same SKU are merged
+// (quantities added), quantities checked, SKUs sorted as 64-bit integers — the order in
+// which stock rows are locked, whatever order the customer's screen showed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "onceorder/status.hpp"
+
+namespace onceorder {
+
+inline constexpr int kMaxCartSkus = 20;
+inline constexpr std::int64_t kMaxLineQuantity = 1'000'000;
+inline constexpr int kNormalizationVersion = 1;
+
+struct CartLine {
+  std::int64_t sku_id = 0;
+  std::int64_t quantity = 0;
+  bool operator==(const CartLine&) const = default;
+};
+
+struct Cart {
+  std::int64_t warehouse_id = 0;
+  std::vector<CartLine> lines;  // merged, ascending sku_id
+  // "101x3,202x1": what the receipt stores and replays compare (with the version).
+  std::string text() const;
+};
+
+// Field errors name "lines", "lines[2].quantity", "lines[0].sku_id" and "warehouse_id".
+Result<Cart> normalize_cart(std::int64_t warehouse_id, const std::vector<CartLine>& lines);
+
+}  // namespace onceorder

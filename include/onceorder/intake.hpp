@@ -1,0 +1,155 @@
+// Order intake (seeds 004, 002): all-or-nothing carts, replayable decisions, stock that
+// never goes negative, and order ids that never repeat.
+//
+// Placing an order is one transaction: the idempotency receipt is inserted first (a
+// concurrent request with the same key waits on it), every stock row of the cart is then
+// locked in (warehouse, sku) order, and only when all are read is the decision made:
+// out of stock commits the receipt alone; otherwise the order, its lines, one reservation
+// per line, the deductions, the ledger entries, one source order per line and the
+// receipt commit together. A lock timeout or deadlock is never a decision: the whole
+// transaction is rolled back and re-run, then `busy`.
+//
+// Thread-safety: an Intake is safe to use from many threads at once.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "onceorder/cart.hpp"
+#include "onceorder/id_generator.hpp"
+#include "onceorder/store.hpp"
+
+namespace onceorder {
+
+struct OrderLine {
+  int line_no = 0;
+  std::int64_t sku_id = 0;
+  std::int64_t quantity = 0;
+  std::int64_t unit_price_cents = 0;
+};
+
+struct Order {
+  std::int64_t order_id = 0;
+  std::string order_no;
+  std::string status;  // placed | cancelled
+  std::int64_t customer_id = 0;
+  std::int64_t warehouse_id = 0;
+  std::vector<OrderLine> lines;  // ascending sku_id, line_no from 1
+  std::int64_t total_cents = 0;
+  std::string created_at;
+};
+
+struct Shortage {
+  std::int64_t sku_id = 0;
+  std::int64_t requested = 0;
+  std::int64_t available = 0;
+};
+
+struct PlaceRequest {
+  std::int64_t customer_id = 0;
+  std::int64_t warehouse_id = 0;
+  std::vector<CartLine> lines;
+  std::string idempotency_key;
+};
+
+struct Placed {
+  bool out_of_stock = false;
+  Order order;                      // when placed (as it was placed, also on replay)
+  std::vector<Shortage> shortages;  // when out of stock
+  bool replayed = false;
+};
+
+struct Sku {
+  std::int64_t warehouse_id = 0;
+  std::int64_t sku_id = 0;
+  std::int64_t available = 0;
+  std::int64_t reserved = 0;
+  std::int64_t price_cents = 0;
+};
+
+struct IntakeOptions {
+  std::string holder;  // process identity for the node-id lease; generated if empty
+  std::chrono::milliseconds node_lease{60000};
+  int max_attempts = 3;
+  // Test seam: called after the deductions were written, before commit.
+  std::function<Status()> fault_after_deduction;
+};
+
+class IntakeStore;
+class NodeLease;
+
+class Intake {
+ public:
+  Intake(store::Database& db, IntakeOptions options = {});
+  ~Intake();
+
+  // Errors: invalid_request, missing_idempotency_key, idempotency_key_reused, unknown_sku,
+  // request_in_progress, busy, unavailable (no node id / clock behind).
+  Result<Placed> place(const PlaceRequest& request, store::Clock::time_point deadline);
+  Result<Order> get_order(std::int64_t order_id, store::Clock::time_point deadline);
+  // Idempotent; in_production once any line has a production order.
+  Result<Order> cancel(std::int64_t order_id, store::Clock::time_point deadline);
+
+  struct PutSku {
+    Sku sku;
+    bool created = false;
+  };
+  // Creates the SKU (available becomes its first ledger entry) or updates its price;
+  // `available` on an existing SKU is use_adjustment.
+  Result<PutSku> put_sku(std::int64_t warehouse_id, std::int64_t sku_id, std::int64_t price_cents,
+                         std::optional<std::int64_t> available, store::Clock::time_point deadline);
+  // insufficient_stock when available would go negative.
+  Result<Sku> adjust(std::int64_t warehouse_id, std::int64_t sku_id, std::int64_t delta,
+                     const std::string& reason, store::Clock::time_point deadline);
+  Result<Sku> get_sku(std::int64_t warehouse_id, std::int64_t sku_id,
+                      store::Clock::time_point deadline);
+
+  // The node id this process issues order ids with (leased on first use).
+  Result<int> node_id();
+
+ private:
+  Result<std::int64_t> next_order_id();
+
+  store::Database& db_;
+  IntakeOptions options_;
+  std::unique_ptr<IntakeStore> store_;
+  std::mutex id_mu_;
+  std::unique_ptr<NodeLease> lease_;
+  std::unique_ptr<IdGenerator> ids_;
+};
+
+// Node-id leases: one row per node id; a process holds one while its lease lasts, and
+// stops issuing ids before the lease could have expired.
+class NodeLease {
+ public:
+  static Result<std::unique_ptr<NodeLease>> acquire(store::Database& db, const std::string& holder,
+                                                    std::chrono::milliseconds ttl);
+  int node() const { return node_; }
+  // The previous holder's lease end: no id may carry a time at or before it.
+  std::int64_t not_before_ms() const { return not_before_ms_; }
+  // True while the lease is certainly ours (with a safety margin).
+  bool valid() const;
+  bool should_renew() const;
+  Status renew(store::Database& db);
+  // Gives the node back (its lease ends now).
+  void release(store::Database& db);
+
+ private:
+  NodeLease(int node, std::int64_t not_before_ms, std::int64_t lease_until_ms, std::string holder,
+            std::chrono::milliseconds ttl, store::Clock::time_point valid_until);
+  int node_;
+  std::int64_t not_before_ms_;
+  std::int64_t lease_until_ms_;
+  std::string holder_;
+  std::chrono::milliseconds ttl_;
+  store::Clock::time_point valid_until_;
+  store::Clock::time_point renew_after_;
+};
+
+}  // namespace onceorder

@@ -1,0 +1,50 @@
+// The application behind the socket: routes a parsed request, checks its token, runs the
+// handler and always comes back with a response (errors as problem+json, exceptions as
+// 500). Knows nothing about connections; the server calls it on a worker thread.
+// Thread-safety: handle() may run on many threads at once.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "http/auth.hpp"
+#include "http/message.hpp"
+#include "http/metrics.hpp"
+#include "http/routes.hpp"
+#include "onceorder/numbering.hpp"
+#include "onceorder/store.hpp"
+
+namespace onceorder::http {
+
+class Api {
+ public:
+  // `tokens`: nullopt turns authentication off.
+  Api(store::Database& db, std::optional<TokenTable> tokens, std::string web_dir);
+  Api(const Api&) = delete;
+  Api& operator=(const Api&) = delete;
+
+  // Answers `req` within `deadline`. Sets `route` to the route pattern for logs and
+  // metrics. Never throws.
+  Response handle(const Request& req, Deadline deadline, std::string_view& route);
+
+  // The route pattern of a target, for answers the server gives without handling the
+  // request (body too large, queue full).
+  static std::string_view route_label(std::string_view target);
+
+  // True for requests answered without blocking (liveness), which the server may run on
+  // its I/O thread.
+  static bool answers_inline(const Request& req);
+
+  HttpMetrics& metrics() { return metrics_; }
+
+ private:
+  Response dispatch(const RouteMatch& m, const Request& req, Deadline deadline);
+
+  Numbering numbering_;
+  std::optional<TokenTable> tokens_;
+  HttpMetrics metrics_;
+  Services services_;
+};
+
+}  // namespace onceorder::http

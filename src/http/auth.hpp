@@ -1,0 +1,54 @@
+// Bearer-token authentication from a tokens file (`--tokens FILE`): one `token role` per
+// line, roles `admin`, `operator` and `customer:<id>`; blank lines and `#` comments are
+// allowed. A TokenTable is immutable after loading and safe to share between threads.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "onceorder/status.hpp"
+
+namespace onceorder::http {
+
+enum class Role { admin, operator_, customer };
+
+struct Principal {
+  Role role = Role::admin;
+  std::int64_t customer_id = 0;  // customers only
+
+  bool operator==(const Principal&) const = default;
+};
+
+class TokenTable {
+ public:
+  // Parses the file's text. A malformed line, a duplicate token or a file without any
+  // token is an error naming the line (or the file).
+  static Result<TokenTable> parse(std::string_view text);
+  static Result<TokenTable> load(const std::string& path);
+
+  // The principal a token stands for. Compares against every entry in constant time per
+  // entry so that response timing does not reveal how much of a token was right.
+  std::optional<Principal> find(std::string_view token) const;
+  size_t size() const { return entries_.size(); }
+
+ private:
+  std::vector<std::pair<std::string, Principal>> entries_;
+};
+
+// Who may call a route.
+enum class Access {
+  open,   // anyone (health, metrics, dashboard files)
+  staff,  // admin or operator (scopes, documents, invariants)
+};
+
+// Checks an `Authorization` header value (nullopt: no header) against `tokens`; no table
+// means authentication is off. unauthorized (401) for a missing or unknown token,
+// forbidden (403) for a role the route does not allow.
+Status authorize(const TokenTable* tokens, std::optional<std::string_view> authorization,
+                 Access access);
+
+}  // namespace onceorder::http

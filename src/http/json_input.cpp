@@ -1,0 +1,119 @@
+#include "http/json_input.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+namespace onceorder::http {
+namespace {
+
+using json = nlohmann::json;
+
+// Deeper bodies are refused: no request of the API nests beyond a few levels, and a
+// bound keeps hostile bodies cheap.
+constexpr int kMaxDepth = 32;
+
+}  // namespace
+
+Result<json> parse_object(std::string_view body) {
+  if (body.empty()) {
+    return Status(Code::invalid_json, "the body is empty; expected a JSON object");
+  }
+  // One set of member names per open object, to find repeated members (the parser would
+  // silently keep the last one).
+  std::vector<std::set<std::string>> open;
+  std::string repeated;
+  bool too_deep = false;
+  auto watch = [&](int depth, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        if (depth >= kMaxDepth) too_deep = true;
+        if (event == json::parse_event_t::object_start) open.emplace_back();
+        return !too_deep;
+      case json::parse_event_t::object_end:
+        if (!open.empty()) open.pop_back();
+        return true;
+      case json::parse_event_t::key:
+        if (!open.empty() && !open.back().insert(parsed.get<std::string>()).second &&
+            repeated.empty()) {
+          repeated = parsed.get<std::string>();
+        }
+        return true;
+      default:
+        return true;
+    }
+  };
+  json value = json::parse(body.begin(), body.end(), watch, /*allow_exceptions=*/false);
+  if (value.is_discarded() && !too_deep) {
+    return Status(Code::invalid_json, "the body is not valid JSON (UTF-8)");
+  }
+  if (too_deep) {
+    return Status(Code::invalid_request,
+                  fmt::format("the body nests deeper than {} levels", kMaxDepth));
+  }
+  if (!value.is_object()) {
+    return Status(Code::invalid_request,
+                  fmt::format("the body must be a JSON object, not {}", value.type_name()));
+  }
+  if (!repeated.empty()) {
+    return Status(Code::invalid_request, "a member appears more than once",
+                  {FieldError{repeated, "appears more than once"}});
+  }
+  return value;
+}
+
+const json* FieldReader::member(const std::string& name, bool required) {
+  known_.insert(name);
+  const auto it = object_.find(name);
+  if (it == object_.end()) {
+    if (required) add_error(name, "is required");
+    return nullptr;
+  }
+  return &*it;
+}
+
+std::optional<std::int64_t> FieldReader::integer(const std::string& name, std::int64_t min,
+                                                 std::int64_t max, bool required) {
+  const json* v = member(name, required);
+  if (v == nullptr) return std::nullopt;
+  const std::string range = fmt::format("must be an integer from {} to {}", min, max);
+  std::optional<std::int64_t> out;
+  if (v->is_number_unsigned()) {
+    const auto u = v->get<std::uint64_t>();
+    if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      out = static_cast<std::int64_t>(u);
+    }
+  } else if (v->is_number_integer()) {
+    out = v->get<std::int64_t>();
+  }
+  if (!out || *out < min || *out > max) {
+    add_error(name, range);
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<std::string> FieldReader::string(const std::string& name, bool required) {
+  const json* v = member(name, required);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_string()) {
+    add_error(name, "must be a string");
+    return std::nullopt;
+  }
+  return v->get<std::string>();
+}
+
+void FieldReader::add_error(std::string field, std::string message) {
+  errors_.push_back({std::move(field), std::move(message)});
+}
+
+Status FieldReader::finish() {
+  for (const auto& [name, _] : object_.items()) {
+    if (!known_.contains(name)) add_error(name, "is not a known field");
+  }
+  if (errors_.empty()) return Status::Ok();
+  return Status(Code::invalid_request, "invalid request", errors_);
+}
+
+}  // namespace onceorder::http

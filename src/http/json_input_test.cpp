@@ -1,0 +1,81 @@
+#include "http/json_input.hpp"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+namespace onceorder::http {
+namespace {
+
+TEST(ParseObject, AcceptsOnlyOneObject) {
+  EXPECT_TRUE(parse_object(R"({"a": 1})").ok());
+  EXPECT_TRUE(parse_object(R"(  {}  )").ok());
+  EXPECT_EQ(parse_object("").status().code(), Code::invalid_json);
+  EXPECT_EQ(parse_object("{").status().code(), Code::invalid_json);
+  EXPECT_EQ(parse_object(R"({"a": 1} x)").status().code(), Code::invalid_json);
+  EXPECT_EQ(parse_object("{\"a\": \"\xc3\"}").status().code(), Code::invalid_json);
+  EXPECT_EQ(parse_object("[]").status().code(), Code::invalid_request);
+  EXPECT_EQ(parse_object("1").status().code(), Code::invalid_request);
+  EXPECT_EQ(parse_object("null").status().code(), Code::invalid_request);
+}
+
+TEST(ParseObject, RejectsRepeatedMembers) {
+  auto r = parse_object(R"({"a": 1, "b": {"a": 2}, "a": 3})");
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.status().fields().size(), 1u);
+  EXPECT_EQ(r.status().fields()[0].field, "a");
+  EXPECT_TRUE(parse_object(R"({"a": {"a": {"a": 1}}})").ok());
+}
+
+TEST(ParseObject, RejectsDeepNesting) {
+  std::string deep = "{\"a\":" + std::string(100, '[') + std::string(100, ']') + "}";
+  EXPECT_EQ(parse_object(deep).status().code(), Code::invalid_request);
+  std::string huge(200000, '[');
+  EXPECT_FALSE(parse_object(huge).ok());
+}
+
+TEST(FieldReader, IntegersAreExact) {
+  auto body = parse_object(
+      R"({"i": 4, "f": 4.0, "e": 1e3, "s": "4", "b": true, "n": null, "neg": -5,
+          "big": 9223372036854775807, "huge": 9223372036854775808})");
+  ASSERT_TRUE(body.ok());
+  FieldReader r(*body);
+  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(r.integer("i", 1, 10), 4);
+  EXPECT_EQ(r.integer("f", 1, 10), std::nullopt);
+  EXPECT_EQ(r.integer("e", 1, 10000), std::nullopt);
+  EXPECT_EQ(r.integer("s", 1, 10), std::nullopt);
+  EXPECT_EQ(r.integer("b", 0, 10), std::nullopt);
+  EXPECT_EQ(r.integer("n", 0, 10), std::nullopt);
+  EXPECT_EQ(r.integer("neg", 0, 10), std::nullopt);
+  EXPECT_EQ(r.integer("big", 1, kMax), kMax);
+  EXPECT_EQ(r.integer("huge", 1, kMax), std::nullopt);
+  EXPECT_EQ(r.integer("absent", 1, 10), std::nullopt);
+  Status st = r.finish();
+  ASSERT_EQ(st.code(), Code::invalid_request);
+  std::vector<std::string> fields;
+  for (const auto& f : st.fields()) fields.push_back(f.field);
+  EXPECT_EQ(fields, (std::vector<std::string>{"f", "e", "s", "b", "n", "neg", "huge"}));
+}
+
+TEST(FieldReader, RequiredStringsAndUnknownMembers) {
+  auto body = parse_object(R"({"title": 1, "extra": "x"})");
+  ASSERT_TRUE(body.ok());
+  FieldReader r(*body);
+  EXPECT_EQ(r.string("title", true), std::nullopt);
+  EXPECT_EQ(r.string("name", true), std::nullopt);
+  Status st = r.finish();
+  ASSERT_EQ(st.fields().size(), 3u);
+  EXPECT_EQ(st.fields()[0].field, "title");
+  EXPECT_EQ(st.fields()[1].field, "name");
+  EXPECT_EQ(st.fields()[1].message, "is required");
+  EXPECT_EQ(st.fields()[2].field, "extra");
+
+  auto ok_body = parse_object(R"({"title": "x"})");
+  FieldReader ok(*ok_body);
+  EXPECT_EQ(ok.string("title", true), "x");
+  EXPECT_TRUE(ok.finish().ok());
+}
+
+}  // namespace
+}  // namespace onceorder::http

@@ -1,0 +1,79 @@
+#include "http/metrics.hpp"
+
+#include <fmt/format.h>
+
+namespace onceorder::http {
+
+std::string prom_label(std::string_view value) {
+  std::string out = "\"";
+  for (char c : value) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  out += '"';
+  return out;
+}
+
+void prom_header(std::string& out, std::string_view name, std::string_view type,
+                 std::string_view help) {
+  fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+}
+
+void HttpMetrics::record(std::string_view route, std::string_view method, int status,
+                         double seconds) {
+  std::lock_guard lock(mu_);
+  ++requests_[{std::string(route), std::string(method), status}];
+  auto it = durations_.find(route);
+  if (it == durations_.end()) it = durations_.emplace(std::string(route), Histogram{}).first;
+  Histogram& h = it->second;
+  for (size_t i = 0; i < kBuckets.size(); ++i) {
+    if (seconds <= kBuckets[i]) {
+      ++h.buckets[i];
+      break;
+    }
+  }
+  h.sum += seconds;
+  ++h.count;
+}
+
+void HttpMetrics::render(std::string& out) const {
+  auto put = std::back_inserter(out);
+  prom_header(out, "onceorder_http_requests_in_flight", "gauge",
+              "Requests accepted and not yet answered.");
+  fmt::format_to(put, "onceorder_http_requests_in_flight {}\n", in_flight_.load());
+
+  std::lock_guard lock(mu_);
+  prom_header(out, "onceorder_http_requests_total", "counter", "HTTP requests answered.");
+  for (const auto& [key, count] : requests_) {
+    const auto& [route, method, status] = key;
+    fmt::format_to(put, "onceorder_http_requests_total{{route={},method={},status=\"{}\"}} {}\n",
+                   prom_label(route), prom_label(method), status, count);
+  }
+  prom_header(out, "onceorder_http_request_duration_seconds", "histogram",
+              "Time from a request's arrival to its answer.");
+  for (const auto& [route, h] : durations_) {
+    const std::string label = prom_label(route);
+    std::uint64_t cumulative = 0;
+    for (size_t i = 0; i < kBuckets.size(); ++i) {
+      cumulative += h.buckets[i];
+      fmt::format_to(put,
+                     "onceorder_http_request_duration_seconds_bucket{{route={},le=\"{}\"}} {}\n",
+                     label, kBuckets[i], cumulative);
+    }
+    fmt::format_to(put,
+                   "onceorder_http_request_duration_seconds_bucket{{route={},le=\"+Inf\"}} {}\n",
+                   label, h.count);
+    fmt::format_to(put, "onceorder_http_request_duration_seconds_sum{{route={}}} {}\n", label,
+                   h.sum);
+    fmt::format_to(put, "onceorder_http_request_duration_seconds_count{{route={}}} {}\n", label,
+                   h.count);
+  }
+}
+
+}  // namespace onceorder::http

@@ -1,0 +1,47 @@
+// Request counters and latency histograms for /metrics, labelled by route pattern (never
+// the raw path, so the series stay few), plus the Prometheus text-format writer.
+// Thread-safety: HttpMetrics is safe to use from many threads at once.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+namespace onceorder::http {
+
+class HttpMetrics {
+ public:
+  void record(std::string_view route, std::string_view method, int status, double seconds);
+
+  // Requests accepted by the server and not yet answered (queued or running).
+  std::atomic<int>& in_flight() { return in_flight_; }
+
+  // Appends the HTTP series in Prometheus text format.
+  void render(std::string& out) const;
+
+ private:
+  static constexpr std::array<double, 12> kBuckets{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                   0.1,   0.25,   0.5,   1,    2.5,   5};
+  struct Histogram {
+    std::array<std::uint64_t, kBuckets.size()> buckets{};  // not cumulative
+    double sum = 0;
+    std::uint64_t count = 0;
+  };
+
+  std::atomic<int> in_flight_{0};
+  mutable std::mutex mu_;
+  std::map<std::tuple<std::string, std::string, int>, std::uint64_t> requests_;  // guarded
+  std::map<std::string, Histogram, std::less<>> durations_;                      // guarded
+};
+
+// Prometheus text-format helpers.
+std::string prom_label(std::string_view value);  // escaped and quoted
+void prom_header(std::string& out, std::string_view name, std::string_view type,
+                 std::string_view help);
+
+}  // namespace onceorder::http

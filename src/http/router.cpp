@@ -1,0 +1,150 @@
+#include "http/router.hpp"
+
+#include <array>
+
+namespace onceorder::http {
+namespace {
+
+using bhttp::verb;
+
+constexpr std::array kGetPut{verb::get, verb::put};
+constexpr std::array kGetPost{verb::get, verb::post};
+constexpr std::array kGet{verb::get};
+
+const std::array kRoutes{
+    Route{RouteId::scope, "/v1/scopes/{scope}", kGetPut, Access::staff},
+    Route{RouteId::scope_documents, "/v1/scopes/{scope}/documents", kGetPost, Access::staff},
+    Route{RouteId::invariants, "/v1/invariants", kGet, Access::staff},
+    Route{RouteId::healthz, "/healthz", kGet, Access::open},
+    Route{RouteId::readyz, "/readyz", kGet, Access::open},
+    Route{RouteId::metrics, "/metrics", kGet, Access::open},
+    Route{RouteId::dashboard, "/{file}", kGet, Access::open},
+};
+
+const Route& route(RouteId id) {
+  for (const Route& r : kRoutes) {
+    if (r.id == id) return r;
+  }
+  return kRoutes.back();
+}
+
+std::vector<std::string_view> segments(std::string_view path) {
+  std::vector<std::string_view> out;
+  path.remove_prefix(1);  // the leading '/'
+  for (;;) {
+    const size_t slash = path.find('/');
+    out.push_back(path.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  return out;
+}
+
+// A dashboard file name that cannot leave the web directory: no empty, hidden ('.',
+// '..', '.git') or escaped segments.
+bool is_safe_file(const std::vector<std::string_view>& segs) {
+  for (std::string_view s : segs) {
+    if (s.empty() || s.front() == '.') return false;
+    for (char c : s) {
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == '-';
+      if (!ok) return false;
+    }
+  }
+  return true;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::optional<std::string> percent_decode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%') {
+      if (i + 2 >= s.size()) return std::nullopt;
+      const int hi = hex_value(s[i + 1]);
+      const int lo = hex_value(s[i + 2]);
+      if (hi < 0 || lo < 0) return std::nullopt;
+      out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<RouteMatch> match_route(std::string_view path) {
+  if (!path.starts_with('/')) return std::nullopt;
+  if (path == "/") return RouteMatch{&route(RouteId::dashboard), "", "index.html"};
+  const auto segs = segments(path);
+  if (segs[0] == "v1") {
+    if (segs.size() == 2 && segs[1] == "invariants") {
+      return RouteMatch{&route(RouteId::invariants), "", ""};
+    }
+    if (segs.size() >= 3 && segs.size() <= 4 && segs[1] == "scopes" && !segs[2].empty()) {
+      if (segs.size() == 3) return RouteMatch{&route(RouteId::scope), std::string(segs[2]), ""};
+      if (segs[3] == "documents") {
+        return RouteMatch{&route(RouteId::scope_documents), std::string(segs[2]), ""};
+      }
+    }
+    return std::nullopt;
+  }
+  if (segs.size() == 1) {
+    if (segs[0] == "healthz") return RouteMatch{&route(RouteId::healthz), "", ""};
+    if (segs[0] == "readyz") return RouteMatch{&route(RouteId::readyz), "", ""};
+    if (segs[0] == "metrics") return RouteMatch{&route(RouteId::metrics), "", ""};
+  }
+  if (!is_safe_file(segs)) return std::nullopt;
+  return RouteMatch{&route(RouteId::dashboard), "", std::string(path.substr(1))};
+}
+
+std::string allow_header(const Route& r) {
+  std::string out;
+  for (verb v : r.methods) {
+    if (!out.empty()) out += ", ";
+    out += std::string(bhttp::to_string(v));
+  }
+  return out;
+}
+
+std::pair<std::string_view, std::string_view> split_target(std::string_view target) {
+  const size_t q = target.find('?');
+  if (q == std::string_view::npos) return {target, {}};
+  return {target.substr(0, q), target.substr(q + 1)};
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> parse_query(std::string_view query) {
+  std::vector<std::pair<std::string, std::string>> out;
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    const size_t eq = pair.find('=');
+    auto name = percent_decode(pair.substr(0, eq));
+    auto value = percent_decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1));
+    if (!name || !value) {
+      return Status(Code::invalid_request, "the query string has a bad percent escape");
+    }
+    for (const auto& [seen, _] : out) {
+      if (seen == *name) {
+        return Status(Code::invalid_request, "a query parameter appears more than once",
+                      {FieldError{*name, "appears more than once"}});
+      }
+    }
+    out.emplace_back(std::move(*name), std::move(*value));
+  }
+  return out;
+}
+
+}  // namespace onceorder::http

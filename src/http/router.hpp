@@ -1,0 +1,50 @@
+// Maps a request path to one of the server's routes. The route's pattern
+// ("/v1/scopes/{scope}/documents") labels metrics and logs, so a raw path never does.
+// Pure and thread-safe.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "http/auth.hpp"
+#include "http/message.hpp"
+#include "onceorder/status.hpp"
+
+namespace onceorder::http {
+
+enum class RouteId { scope, scope_documents, invariants, healthz, readyz, metrics, dashboard };
+
+struct Route {
+  RouteId id;
+  std::string_view pattern;
+  std::span<const bhttp::verb> methods;
+  Access access;
+};
+
+struct RouteMatch {
+  const Route* route = nullptr;
+  std::string scope;  // the {scope} segment, as sent (validated by the handler)
+  std::string file;   // dashboard: the file path relative to the web directory
+};
+
+// The route `path` (without query) belongs to, or nullopt (404).
+std::optional<RouteMatch> match_route(std::string_view path);
+
+// Label for requests that matched no route.
+inline constexpr std::string_view kUnmatchedRoute = "unmatched";
+
+// "GET, PUT" for the Allow header of a 405.
+std::string allow_header(const Route& route);
+
+// Splits "a?b" into path and query.
+std::pair<std::string_view, std::string_view> split_target(std::string_view target);
+
+// Decodes `a=1&b=2` (percent escapes, '+' as space). invalid_request on a bad escape or
+// a repeated name.
+Result<std::vector<std::pair<std::string, std::string>>> parse_query(std::string_view query);
+
+}  // namespace onceorder::http

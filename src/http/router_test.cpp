@@ -1,0 +1,60 @@
+#include "http/router.hpp"
+
+#include <gtest/gtest.h>
+
+namespace onceorder::http {
+namespace {
+
+RouteId id_of(std::string_view path) { return match_route(path).value().route->id; }
+
+TEST(Router, MatchesPatterns) {
+  EXPECT_EQ(id_of("/v1/scopes/S-1"), RouteId::scope);
+  EXPECT_EQ(match_route("/v1/scopes/S-1")->scope, "S-1");
+  EXPECT_EQ(id_of("/v1/scopes/S-1/documents"), RouteId::scope_documents);
+  EXPECT_EQ(match_route("/v1/scopes/a b/documents")->scope, "a b");  // handler rejects it
+  EXPECT_EQ(id_of("/v1/invariants"), RouteId::invariants);
+  EXPECT_EQ(id_of("/healthz"), RouteId::healthz);
+  EXPECT_EQ(id_of("/readyz"), RouteId::readyz);
+  EXPECT_EQ(id_of("/metrics"), RouteId::metrics);
+  EXPECT_EQ(match_route("/v1/scopes/S")->route->pattern, "/v1/scopes/{scope}");
+}
+
+TEST(Router, DashboardFilesStayInsideTheWebDirectory) {
+  EXPECT_EQ(match_route("/")->file, "index.html");
+  EXPECT_EQ(match_route("/app.js")->file, "app.js");
+  EXPECT_EQ(match_route("/img/logo.svg")->file, "img/logo.svg");
+  for (std::string_view bad : {"/../etc/passwd", "/a/../../b", "/.git/config", "/a//b", "/a%2e%2e",
+                               "/a\\b", "/app.js/", ""}) {
+    EXPECT_FALSE(match_route(bad).has_value()) << bad;
+  }
+}
+
+TEST(Router, UnknownApiPathsDoNotMatch) {
+  for (std::string_view p : {"/v1", "/v1/", "/v1/scopes", "/v1/scopes/", "/v1/scopes//documents",
+                             "/v1/scopes/S/documents/1", "/v1/scopes/S/other", "/v1/x"}) {
+    EXPECT_FALSE(match_route(p).has_value()) << p;
+  }
+}
+
+TEST(Router, AllowHeader) {
+  EXPECT_EQ(allow_header(*match_route("/v1/scopes/S")->route), "GET, PUT");
+  EXPECT_EQ(allow_header(*match_route("/v1/scopes/S/documents")->route), "GET, POST");
+}
+
+TEST(Query, SplitsAndDecodes) {
+  EXPECT_EQ(split_target("/a?b=1").first, "/a");
+  EXPECT_EQ(split_target("/a?b=1").second, "b=1");
+  EXPECT_EQ(split_target("/a").second, "");
+  auto q = parse_query("after=5&limit=%31%30&&x=a+b&flag");
+  ASSERT_TRUE(q.ok());
+  ASSERT_EQ(q->size(), 4u);
+  EXPECT_EQ((*q)[1], (std::pair<std::string, std::string>{"limit", "10"}));
+  EXPECT_EQ((*q)[2].second, "a b");
+  EXPECT_EQ((*q)[3].second, "");
+  EXPECT_FALSE(parse_query("a=%zz").ok());
+  EXPECT_FALSE(parse_query("a=%4").ok());
+  EXPECT_FALSE(parse_query("a=1&a=2").ok());
+}
+
+}  // namespace
+}  // namespace onceorder::http

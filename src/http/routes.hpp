@@ -1,0 +1,43 @@
+// The route handlers, one file per group: routes_scopes.cpp (document numbers),
+// routes_ops.cpp (health, readiness, metrics, invariants), static_files.cpp (dashboard).
+// Each turns one request into one response; errors come back as problem+json. Handlers
+// block on the database and run on the worker pool. Thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "http/message.hpp"
+#include "http/metrics.hpp"
+#include "http/router.hpp"
+#include "onceorder/numbering.hpp"
+#include "onceorder/store.hpp"
+
+namespace onceorder::http {
+
+// What the handlers work with; owned by the server, outlives every request.
+struct Services {
+  store::Database& db;
+  Numbering& numbering;
+  const HttpMetrics& metrics;
+  std::string web_dir;
+};
+
+using Deadline = store::Clock::time_point;
+
+Response put_scope(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response get_scope(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response post_document(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response list_documents(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+
+Response get_invariants(Services& s, Deadline deadline);
+Response get_healthz();
+Response get_readyz(Services& s, Deadline deadline);
+Response get_metrics(Services& s, Deadline deadline);
+
+Response get_dashboard_file(const Services& s, const RouteMatch& m);
+
+// invalid_request naming every query parameter when a route takes none.
+Status no_query_parameters(std::string_view target);
+
+}  // namespace onceorder::http

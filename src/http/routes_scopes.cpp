@@ -1,0 +1,166 @@
+#include <limits>
+
+#include "http/json_input.hpp"
+#include "http/problem.hpp"
+#include "http/routes.hpp"
+
+namespace onceorder::http {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr boost::beast::string_view kIdempotencyKey = "Idempotency-Key";
+constexpr int kDefaultLimit = 100;
+constexpr int kMaxLimit = 1000;
+
+Status bad_scope() {
+  return Status(Code::invalid_request, "invalid scope",
+                {FieldError{"scope", "must be 1–64 characters of A-Z, a-z, 0-9, '.', '_' or '-'"}});
+}
+
+json scope_json(const ScopeInfo& s) {
+  return {{"scope", s.scope},       {"width", s.format.width},    {"radix", s.format.radix},
+          {"max", s.format.max},    {"last_value", s.last_value}, {"issued", s.issued},
+          {"imported", s.imported}, {"remaining", s.remaining()}};
+}
+
+// Exactly the members of API.md's 201 answer: a replay must reproduce it byte for byte.
+json issued_json(const Document& d) {
+  return {{"scope", d.scope},
+          {"number", d.number},
+          {"value", d.value},
+          {"title", d.title},
+          {"created_at", d.created_at}};
+}
+
+json listed_json(const Document& d) {
+  json out = issued_json(d);
+  out["origin"] = d.origin;
+  out["scheme"] = d.scheme;
+  return out;
+}
+
+// A non-negative decimal integer in [min, max], digits only ("+1", "1.0", "" are not).
+std::optional<std::int64_t> parse_int(std::string_view text, std::int64_t min, std::int64_t max) {
+  if (text.empty()) return std::nullopt;
+  std::int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const int d = c - '0';
+    if (v > (std::numeric_limits<std::int64_t>::max() - d) / 10) return std::nullopt;
+    v = v * 10 + d;
+  }
+  if (v < min || v > max) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+Status no_query_parameters(std::string_view target) {
+  auto params = parse_query(split_target(target).second);
+  if (!params.ok()) return params.status();
+  if (params->empty()) return Status::Ok();
+  std::vector<FieldError> errors;
+  for (const auto& [name, _] : *params) errors.push_back({name, "is not a known parameter"});
+  return Status(Code::invalid_request, "this route takes no query parameters", std::move(errors));
+}
+
+Response put_scope(Services& s, const RouteMatch& m, const Request& req, Deadline deadline) {
+  if (!is_valid_scope_name(m.scope)) return problem_response(bad_scope());
+  if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
+  auto body = parse_object(req.body());
+  if (!body.ok()) return problem_response(body.status());
+
+  FieldReader fields(*body);
+  const ScopeFormat defaults;
+  ScopeFormat format;
+  format.width = static_cast<int>(fields.integer("width", 1, 18).value_or(defaults.width));
+  format.radix = static_cast<int>(fields.integer("radix", 2, 36).value_or(defaults.radix));
+  format.max =
+      fields.integer("max", 1, std::numeric_limits<std::int64_t>::max()).value_or(defaults.max);
+  if (Status st = fields.finish(); !st.ok()) return problem_response(st);
+
+  auto configured = s.numbering.configure(m.scope, format, deadline);
+  if (!configured.ok()) return problem_response(configured.status());
+  return json_response(configured->created ? bhttp::status::created : bhttp::status::ok,
+                       scope_json(configured->info));
+}
+
+Response get_scope(Services& s, const RouteMatch& m, const Request& req, Deadline deadline) {
+  if (!is_valid_scope_name(m.scope)) return problem_response(bad_scope());
+  if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
+  auto info = s.numbering.scope(m.scope, deadline);
+  if (!info.ok()) return problem_response(info.status());
+  return json_response(bhttp::status::ok, scope_json(*info));
+}
+
+Response post_document(Services& s, const RouteMatch& m, const Request& req, Deadline deadline) {
+  if (!is_valid_scope_name(m.scope)) return problem_response(bad_scope());
+  if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
+  auto body = parse_object(req.body());
+  if (!body.ok()) return problem_response(body.status());
+
+  FieldReader fields(*body);
+  IssueRequest issue;
+  issue.scope = m.scope;
+  auto title = fields.string("title", /*required=*/true);
+  if (title) issue.title = std::move(*title);
+  // The key is validated with the body so that one answer lists every problem.
+  const auto keys = req.count(kIdempotencyKey);
+  if (keys > 1) {
+    fields.add_error(std::string(sv(kIdempotencyKey)), "must be sent at most once");
+  } else if (keys == 1) {
+    issue.idempotency_key = std::string(sv(req[kIdempotencyKey]));
+    if (!is_valid_idempotency_key(*issue.idempotency_key)) {
+      fields.add_error(std::string(sv(kIdempotencyKey)),
+                       "must be 1–255 printable ASCII characters");
+    }
+  }
+  if (Status st = fields.finish(); !st.ok()) return problem_response(st);
+
+  auto issued = s.numbering.issue(issue, deadline);
+  if (!issued.ok()) return problem_response(issued.status());
+  Response res = json_response(bhttp::status::created, issued_json(issued->document));
+  if (issued->replayed) res.set("Idempotent-Replayed", "true");
+  return res;
+}
+
+Response list_documents(Services& s, const RouteMatch& m, const Request& req, Deadline deadline) {
+  if (!is_valid_scope_name(m.scope)) return problem_response(bad_scope());
+  auto params = parse_query(split_target(sv(req.target())).second);
+  if (!params.ok()) return problem_response(params.status());
+
+  std::int64_t after = 0;
+  int limit = kDefaultLimit;
+  std::vector<FieldError> errors;
+  for (const auto& [name, value] : *params) {
+    if (name == "after") {
+      auto v = parse_int(value, 0, std::numeric_limits<std::int64_t>::max());
+      if (v)
+        after = *v;
+      else
+        errors.push_back({"after", "must be an integer ≥ 0"});
+    } else if (name == "limit") {
+      auto v = parse_int(value, 1, kMaxLimit);
+      if (v)
+        limit = static_cast<int>(*v);
+      else
+        errors.push_back({"limit", "must be an integer from 1 to 1000"});
+    } else {
+      errors.push_back({name, "is not a known parameter (after, limit)"});
+    }
+  }
+  if (!errors.empty()) {
+    return problem_response(Status(Code::invalid_request, "invalid query", std::move(errors)));
+  }
+
+  auto page = s.numbering.list(m.scope, after, limit, deadline);
+  if (!page.ok()) return problem_response(page.status());
+  json docs = json::array();
+  for (const Document& d : page->documents) docs.push_back(listed_json(d));
+  return json_response(bhttp::status::ok, {{"documents", std::move(docs)},
+                                           {"next_after", page->next_after ? json(*page->next_after)
+                                                                           : json(nullptr)}});
+}
+
+}  // namespace onceorder::http

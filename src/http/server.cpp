@@ -1,0 +1,342 @@
+#include "onceorder/http_server.hpp"
+
+#include <utility>  // before any Asio header (Boost 1.74 awaitable.hpp misses it)
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <csignal>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "http/api.hpp"
+#include "http/listen_address.hpp"
+#include "http/problem.hpp"
+
+namespace onceorder {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using asio::ip::tcp;
+using http::Request;
+using http::Response;
+
+constexpr auto kUseAwaitable = asio::use_awaitable;
+// Requests that may wait for a worker, per worker, before new ones are turned away.
+constexpr int kQueuePerWorker = 4;
+// How long, and how much, to read away after refusing an unread body.
+constexpr auto kLingerTime = std::chrono::seconds(2);
+constexpr std::size_t kLingerBytes = 16 * 1024 * 1024;
+
+// Completion of a detached coroutine: exceptions are logged, never lost silently.
+auto log_failure(std::string_view what) {
+  return [what](std::exception_ptr e) {
+    if (!e) return;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      spdlog::error("http {} failed: {}", what, ex.what());
+    }
+  };
+}
+
+// One client connection, as seen by stop(): idle ones are closed, busy ones finish.
+struct SessionEntry {
+  beast::tcp_stream* stream = nullptr;
+  bool busy = false;
+};
+
+class ServerImpl final : public Server {
+ public:
+  ServerImpl(store::Database& db, ServerOptions options, std::optional<http::TokenTable> tokens,
+             int workers)
+      : options_(std::move(options)),
+        workers_count_(workers),
+        api_(db, std::move(tokens), options_.web_dir),
+        workers_(static_cast<std::size_t>(workers)),
+        acceptor_(io_) {}
+
+  ~ServerImpl() override {
+    stop();
+    wait();
+  }
+
+  Status listen(const tcp::endpoint& endpoint) {
+    beast::error_code ec;
+    acceptor_.open(endpoint.protocol(), ec);
+    if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_.bind(endpoint, ec);
+    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      return Status(Code::unavailable,
+                    fmt::format("cannot listen on {}: {}", options_.listen, ec.message()));
+    }
+    port_ = acceptor_.local_endpoint().port();
+    return Status::Ok();
+  }
+
+  void run() {
+    asio::co_spawn(io_, accept_loop(), log_failure("acceptor"));
+    io_thread_ = std::thread([this] { io_.run(); });
+  }
+
+  std::uint16_t port() const override { return port_; }
+
+  void stop() override {
+    asio::post(io_, [this] { begin_stop(); });
+  }
+
+  void wait() override {
+    std::lock_guard lock(wait_mu_);
+    if (io_thread_.joinable()) io_thread_.join();
+    workers_.join();
+  }
+
+  void handle_signals() override {
+    std::lock_guard lock(signals_mu_);
+    if (signals_) return;
+    signals_.emplace(io_, SIGINT, SIGTERM);
+    signals_->async_wait([this](const beast::error_code& ec, int signal) {
+      if (ec) return;
+      spdlog::info("received signal {}: stopping", signal);
+      begin_stop();
+    });
+  }
+
+ private:
+  // Runs on the I/O thread.
+  void begin_stop() {
+    if (stopping_) return;
+    stopping_ = true;
+    beast::error_code ec;
+    acceptor_.close(ec);
+    {
+      std::lock_guard lock(signals_mu_);
+      if (signals_) signals_->cancel(ec);
+    }
+    int busy = 0;
+    for (SessionEntry* s : sessions_) {
+      if (s->busy)
+        ++busy;
+      else
+        s->stream->cancel();
+    }
+    spdlog::info("http server stopping: {} request(s) in flight will finish", busy);
+  }
+
+  asio::awaitable<void> accept_loop() {
+    for (;;) {
+      beast::error_code ec;
+      tcp::socket socket = co_await acceptor_.async_accept(asio::redirect_error(kUseAwaitable, ec));
+      if (stopping_) co_return;
+      if (ec) {
+        // Out of descriptors or similar: pause instead of spinning on the error.
+        spdlog::warn("http accept failed: {}", ec.message());
+        asio::steady_timer pause(io_, std::chrono::milliseconds(100));
+        co_await pause.async_wait(asio::redirect_error(kUseAwaitable, ec));
+        continue;
+      }
+      socket.set_option(tcp::no_delay(true), ec);
+      asio::co_spawn(io_, session(std::move(socket)), log_failure("session"));
+    }
+  }
+
+  asio::awaitable<void> session(tcp::socket socket) {
+    beast::tcp_stream stream(std::move(socket));
+    SessionEntry entry{&stream, false};
+    sessions_.insert(&entry);
+    struct Unregister {
+      std::set<SessionEntry*>& set;
+      SessionEntry* entry;
+      ~Unregister() { set.erase(entry); }
+    } unregister{sessions_, &entry};
+
+    beast::flat_buffer buffer;
+    bool linger = false;
+    while (!stopping_ && !linger) {
+      entry.busy = false;
+      bhttp::request_parser<bhttp::string_body> parser;
+      parser.body_limit(options_.body_limit);
+      stream.expires_after(options_.idle_timeout);
+      beast::error_code ec = co_await read_request(stream, buffer, parser, entry);
+      const auto arrival = store::Clock::now();
+      stream.expires_never();
+
+      Response res;
+      std::string_view route = http::kUnmatchedRoute;
+      // Unknown methods share one label: a client must not be able to mint series.
+      const std::string_view method = parser.get().method() == bhttp::verb::unknown
+                                          ? "OTHER"
+                                          : http::sv(bhttp::to_string(parser.get().method()));
+      if (ec) {
+        auto refusal = refuse_unreadable(ec, parser, route);
+        if (!refusal) break;  // closed, idle timeout, reset or stopped: nobody to answer
+        res = std::move(*refusal);
+        linger = true;  // the rest of the request was never read: close after answering
+      } else {
+        Request req = parser.release();
+        res = co_await answer(req, arrival, route);
+        res.keep_alive(req.keep_alive());
+      }
+      res.version(11);
+      http::add_common_headers(res);
+      if (linger || stopping_) res.keep_alive(false);
+
+      const double seconds = std::chrono::duration<double>(store::Clock::now() - arrival).count();
+      api_.metrics().record(route, method, res.result_int(), seconds);
+      spdlog::info("http method={} route={} status={} duration_ms={:.2f}", method, route,
+                   res.result_int(), seconds * 1000);
+
+      stream.expires_after(options_.idle_timeout);
+      co_await bhttp::async_write(stream, res, asio::redirect_error(kUseAwaitable, ec));
+      if (ec || !res.keep_alive()) break;
+    }
+    beast::error_code ec;
+    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (linger) co_await drain(stream);
+    stream.socket().close(ec);
+  }
+
+  // Reads one request; `entry` turns busy once its header arrived (stop() then lets it
+  // finish). Answers `Expect: 100-continue` so that such clients send their body.
+  static asio::awaitable<beast::error_code> read_request(
+      beast::tcp_stream& stream, beast::flat_buffer& buffer,
+      bhttp::request_parser<bhttp::string_body>& parser, SessionEntry& entry) {
+    beast::error_code ec;
+    co_await bhttp::async_read_header(stream, buffer, parser,
+                                      asio::redirect_error(kUseAwaitable, ec));
+    if (ec) co_return ec;
+    entry.busy = true;
+    if (beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
+      bhttp::response<bhttp::empty_body> go_on{bhttp::status::continue_, 11};
+      co_await bhttp::async_write(stream, go_on, asio::redirect_error(kUseAwaitable, ec));
+      if (ec) co_return ec;
+    }
+    if (!parser.is_done()) {
+      co_await bhttp::async_read(stream, buffer, parser, asio::redirect_error(kUseAwaitable, ec));
+    }
+    co_return ec;
+  }
+
+  // The answer to a request that could not be read: 413 past the body limit, 400 when it
+  // is not HTTP; nullopt when the peer is gone and nothing should be sent.
+  std::optional<Response> refuse_unreadable(const beast::error_code& ec,
+                                            const bhttp::request_parser<bhttp::string_body>& parser,
+                                            std::string_view& route) const {
+    if (ec == bhttp::error::body_limit) {
+      route = http::Api::route_label(http::sv(parser.get().target()));
+      return http::problem_response(
+          Status(Code::payload_too_large,
+                 fmt::format("the body is larger than {} bytes", options_.body_limit)));
+    }
+    const bool parse_error =
+        ec.category() == bhttp::make_error_code(bhttp::error::end_of_stream).category() &&
+        ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message;
+    if (!parse_error) return std::nullopt;
+    return http::problem_response(
+        Status(Code::invalid_request, "malformed HTTP request: " + ec.message()));
+  }
+
+  // After refusing a request whose body was not read, keep reading (and discarding) for a
+  // moment: closing with unread data would reset the connection and the client might
+  // never see the answer.
+  static asio::awaitable<void> drain(beast::tcp_stream& stream) {
+    std::array<char, 16 * 1024> sink;
+    std::size_t drained = 0;
+    beast::error_code ec;
+    stream.expires_after(kLingerTime);
+    while (drained < kLingerBytes && !ec) {
+      drained += co_await stream.async_read_some(asio::buffer(sink),
+                                                 asio::redirect_error(kUseAwaitable, ec));
+    }
+  }
+
+  // Runs the request on a worker, unless too many already wait for one. Liveness is
+  // answered here: a saturated pool must not make the process look dead.
+  asio::awaitable<Response> answer(const Request& req, store::Clock::time_point arrival,
+                                   std::string_view& route) {
+    const auto deadline = arrival + options_.request_deadline;
+    if (http::Api::answers_inline(req)) co_return api_.handle(req, deadline, route);
+    auto& in_flight = api_.metrics().in_flight();
+    if (in_flight.load() >= workers_count_ * (1 + kQueuePerWorker)) {
+      route = http::Api::route_label(http::sv(req.target()));
+      co_return http::problem_response(
+          Status(Code::busy, "the server has too many requests waiting; retry"));
+    }
+    in_flight.fetch_add(1);
+    struct Done {
+      std::atomic<int>& n;
+      ~Done() { n.fetch_sub(1); }
+    } done{in_flight};
+    co_return co_await asio::co_spawn(
+        workers_.get_executor(),
+        [&]() -> asio::awaitable<Response> { co_return api_.handle(req, deadline, route); },
+        kUseAwaitable);
+  }
+
+  const ServerOptions options_;
+  const int workers_count_;
+  http::Api api_;
+  asio::io_context io_{1};
+  asio::thread_pool workers_;
+  tcp::acceptor acceptor_;
+  std::uint16_t port_ = 0;
+  std::thread io_thread_;
+  std::mutex wait_mu_;
+
+  std::mutex signals_mu_;
+  std::optional<asio::signal_set> signals_;  // guarded by signals_mu_
+
+  // I/O thread only.
+  bool stopping_ = false;
+  std::set<SessionEntry*> sessions_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Server>> Server::start(store::Database& db, ServerOptions options) {
+  OO_ASSIGN_OR_RETURN(auto host_port, http::parse_listen(options.listen));
+  OO_ASSIGN_OR_RETURN(auto endpoint, http::resolve_listen(host_port));
+  std::optional<http::TokenTable> tokens;
+  if (options.tokens_file) {
+    OO_ASSIGN_OR_RETURN(auto table, http::TokenTable::load(*options.tokens_file));
+    tokens = std::move(table);
+  } else if (!http::is_loopback(endpoint.address())) {
+    return Status(Code::invalid_request,
+                  fmt::format("refusing to listen on {} without --tokens: without tokens the "
+                              "server only listens on loopback (127.0.0.1, ::1, localhost)",
+                              options.listen));
+  }
+  if (options.web_dir.empty()) options.web_dir = ONCEORDER_WEB_DIR;
+  const int workers = options.workers > 0 ? options.workers : db.options().pool_size;
+  const bool auth = tokens.has_value();
+  const std::size_t token_count = auth ? tokens->size() : 0;
+
+  auto server = std::make_unique<ServerImpl>(db, options, std::move(tokens), workers);
+  OO_RETURN_IF_ERROR(server->listen(endpoint));
+  server->run();
+  if (auth) {
+    spdlog::info("listening on {} port {} ({} worker(s), {} token(s))",
+                 endpoint.address().to_string(), server->port(), workers, token_count);
+  } else {
+    spdlog::warn("listening on {} port {} on loopback WITHOUT authentication (no --tokens)",
+                 endpoint.address().to_string(), server->port());
+  }
+  return std::unique_ptr<Server>(std::move(server));
+}
+
+}  // namespace onceorder

@@ -1,0 +1,118 @@
+// Bearer tokens and the loopback-only rule without them.
+#include "e2e/http_fixture.hpp"
+
+namespace onceorder::testing {
+namespace {
+
+class AuthHttpTest : public HttpTest {
+ protected:
+  void start_with_tokens(const std::string& listen = "127.0.0.1:0") {
+    ServerOptions options;
+    options.listen = listen;
+    options.tokens_file = write_file("tokens", R"(# OnceOrder tokens
+admin-secret admin
+
+operator-secret   operator
+customer-secret customer:7
+)");
+    start_server(options);
+  }
+};
+
+Headers bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
+
+TEST_P(AuthHttpTest, TokensAreRequired) {
+  start_with_tokens();
+  const auto none = client().get("/v1/scopes/A");
+  expect_problem(none, 401, "unauthorized");
+  EXPECT_EQ(none.header("www-authenticate"), "Bearer");
+  expect_problem(client().get("/v1/scopes/A", bearer("wrong")), 401, "unauthorized");
+  expect_problem(client().get("/v1/scopes/A", bearer("admin-secre")), 401, "unauthorized");
+  expect_problem(client().get("/v1/scopes/A", {{"Authorization", "Basic YWRtaW46eA=="}}), 401,
+                 "unauthorized");
+  expect_problem(client().post("/v1/scopes/A/documents", R"({"title":"x"})"), 401, "unauthorized");
+  expect_problem(client().get("/v1/invariants"), 401, "unauthorized");
+}
+
+TEST_P(AuthHttpTest, CustomersMayNotTouchDocuments) {
+  start_with_tokens();
+  const auto customer = bearer("customer-secret");
+  expect_problem(client().put("/v1/scopes/A", "{}", customer), 403, "forbidden");
+  expect_problem(client().post("/v1/scopes/A/documents", R"({"title":"x"})", customer), 403,
+                 "forbidden");
+  expect_problem(client().get("/v1/scopes/A", customer), 403, "forbidden");
+  expect_problem(client().get("/v1/scopes/A/documents", customer), 403, "forbidden");
+  expect_problem(client().get("/v1/invariants", customer), 403, "forbidden");
+  // Nothing was written.
+  expect_problem(client().get("/v1/scopes/A", bearer("admin-secret")), 404, "not_found");
+}
+
+TEST_P(AuthHttpTest, AdminAndOperatorAreAllowed) {
+  start_with_tokens();
+  EXPECT_EQ(client().put("/v1/scopes/A", "{}", bearer("admin-secret")).status, 201);
+  EXPECT_EQ(
+      client().post("/v1/scopes/A/documents", R"({"title":"x"})", bearer("operator-secret")).status,
+      201);
+  EXPECT_EQ(client().get("/v1/scopes/A", {{"Authorization", "bearer operator-secret"}}).status,
+            200);
+  EXPECT_EQ(client().get("/v1/invariants", bearer("admin-secret")).status, 200);
+  // Health, readiness, metrics and the dashboard stay open.
+  EXPECT_EQ(client().get("/healthz").status, 200);
+  EXPECT_EQ(client().get("/readyz").status, 200);
+  EXPECT_EQ(client().get("/metrics").status, 200);
+  EXPECT_EQ(client().get("/").status, 200);
+}
+
+TEST_P(AuthHttpTest, WithTokensAnyAddressIsAllowed) {
+  start_with_tokens("0.0.0.0:0");
+  EXPECT_EQ(client().get("/healthz").status, 200);
+}
+
+TEST_P(AuthHttpTest, RefusesNonLoopbackWithoutTokens) {
+  for (const std::string listen : {"0.0.0.0:0", "[::]:0"}) {
+    ServerOptions options;
+    options.listen = listen;
+    auto server = Server::start(db(), options);
+    ASSERT_FALSE(server.ok()) << listen;
+    EXPECT_NE(server.status().message().find("--tokens"), std::string::npos)
+        << server.status().to_string();
+  }
+  for (const std::string listen : {"127.0.0.1:0", "127.1.2.3:0", "localhost:0"}) {
+    ServerOptions options;
+    options.listen = listen;
+    auto server = Server::start(db(), options);
+    EXPECT_TRUE(server.ok()) << listen << ": " << server.status().to_string();
+  }
+}
+
+TEST_P(AuthHttpTest, MalformedTokensFileIsAStartError) {
+  struct Case {
+    std::string text;
+    std::string expect;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"good admin\n# comment\nbad-line-without-role\n", "line 3"},
+           {"a admin\nb superuser\n", "line 2"},
+           {"a customer:x\n", "line 1"},
+           {"a admin\na operator\n", "line 2"},
+           {"# only comments\n\n", "no token"},
+       }) {
+    ServerOptions options;
+    options.listen = "127.0.0.1:0";
+    options.tokens_file = write_file("tokens", c.text);
+    auto server = Server::start(db(), options);
+    ASSERT_FALSE(server.ok()) << c.text;
+    EXPECT_NE(server.status().message().find(c.expect), std::string::npos)
+        << server.status().to_string();
+  }
+  ServerOptions missing;
+  missing.listen = "127.0.0.1:0";
+  missing.tokens_file = "/nonexistent/tokens";
+  EXPECT_FALSE(Server::start(db(), missing).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, AuthHttpTest, ::testing::ValuesIn(test_engines()),
+                         engine_param_name);
+
+}  // namespace
+}  // namespace onceorder::testing
