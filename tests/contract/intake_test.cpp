@@ -1,0 +1,489 @@
+// Order intake on every engine: the seed-004 acceptance list (second item out of stock,
+// lock order, failure after the first deduction, lock timeout is not out-of-stock,
+// replays) and seed 002's ids, as real races over several connections.
+#include <gtest/gtest.h>
+
+#include <barrier>
+#include <deque>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "contract/test_db.hpp"
+#include "onceorder/intake.hpp"
+#include "onceorder/invariants.hpp"
+#include "onceorder/scheduling.hpp"
+
+namespace onceorder::testing {
+namespace {
+
+class IntakeTest : public ::testing::TestWithParam<Engine> {
+ protected:
+  IntakeTest() : tdb_(GetParam()), db_(tdb_.open({.pool_size = 8})), intake_(*db_) {}
+
+  void stock(std::int64_t sku, std::int64_t available, std::int64_t price = 100) {
+    auto r = intake_.put_sku(1, sku, price, available, soon());
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+  }
+  std::int64_t available(std::int64_t sku) {
+    return tdb_
+        .sql("SELECT available FROM stock WHERE warehouse_id = 1 AND sku_id = " +
+             std::to_string(sku))
+        .at(0)
+        .i64(0);
+  }
+  std::int64_t count(const std::string& sql) { return tdb_.sql(sql).at(0).i64(0); }
+  Result<Placed> place(const std::string& key, std::vector<CartLine> lines,
+                       std::int64_t customer = 7, Intake* via = nullptr) {
+    return (via ? *via : intake_).place({customer, 1, std::move(lines), key}, soon());
+  }
+  void expect_invariants_hold() {
+    auto inv = check_invariants(*db_, soon());
+    ASSERT_TRUE(inv.ok()) << inv.status().to_string();
+    for (const auto& r : *inv)
+      EXPECT_EQ(r.violations, 0) << r.id << ": " << (r.sample.empty() ? "" : r.sample[0]);
+  }
+  // A second client holding row locks (SQLite: the write lock) until release().
+  struct Holder {
+    std::unique_ptr<store::Database> db;
+    std::optional<store::PooledConnection> conn;
+  };
+  Holder hold_sku(std::int64_t sku) {
+    Holder h{tdb_.open({.pool_size = 1}, false), std::nullopt};
+    auto c = h.db->acquire(soon());
+    EXPECT_TRUE(c.ok());
+    h.conn.emplace(std::move(*c));
+    EXPECT_TRUE((*h.conn)->begin(store::TxMode::write).ok());
+    // Statements keep views: their text lives in the fixture for the test's duration.
+    held_names_.push_back("t_hold_" + std::to_string(sku));
+    held_sql_.push_back(
+        "UPDATE stock SET available = available WHERE warehouse_id = 1 AND sku_id = " +
+        std::to_string(sku));
+    store::Statement stable{held_names_.back(), held_sql_.back()};
+    EXPECT_TRUE((*h.conn)->query(stable, {}).ok());
+    return h;
+  }
+
+  TestDb tdb_;
+  std::unique_ptr<store::Database> db_;
+  Intake intake_;
+  std::deque<std::string> held_sql_, held_names_;
+};
+
+TEST_P(IntakeTest, SecondItemOutOfStockChangesNothingAndReplaysEvenAfterRestock) {
+  stock(101, 5);
+  stock(202, 0);
+  auto r = place("k1", {{101, 2}, {202, 1}});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_TRUE(r->out_of_stock);
+  ASSERT_EQ(r->shortages.size(), 1u);
+  EXPECT_EQ(r->shortages[0].sku_id, 202);
+  EXPECT_EQ(r->shortages[0].requested, 1);
+  EXPECT_EQ(r->shortages[0].available, 0);
+  EXPECT_EQ(available(101), 5);
+  EXPECT_EQ(available(202), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM orders"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM reservations"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM order_receipts WHERE outcome = 'out_of_stock'"), 1);
+  ASSERT_TRUE(intake_.adjust(1, 202, 3, "restock", soon()).ok());
+  auto replay = place("k1", {{202, 1}, {101, 2}});  // display order does not matter
+  ASSERT_TRUE(replay.ok());
+  EXPECT_TRUE(replay->out_of_stock);
+  EXPECT_TRUE(replay->replayed);
+  EXPECT_EQ(replay->shortages[0].available, 0) << "the stored decision, not a new one";
+  auto fresh = place("k2", {{101, 2}, {202, 1}});
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_FALSE(fresh->out_of_stock);
+  EXPECT_EQ(available(101), 3);
+  EXPECT_EQ(available(202), 2);
+  expect_invariants_hold();
+}
+
+TEST_P(IntakeTest, PlacedOrderHasSortedLinesPriceSnapshotsAndSourceOrders) {
+  stock(202, 9, 250);
+  stock(101, 9, 1200);
+  auto r = place("k", {{202, 1}, {101, 2}});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_FALSE(r->out_of_stock);
+  const Order& o = r->order;
+  EXPECT_EQ(o.status, "placed");
+  ASSERT_EQ(o.lines.size(), 2u);
+  EXPECT_EQ(o.lines[0].sku_id, 101);
+  EXPECT_EQ(o.lines[0].line_no, 1);
+  EXPECT_EQ(o.lines[0].unit_price_cents, 1200);
+  EXPECT_EQ(o.total_cents, 2 * 1200 + 250);
+  EXPECT_EQ(o.order_no, order_number(o.order_id));
+  // The price snapshot stays when the price changes.
+  ASSERT_TRUE(intake_.put_sku(1, 101, 9999, std::nullopt, soon()).ok());
+  auto again = intake_.get_order(o.order_id, soon());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->lines[0].unit_price_cents, 1200);
+  EXPECT_EQ(again->created_at, o.created_at);
+  EXPECT_EQ(count("SELECT count(*) FROM source_orders WHERE site_code = 'W1' AND order_no = '" +
+                  o.order_no + "'"),
+            2);
+  auto sku = intake_.get_sku(1, 101, soon());
+  EXPECT_EQ(sku->available, 7);
+  EXPECT_EQ(sku->reserved, 2);
+  expect_invariants_hold();
+}
+
+TEST_P(IntakeTest, DuplicateLinesAreMergedAndAChangedRequestIsAConflict) {
+  stock(101, 2);
+  auto merged = place("m", {{101, 1}, {101, 2}});  // checks 101 x 3 against 2
+  ASSERT_TRUE(merged.ok());
+  EXPECT_TRUE(merged->out_of_stock);
+  EXPECT_EQ(merged->shortages[0].requested, 3);
+  auto changed = place("m", {{101, 2}});
+  ASSERT_FALSE(changed.ok());
+  EXPECT_EQ(changed.status().code(), Code::idempotency_key_reused);
+  // Keys are per customer.
+  auto other = place("m", {{101, 2}}, 8);
+  ASSERT_TRUE(other.ok());
+  EXPECT_FALSE(other->out_of_stock);
+}
+
+TEST_P(IntakeTest, UnknownSkuIsNotOutOfStockAndStoresNothing) {
+  stock(101, 5);
+  auto r = place("u", {{101, 1}, {999, 1}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::unknown_sku);
+  EXPECT_EQ(count("SELECT count(*) FROM order_receipts"), 0);
+  EXPECT_EQ(available(101), 5);
+  stock(999, 1);
+  auto later = place("u", {{101, 1}, {999, 1}});
+  ASSERT_TRUE(later.ok());
+  EXPECT_FALSE(later->out_of_stock);
+}
+
+TEST_P(IntakeTest, BadRequestsAreRejectedWithFieldErrorsAndWriteNothing) {
+  stock(101, 5);
+  EXPECT_EQ(place("", {{101, 1}}).status().code(), Code::missing_idempotency_key);
+  auto bad = intake_.place({0, 0, {{0, 0}}, "k k"}, soon());
+  ASSERT_FALSE(bad.ok());
+  std::set<std::string> fields;
+  for (const auto& f : bad.status().fields()) fields.insert(f.field);
+  EXPECT_EQ(fields, (std::set<std::string>{"Idempotency-Key", "customer_id", "warehouse_id",
+                                           "lines[0].sku_id", "lines[0].quantity"}));
+  std::vector<CartLine> many;
+  for (int i = 1; i <= 21; ++i) many.push_back({i, 1});
+  EXPECT_EQ(place("many", many).status().code(), Code::invalid_request);
+  EXPECT_EQ(count("SELECT count(*) FROM order_receipts"), 0);
+}
+
+TEST_P(IntakeTest, FailureAfterTheDeductionsLeavesEverythingAsBefore) {
+  stock(101, 5);
+  stock(202, 5);
+  IntakeOptions options;
+  options.fault_after_deduction = [] {
+    return Status(Code::internal, "injected after the deductions");
+  };
+  Intake faulty(*db_, options);
+  auto r = place("f", {{101, 2}, {202, 1}}, 7, &faulty);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::internal);
+  // Through a new connection: nothing of it is there.
+  EXPECT_EQ(available(101), 5);
+  EXPECT_EQ(available(202), 5);
+  EXPECT_EQ(count("SELECT count(*) FROM orders"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM reservations"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM order_receipts"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM stock_ledger WHERE kind = 'reservation'"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM source_orders"), 0);
+  auto retry = place("f", {{101, 2}, {202, 1}});
+  ASSERT_TRUE(retry.ok());
+  EXPECT_FALSE(retry->out_of_stock);
+  expect_invariants_hold();
+}
+
+TEST_P(IntakeTest, LockTimeoutIsNotOutOfStockAndTheSameKeySucceedsLater) {
+  stock(101, 5);
+  stock(202, 5);
+  auto small = tdb_.open({.pool_size = 1, .lock_timeout = std::chrono::milliseconds(150)});
+  Intake impatient(*small);
+  {
+    Holder h = hold_sku(202);
+    auto r = impatient.place({7, 1, {{101, 2}, {202, 1}}, "t"}, soon(3));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), Code::busy) << r.status().to_string();
+    EXPECT_EQ(count("SELECT count(*) FROM order_receipts"), 0) << "a timeout stored a decision";
+    (*h.conn)->rollback();
+  }
+  EXPECT_EQ(available(101), 5);
+  // The one pooled connection came back clean; the same key now places the order.
+  auto later = impatient.place({7, 1, {{101, 2}, {202, 1}}, "t"}, soon());
+  ASSERT_TRUE(later.ok()) << later.status().to_string();
+  EXPECT_FALSE(later->out_of_stock);
+  EXPECT_FALSE(later->replayed);
+  expect_invariants_hold();
+}
+
+TEST_P(IntakeTest, LockOrderIsBySkuNotByDisplayOrder) {
+  // A holds 101; B lists 202 before 101; B must wait on 101 without holding 202; when A
+  // takes 4 of 101 and commits, B decides on what A left.
+  stock(101, 5);
+  stock(202, 5);
+  Holder a = hold_sku(101);
+  std::atomic<bool> done{false};
+  Result<Placed> b = Status(Code::internal, "not run");
+  std::thread tb([&] {
+    b = place("b", {{202, 1}, {101, 2}});
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(done.load()) << "B did not wait for A";
+  if (GetParam() == Engine::postgres) {
+    // B has not touched 202: another client can lock it without waiting.
+    RawPg probe(tdb_.url());
+    probe.exec("BEGIN");
+    probe.exec("SELECT * FROM stock WHERE sku_id = 202 FOR UPDATE NOWAIT");
+    probe.exec("ROLLBACK");
+  }
+  static const store::Statement kTake{
+      "t_take", "UPDATE stock SET available = available - 4 WHERE sku_id = 101"};
+  ASSERT_TRUE((*a.conn)->query(kTake, {}).ok());
+  ASSERT_TRUE((*a.conn)->commit().ok());
+  tb.join();
+  ASSERT_TRUE(b.ok()) << b.status().to_string();
+  EXPECT_TRUE(b->out_of_stock);
+  EXPECT_EQ(b->shortages[0].sku_id, 101);
+  EXPECT_EQ(b->shortages[0].available, 1);
+  EXPECT_EQ(available(202), 5);
+}
+
+TEST_P(IntakeTest, SameKeyRaceMakesOneOrderAndLostAnswerFindsIt) {
+  stock(101, 100);
+  stock(202, 100);
+  constexpr int kThreads = 8;
+  for (int round = 0; round < 5; ++round) {
+    const std::string key = "race-" + std::to_string(round);
+    std::barrier start(kThreads);
+    std::vector<std::int64_t> ids(kThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        start.arrive_and_wait();
+        auto r = place(key, {{101, 1}, {202, 2}});
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        ASSERT_FALSE(r->out_of_stock);
+        ids[t] = r->order.order_id;
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(std::set<std::int64_t>(ids.begin(), ids.end()).size(), 1u);
+  }
+  EXPECT_EQ(count("SELECT count(*) FROM orders"), 5);
+  EXPECT_EQ(available(101), 95);
+  // The answer is lost after commit: the same key finds the same order, whole.
+  auto first = place("lost", {{101, 3}, {202, 1}});
+  ASSERT_TRUE(first.ok());
+  auto found = place("lost", {{202, 1}, {101, 3}});
+  ASSERT_TRUE(found.ok());
+  EXPECT_TRUE(found->replayed);
+  EXPECT_EQ(found->order.order_id, first->order.order_id);
+  EXPECT_EQ(found->order.lines.size(), 2u);
+  EXPECT_EQ(count("SELECT count(*) FROM reservations WHERE order_id = " +
+                  std::to_string(first->order.order_id)),
+            2);
+  EXPECT_EQ(available(101), 92);
+  expect_invariants_hold();
+}
+
+TEST_P(IntakeTest, CancelReleasesExactlyOnceAndIsIdempotent) {
+  stock(101, 5);
+  stock(202, 5);
+  auto r = place("c", {{101, 2}, {202, 1}});
+  ASSERT_TRUE(r.ok());
+  auto c1 = intake_.cancel(r->order.order_id, soon());
+  ASSERT_TRUE(c1.ok()) << c1.status().to_string();
+  EXPECT_EQ(c1->status, "cancelled");
+  auto c2 = intake_.cancel(r->order.order_id, soon());
+  ASSERT_TRUE(c2.ok());
+  EXPECT_EQ(c2->status, "cancelled");
+  EXPECT_EQ(available(101), 5);
+  EXPECT_EQ(available(202), 5);
+  EXPECT_EQ(count("SELECT count(*) FROM stock_ledger WHERE kind = 'release'"), 2);
+  EXPECT_EQ(intake_.cancel(424242, soon()).status().code(), Code::not_found);
+  // The replay still answers as the order was first placed.
+  auto replay = place("c", {{101, 2}, {202, 1}});
+  ASSERT_TRUE(replay.ok());
+  EXPECT_EQ(replay->order.status, "placed");
+  // Its lines are no longer scheduling candidates.
+  Scheduler s(*db_);
+  auto run = s.create_run(RunKind::batch, std::nullopt, soon());
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->run.counts.wait, 0);
+  expect_invariants_hold();
+}
+
+TEST_P(IntakeTest, CancelRacingProductionNeverLeavesACancelledOrderWithAProductionOrderRace) {
+  stock(101, 1000);
+  Scheduler s(*db_);
+  int cancelled = 0, produced = 0;
+  for (int round = 0; round < 30; ++round) {
+    auto r = place("p" + std::to_string(round), {{101, 1}});
+    ASSERT_TRUE(r.ok());
+    const Order o = r->order;
+    auto run =
+        s.create_run(RunKind::manual, std::vector<OrderKey>{{"W1", o.order_no, "1"}}, soon());
+    ASSERT_TRUE(run.ok());
+    std::barrier start(2);
+    Result<Order> cancel = Status(Code::internal, "not run");
+    std::thread canceller([&] {
+      start.arrive_and_wait();
+      cancel = intake_.cancel(o.order_id, soon());
+    });
+    start.arrive_and_wait();
+    ASSERT_TRUE(s.process_run(run->run.run_id).ok());
+    canceller.join();
+    const auto made =
+        count("SELECT count(*) FROM production_orders WHERE order_no = '" + o.order_no + "'");
+    if (cancel.ok()) {
+      ++cancelled;
+      EXPECT_EQ(made, 0) << "a cancelled order got a production order";
+    } else {
+      ++produced;
+      EXPECT_EQ(cancel.status().code(), Code::in_production) << cancel.status().to_string();
+      EXPECT_EQ(made, 1);
+    }
+  }
+  EXPECT_EQ(cancelled + produced, 30);
+  EXPECT_EQ(
+      count("SELECT count(*) FROM orders o JOIN production_orders p ON p.order_no = o.order_no "
+            "WHERE o.status = 'cancelled'"),
+      0);
+  expect_invariants_hold();
+}
+
+TEST_P(IntakeTest, ManyRandomCartsAndCancelsOnFewSkusKeepStockHonestRace) {
+  for (int sku = 1; sku <= 4; ++sku) stock(sku, 30);
+  constexpr int kThreads = 6, kEach = 25;
+  std::vector<std::thread> threads;
+  std::atomic<int> placed{0}, refused{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t * 7919 + 1));
+      for (int i = 0; i < kEach; ++i) {
+        std::vector<CartLine> lines;
+        const int n = std::uniform_int_distribution<int>(1, 4)(rng);
+        for (int k = 0; k < n; ++k)
+          lines.push_back({std::uniform_int_distribution<int>(1, 4)(rng),
+                           std::uniform_int_distribution<int>(1, 3)(rng)});
+        auto r = place("k" + std::to_string(t) + "-" + std::to_string(i), lines, 1 + t);
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        if (r->out_of_stock) {
+          ++refused;
+        } else {
+          ++placed;
+          if (i % 3 == 0) {
+            ASSERT_TRUE(intake_.cancel(r->order.order_id, soon()).ok());
+          }
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_GT(placed.load(), 0);
+  EXPECT_GT(refused.load(), 0) << "the race never ran out of stock: make it tighter";
+  EXPECT_EQ(count("SELECT count(*) FROM stock WHERE available < 0"), 0);
+  expect_invariants_hold();
+}
+
+TEST_P(IntakeTest, StockAdjustmentsAreLedgeredAndNeverNegative) {
+  auto created = intake_.put_sku(1, 5, 100, 3, soon());
+  ASSERT_TRUE(created.ok());
+  EXPECT_TRUE(created->created);
+  auto again = intake_.put_sku(1, 5, 100, 3, soon());
+  EXPECT_EQ(again.status().code(), Code::use_adjustment);
+  auto price = intake_.put_sku(1, 5, 150, std::nullopt, soon());
+  ASSERT_TRUE(price.ok());
+  EXPECT_FALSE(price->created);
+  EXPECT_EQ(price->sku.price_cents, 150);
+  auto neg = intake_.adjust(1, 5, -4, "damaged", soon());
+  EXPECT_EQ(neg.status().code(), Code::insufficient_stock);
+  auto ok = intake_.adjust(1, 5, -2, "damaged", soon());
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->available, 1);
+  EXPECT_EQ(intake_.adjust(1, 6, 1, "x", soon()).status().code(), Code::not_found);
+  EXPECT_EQ(intake_.adjust(1, 5, 0, "x", soon()).status().code(), Code::invalid_request);
+  EXPECT_EQ(intake_.adjust(1, 5, 1, "", soon()).status().code(), Code::invalid_request);
+  EXPECT_EQ(count("SELECT count(*) FROM stock_ledger WHERE sku_id = 5"), 2);
+  expect_invariants_hold();
+}
+
+TEST_P(IntakeTest, TwoProcessesNeverShareANodeId) {
+  Intake other(*db_);
+  auto a = intake_.node_id();
+  auto b = other.node_id();
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().to_string() << b.status().to_string();
+  EXPECT_NE(*a, *b);
+  // Every node leased: the next process is refused rather than given a shared one.
+  std::vector<std::unique_ptr<NodeLease>> leases;
+  for (int i = 0; i < 254; ++i) {
+    auto l = NodeLease::acquire(*db_, "filler", std::chrono::seconds(60));
+    ASSERT_TRUE(l.ok()) << i << ": " << l.status().to_string();
+    leases.push_back(std::move(*l));
+  }
+  std::set<int> nodes{*a, *b};
+  for (auto& l : leases) nodes.insert(l->node());
+  EXPECT_EQ(nodes.size(), 256u);
+  auto none = NodeLease::acquire(*db_, "late", std::chrono::seconds(60));
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), Code::unavailable);
+  // A released node is taken over; the new holder never issues a time before the old end.
+  const int freed = leases.back()->node();
+  leases.back()->release(*db_);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past the released lease's end
+  auto taken = NodeLease::acquire(*db_, "late", std::chrono::seconds(60));
+  ASSERT_TRUE(taken.ok());
+  EXPECT_EQ((*taken)->node(), freed);
+  EXPECT_GT((*taken)->not_before_ms(), 0);
+}
+
+TEST_P(IntakeTest, ExpiredLeaseIsNotUsedAndRenewalKeepsIt) {
+  auto l = NodeLease::acquire(*db_, "short", std::chrono::milliseconds(400));
+  ASSERT_TRUE(l.ok());
+  EXPECT_TRUE((*l)->valid());
+  ASSERT_TRUE((*l)->renew(*db_).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(450));
+  EXPECT_FALSE((*l)->valid()) << "a lease past its end must not issue ids";
+  auto next = NodeLease::acquire(*db_, "next", std::chrono::seconds(60));
+  ASSERT_TRUE(next.ok());
+  EXPECT_FALSE((*l)->renew(*db_).ok() && (*next)->node() == (*l)->node())
+      << "two holders of one node";
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, IntakeTest, ::testing::ValuesIn(engines_under_test()),
+                         engine_param_name);
+
+// PostgreSQL: a real deadlock against another client is retried as a whole transaction.
+TEST(IntakeDeadlockTest, DeadlockIsRetriedAsAWholeTransaction) {
+  const auto engines = engines_under_test();
+  if (std::find(engines.begin(), engines.end(), Engine::postgres) == engines.end())
+    GTEST_SKIP() << "PostgreSQL not configured";
+  TestDb tdb(Engine::postgres);
+  auto db = tdb.open({.pool_size = 2, .lock_timeout = std::chrono::milliseconds(5000)});
+  Intake intake(*db);
+  ASSERT_TRUE(intake.put_sku(1, 101, 100, 5, soon()).ok());
+  ASSERT_TRUE(intake.put_sku(1, 202, 100, 5, soon()).ok());
+  RawPg other(tdb.url());
+  other.exec("SET deadlock_timeout = '2s'");  // let the order's side detect it first
+  other.exec("BEGIN");
+  other.exec("UPDATE stock SET price_cents = price_cents WHERE sku_id = 202");
+  Result<Placed> r = Status(Code::internal, "not run");
+  std::thread t([&] { r = intake.place({7, 1, {{101, 1}, {202, 1}}, "dl"}, soon(30)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the order holds 101, waits on 202
+  other.exec("UPDATE stock SET price_cents = price_cents WHERE sku_id = 101");  // deadlock
+  other.exec("ROLLBACK");
+  t.join();
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_FALSE(r->out_of_stock);
+  EXPECT_GE(db->metrics().retries_deadlock.load(), 1u);
+  auto rows = tdb.sql("SELECT available FROM stock ORDER BY sku_id");
+  EXPECT_EQ(rows[0].i64(0), 4);
+  EXPECT_EQ(rows[1].i64(0), 4);
+  EXPECT_EQ(tdb.sql("SELECT count(*) FROM orders").at(0).i64(0), 1);
+}
+
+}  // namespace
+}  // namespace onceorder::testing
