@@ -1,4 +1,5 @@
-// The operator dashboard: reads /readyz, /v1/invariants and one scope with its documents.
+// The operator dashboard: reads /readyz, /v1/invariants, the recent schedule runs, one
+// order, and one scope with its documents.
 // Plain DOM code, no dependencies; every value is inserted as text, never as HTML.
 "use strict";
 
@@ -71,6 +72,57 @@ async function refreshInvariants() {
   }
 }
 
+async function refreshRuns() {
+  const summary = $("runs-summary");
+  const tbody = $("runs");
+  tbody.replaceChildren();
+  try {
+    const r = await getJson("/v1/schedule/runs?limit=20");
+    if (r.status !== 200) return show(summary, problemText(r), "bad");
+    show(summary, r.body.runs.length ? `the ${r.body.runs.length} most recent` : "no runs yet", "");
+    for (const run of r.body.runs) {
+      const row = document.createElement("tr");
+      const c = run.counts;
+      [String(run.run_id), run.kind, run.status, String(c.wait), String(c.processing),
+       String(c.success), String(c.failed), String(c.aborted), run.created_at,
+       run.finished_at || "", run.error || ""].forEach((t) => cell(row, t));
+      row.className = run.status === "error" ? "bad" : "";
+      tbody.appendChild(row);
+    }
+  } catch (e) {
+    show(summary, "server unreachable", "bad");
+  }
+}
+
+async function lookUpOrder(orderId) {
+  const err = $("order-error");
+  const info = $("order-info");
+  err.hidden = true;
+  info.hidden = true;
+  $("order-lines-table").hidden = true;
+  $("order-lines").replaceChildren();
+  const r = await getJson(`/v1/orders/${encodeURIComponent(orderId)}`);
+  if (r.status !== 200) {
+    err.hidden = false;
+    return show(err, problemText(r), "bad");
+  }
+  info.replaceChildren();
+  for (const key of ["order_id", "order_no", "status", "customer_id", "warehouse_id", "total_cents", "created_at"]) {
+    const dt = document.createElement("dt");
+    dt.textContent = key;
+    const dd = document.createElement("dd");
+    dd.textContent = String(r.body[key]);
+    info.append(dt, dd);
+  }
+  info.hidden = false;
+  for (const l of r.body.lines) {
+    const row = document.createElement("tr");
+    [l.line_no, l.sku_id, l.quantity, l.unit_price_cents].forEach((t) => cell(row, String(t)));
+    $("order-lines").appendChild(row);
+  }
+  $("order-lines-table").hidden = false;
+}
+
 async function loadDocuments(scope, after) {
   const q = new URLSearchParams({ limit: "50" });
   if (after !== null) q.set("after", String(after));
@@ -115,6 +167,7 @@ async function lookUpScope(scope) {
 function refresh() {
   refreshReady();
   refreshInvariants();
+  refreshRuns();
 }
 
 $("token-form").addEventListener("submit", (e) => {
@@ -126,6 +179,10 @@ $("token-form").addEventListener("submit", (e) => {
   refresh();
 });
 $("refresh").addEventListener("click", refresh);
+$("order-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  lookUpOrder($("order-id").value.trim());
+});
 $("scope-form").addEventListener("submit", (e) => {
   e.preventDefault();
   lookUpScope($("scope").value.trim());

@@ -3,7 +3,9 @@
 //
 // I/O runs on its own thread(s); request handlers run on a bounded worker pool sized to
 // the database pool, each under a per-request deadline. Bodies over 1 MiB are refused,
-// idle keep-alive connections are closed, and stop() finishes requests in flight.
+// idle keep-alive connections are closed, and stop() finishes requests in flight. Manual
+// schedule runs in progress (also `?wait=false` ones, on threads of their own) are ended
+// cleanly by stop(): set to `error` so that their orders are candidates again at once.
 // Thread-safety: start/stop/wait from one controlling thread; port() from any.
 #pragma once
 
@@ -18,6 +20,9 @@
 
 namespace onceorder {
 
+class Scheduler;
+class Intake;
+
 struct ServerOptions {
   std::string listen = "127.0.0.1:8080";   // host:port; port 0 picks a free one
   std::optional<std::string> tokens_file;  // none: loopback only, no auth
@@ -31,8 +36,10 @@ struct ServerOptions {
 class Server {
  public:
   // Binds and starts serving. Fails (nothing started) on a bad address, an unreadable or
-  // malformed tokens file, or a non-loopback address without tokens.
-  static Result<std::unique_ptr<Server>> start(store::Database& db, ServerOptions options);
+  // malformed tokens file, or a non-loopback address without tokens. The process's one
+  // Scheduler and Intake (and `db`) must outlive the server.
+  static Result<std::unique_ptr<Server>> start(store::Database& db, Scheduler& scheduler,
+                                               Intake& intake, ServerOptions options);
   virtual ~Server() = default;
 
   virtual std::uint16_t port() const = 0;

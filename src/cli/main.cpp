@@ -13,6 +13,7 @@
 #include "onceorder/db_url.hpp"
 #include "onceorder/duration.hpp"
 #include "onceorder/http_server.hpp"
+#include "onceorder/intake.hpp"
 #include "onceorder/maintenance.hpp"
 #include "onceorder/store.hpp"
 
@@ -155,7 +156,8 @@ int main(int argc, char** argv) {
     if (!tokens.empty()) server_options.tokens_file = tokens;
     server_options.request_deadline = std::chrono::milliseconds(request_timeout_ms);
     Scheduler scheduler(database, sched);
-    auto server = Server::start(database, server_options);
+    Intake intake(database);
+    auto server = Server::start(database, scheduler, intake, server_options);
     if (!server.ok()) return cli::fail(server.status());
     Maintenance maintenance(database, scheduler, maint);
     maintenance.start();

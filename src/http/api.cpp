@@ -7,10 +7,12 @@
 
 namespace onceorder::http {
 
-Api::Api(store::Database& db, std::optional<TokenTable> tokens, std::string web_dir)
+Api::Api(store::Database& db, Scheduler& scheduler, Intake& intake,
+         std::optional<TokenTable> tokens, std::string web_dir)
     : numbering_(db),
+      runs_(scheduler),
       tokens_(std::move(tokens)),
-      services_{db, numbering_, metrics_, std::move(web_dir)} {}
+      services_{db, numbering_, scheduler, intake, runs_, metrics_, std::move(web_dir)} {}
 
 std::string_view Api::route_label(std::string_view target) {
   const auto m = match_route(split_target(target).first);
@@ -41,12 +43,14 @@ Response Api::handle(const Request& req, Deadline deadline, std::string_view& ro
         if (auto it = req.find(bhttp::field::authorization); it != req.end()) {
           authorization = sv(it->value());
         }
-        Status auth = authorize(tokens_ ? &*tokens_ : nullptr, authorization, m->route->access);
-        if (!auth.ok()) {
-          res = problem_response(auth);
-          if (auth.code() == Code::unauthorized) res.set(bhttp::field::www_authenticate, "Bearer");
+        auto who = authorize(tokens_ ? &*tokens_ : nullptr, authorization, m->route->access);
+        if (!who.ok()) {
+          res = problem_response(who.status());
+          if (who.status().code() == Code::unauthorized) {
+            res.set(bhttp::field::www_authenticate, "Bearer");
+          }
         } else {
-          res = dispatch(*m, req, deadline);
+          res = dispatch(*m, *who, req, deadline);
         }
       }
     }
@@ -58,25 +62,48 @@ Response Api::handle(const Request& req, Deadline deadline, std::string_view& ro
   return res;
 }
 
-Response Api::dispatch(const RouteMatch& m, const Request& req, Deadline deadline) {
+Response Api::dispatch(const RouteMatch& m, const Principal& who, const Request& req,
+                       Deadline deadline) {
   const bool get = req.method() == bhttp::verb::get;
+  Services& s = services_;
   switch (m.route->id) {
     case RouteId::scope:
-      return get ? get_scope(services_, m, req, deadline) : put_scope(services_, m, req, deadline);
+      return get ? get_scope(s, m, req, deadline) : put_scope(s, m, req, deadline);
     case RouteId::scope_documents:
-      return get ? list_documents(services_, m, req, deadline)
-                 : post_document(services_, m, req, deadline);
+      return get ? list_documents(s, m, req, deadline) : post_document(s, m, req, deadline);
+    case RouteId::sku:
+      return get ? get_sku(s, m, req, deadline) : put_sku(s, m, req, deadline);
+    case RouteId::sku_adjustments:
+      return post_adjustment(s, m, req, deadline);
+    case RouteId::orders:
+      return post_order(s, who, req, deadline);
+    case RouteId::order:
+      return get_order(s, who, m, req, deadline);
+    case RouteId::order_cancel:
+      return cancel_order(s, who, m, req, deadline);
+    case RouteId::source_orders:
+      return post_source_orders(s, req, deadline);
+    case RouteId::schedule_runs:
+      return get ? list_runs(s, req, deadline) : post_run(s, req, deadline);
+    case RouteId::schedule_run:
+      return get_run(s, m, req, deadline);
+    case RouteId::schedule_items:
+      return list_items(s, req, deadline);
+    case RouteId::production_orders:
+      return list_production_orders(s, req, deadline);
+    case RouteId::reap:
+      return post_reap(s, req, deadline);
     case RouteId::invariants:
       if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
-      return get_invariants(services_, deadline);
+      return get_invariants(s, deadline);
     case RouteId::healthz:
       return get_healthz();
     case RouteId::readyz:
-      return get_readyz(services_, deadline);
+      return get_readyz(s, deadline);
     case RouteId::metrics:
-      return get_metrics(services_, deadline);
+      return get_metrics(s, deadline);
     case RouteId::dashboard:
-      return get_dashboard_file(services_, m);
+      return get_dashboard_file(s, m);
   }
   return problem_response(Status(Code::internal, "route without handler"));
 }

@@ -12,15 +12,19 @@
 #include "http/message.hpp"
 #include "http/metrics.hpp"
 #include "http/routes.hpp"
+#include "http/run_executor.hpp"
+#include "onceorder/intake.hpp"
 #include "onceorder/numbering.hpp"
+#include "onceorder/scheduling.hpp"
 #include "onceorder/store.hpp"
 
 namespace onceorder::http {
 
 class Api {
  public:
-  // `tokens`: nullopt turns authentication off.
-  Api(store::Database& db, std::optional<TokenTable> tokens, std::string web_dir);
+  // `tokens`: nullopt turns authentication off. The services outlive the Api.
+  Api(store::Database& db, Scheduler& scheduler, Intake& intake, std::optional<TokenTable> tokens,
+      std::string web_dir);
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
 
@@ -37,11 +41,15 @@ class Api {
   static bool answers_inline(const Request& req);
 
   HttpMetrics& metrics() { return metrics_; }
+  // Manual runs in progress: the server stops them before it stops itself.
+  RunExecutor& runs() { return runs_; }
 
  private:
-  Response dispatch(const RouteMatch& m, const Request& req, Deadline deadline);
+  Response dispatch(const RouteMatch& m, const Principal& who, const Request& req,
+                    Deadline deadline);
 
   Numbering numbering_;
+  RunExecutor runs_;
   std::optional<TokenTable> tokens_;
   HttpMetrics metrics_;
   Services services_;

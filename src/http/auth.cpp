@@ -114,9 +114,10 @@ std::optional<Principal> TokenTable::find(std::string_view token) const {
   return found;
 }
 
-Status authorize(const TokenTable* tokens, std::optional<std::string_view> authorization,
-                 Access access) {
-  if (tokens == nullptr || access == Access::open) return Status::Ok();
+Result<Principal> authorize(const TokenTable* tokens, std::optional<std::string_view> authorization,
+                            Access access) {
+  if (access == Access::open) return Principal{Role::anonymous, 0};
+  if (tokens == nullptr) return Principal{Role::admin, 0};
   if (!authorization) {
     return Status(Code::unauthorized, "send 'Authorization: Bearer <token>'");
   }
@@ -132,14 +133,27 @@ Status authorize(const TokenTable* tokens, std::optional<std::string_view> autho
   while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
   const auto principal = tokens->find(value);
   if (!principal) return Status(Code::unauthorized, "unknown token");
+  bool allowed = false;
   switch (principal->role) {
     case Role::admin:
+      allowed = true;
+      break;
     case Role::operator_:
-      return Status::Ok();
+      allowed = access == Access::staff;
+      break;
     case Role::customer:
-      return Status(Code::forbidden, "this route needs an admin or operator token");
+      allowed = access == Access::orders;
+      break;
+    case Role::anonymous:
+      allowed = false;
+      break;
   }
-  return Status(Code::forbidden, "unknown role");
+  if (!allowed) {
+    return Status(Code::forbidden, access == Access::staff
+                                       ? "this route needs an admin or operator token"
+                                       : "this route needs an admin or customer token");
+  }
+  return *principal;
 }
 
 }  // namespace onceorder::http

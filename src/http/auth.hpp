@@ -14,11 +14,14 @@
 
 namespace onceorder::http {
 
-enum class Role { admin, operator_, customer };
+// `anonymous` is never in a tokens file: it is who calls an open route.
+enum class Role { admin, operator_, customer, anonymous };
 
 struct Principal {
   Role role = Role::admin;
   std::int64_t customer_id = 0;  // customers only
+
+  bool is_customer() const { return role == Role::customer; }
 
   bool operator==(const Principal&) const = default;
 };
@@ -39,16 +42,19 @@ class TokenTable {
   std::vector<std::pair<std::string, Principal>> entries_;
 };
 
-// Who may call a route.
+// Who may call a route (API.md's role list of each section).
 enum class Access {
-  open,   // anyone (health, metrics, dashboard files)
-  staff,  // admin or operator (scopes, documents, invariants)
+  open,    // anyone (health, metrics, dashboard files)
+  staff,   // admin or operator (stock, scheduling, scopes, documents, invariants)
+  orders,  // admin or customer (orders; a customer only its own, checked by the handler)
 };
 
-// Checks an `Authorization` header value (nullopt: no header) against `tokens`; no table
-// means authentication is off. unauthorized (401) for a missing or unknown token,
+// Checks an `Authorization` header value (nullopt: no header) against `tokens` and
+// returns who is calling. No table means authentication is off: everyone is admin (which
+// is why the server then listens on loopback only). Open routes answer `anonymous`
+// without looking at the header. unauthorized (401) for a missing or unknown token,
 // forbidden (403) for a role the route does not allow.
-Status authorize(const TokenTable* tokens, std::optional<std::string_view> authorization,
-                 Access access);
+Result<Principal> authorize(const TokenTable* tokens, std::optional<std::string_view> authorization,
+                            Access access);
 
 }  // namespace onceorder::http

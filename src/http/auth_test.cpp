@@ -40,21 +40,35 @@ TEST(TokenTable, MalformedLinesAreNamed) {
   EXPECT_FALSE(TokenTable::parse("# nothing\n").ok());
 }
 
+Code code_of(const Result<Principal>& r) { return r.status().code(); }
+
 TEST(Authorize, ChecksTokenAndRole) {
   auto table = TokenTable::parse("adm admin\nop operator\ncust customer:7\n");
   ASSERT_TRUE(table.ok());
   const TokenTable* t = &*table;
-  EXPECT_TRUE(authorize(nullptr, std::nullopt, Access::staff).ok());
-  EXPECT_TRUE(authorize(t, std::nullopt, Access::open).ok());
-  EXPECT_EQ(authorize(t, std::nullopt, Access::staff).code(), Code::unauthorized);
-  EXPECT_EQ(authorize(t, "Bearer nope", Access::staff).code(), Code::unauthorized);
-  EXPECT_EQ(authorize(t, "Basic adm", Access::staff).code(), Code::unauthorized);
-  EXPECT_EQ(authorize(t, "Bearer", Access::staff).code(), Code::unauthorized);
-  EXPECT_EQ(authorize(t, "Bearer ", Access::staff).code(), Code::unauthorized);
-  EXPECT_EQ(authorize(t, "Bearer cust", Access::staff).code(), Code::forbidden);
+  EXPECT_EQ(*authorize(nullptr, std::nullopt, Access::staff), (Principal{Role::admin, 0}));
+  EXPECT_EQ(*authorize(t, std::nullopt, Access::open), (Principal{Role::anonymous, 0}));
+  EXPECT_EQ(code_of(authorize(t, std::nullopt, Access::staff)), Code::unauthorized);
+  EXPECT_EQ(code_of(authorize(t, "Bearer nope", Access::staff)), Code::unauthorized);
+  EXPECT_EQ(code_of(authorize(t, "Basic adm", Access::staff)), Code::unauthorized);
+  EXPECT_EQ(code_of(authorize(t, "Bearer", Access::staff)), Code::unauthorized);
+  EXPECT_EQ(code_of(authorize(t, "Bearer ", Access::staff)), Code::unauthorized);
+  EXPECT_EQ(code_of(authorize(t, "Bearer cust", Access::staff)), Code::forbidden);
   EXPECT_TRUE(authorize(t, "Bearer adm", Access::staff).ok());
   EXPECT_TRUE(authorize(t, "bearer op", Access::staff).ok());
-  EXPECT_TRUE(authorize(t, "BEARER  op ", Access::staff).ok());
+  EXPECT_EQ(*authorize(t, "BEARER  op ", Access::staff), (Principal{Role::operator_, 0}));
+}
+
+TEST(Authorize, OrdersAreForAdminsAndCustomers) {
+  auto table = TokenTable::parse("adm admin\nop operator\ncust customer:7\n");
+  ASSERT_TRUE(table.ok());
+  const TokenTable* t = &*table;
+  EXPECT_EQ(*authorize(t, "Bearer cust", Access::orders), (Principal{Role::customer, 7}));
+  EXPECT_TRUE(authorize(t, "Bearer cust", Access::orders)->is_customer());
+  EXPECT_EQ(*authorize(t, "Bearer adm", Access::orders), (Principal{Role::admin, 0}));
+  EXPECT_EQ(code_of(authorize(t, "Bearer op", Access::orders)), Code::forbidden);
+  EXPECT_EQ(code_of(authorize(t, std::nullopt, Access::orders)), Code::unauthorized);
+  EXPECT_EQ(*authorize(nullptr, std::nullopt, Access::orders), (Principal{Role::admin, 0}));
 }
 
 }  // namespace

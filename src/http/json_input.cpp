@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 namespace onceorder::http {
@@ -104,15 +105,68 @@ std::optional<std::string> FieldReader::string(const std::string& name, bool req
   return v->get<std::string>();
 }
 
-void FieldReader::add_error(std::string field, std::string message) {
-  errors_.push_back({std::move(field), std::move(message)});
+bool FieldReader::objects(const std::string& name, bool required,
+                          const std::function<void(FieldReader&, size_t)>& read) {
+  const json* v = member(name, required);
+  if (v == nullptr) return false;
+  if (!v->is_array()) {
+    add_error(name, "must be an array of objects");
+    return false;
+  }
+  for (size_t i = 0; i < v->size(); ++i) {
+    const std::string element = fmt::format("{}[{}]", name, i);
+    if (!(*v)[i].is_object()) {
+      add_error(element, "must be an object");
+      continue;
+    }
+    FieldReader nested((*v)[i], prefix_ + element + ".");
+    read(nested, i);
+    nested.report_unknown();
+    for (FieldError& e : nested.errors_) push(std::move(e));
+    dropped_ += nested.dropped_;
+  }
+  return true;
 }
 
-Status FieldReader::finish() {
+void FieldReader::add_error(std::string field, std::string message) {
+  push({prefix_ + field, std::move(message)});
+}
+
+void FieldReader::add_new_errors(const std::vector<FieldError>& errors) {
+  for (const FieldError& e : errors) {
+    const bool named = std::any_of(errors_.begin(), errors_.end(),
+                                   [&](const FieldError& seen) { return seen.field == e.field; });
+    if (!named) push(e);
+  }
+}
+
+bool FieldReader::has_error(const std::string& field) const {
+  const std::string full = prefix_ + field;
+  return std::any_of(errors_.begin(), errors_.end(),
+                     [&](const FieldError& e) { return e.field == full; });
+}
+
+void FieldReader::push(FieldError error) {
+  if (errors_.size() < kMaxFieldErrors)
+    errors_.push_back(std::move(error));
+  else
+    ++dropped_;
+}
+
+void FieldReader::report_unknown() {
   for (const auto& [name, _] : object_.items()) {
     if (!known_.contains(name)) add_error(name, "is not a known field");
   }
+}
+
+Status FieldReader::finish() {
+  report_unknown();
   if (errors_.empty()) return Status::Ok();
+  if (dropped_ > 0) {
+    return Status(Code::invalid_request,
+                  fmt::format("invalid request ({} more problems are not listed)", dropped_),
+                  errors_);
+  }
   return Status(Code::invalid_request, "invalid request", errors_);
 }
 

@@ -77,5 +77,40 @@ TEST(FieldReader, RequiredStringsAndUnknownMembers) {
   EXPECT_TRUE(ok.finish().ok());
 }
 
+TEST(FieldReader, ArraysOfObjectsNameTheirElements) {
+  auto body = parse_object(
+      R"({"lines": [{"sku_id": 1, "quantity": 2}, 5, {"sku_id": "x", "qty": 1}], "n": 5})");
+  ASSERT_TRUE(body.ok());
+  FieldReader r(*body);
+  std::vector<std::int64_t> skus;
+  EXPECT_TRUE(r.objects("lines", true, [&](FieldReader& line, size_t) {
+    skus.push_back(line.integer("sku_id", 1, 10, true).value_or(0));
+    line.integer("quantity", 1, 10, true);
+  }));
+  EXPECT_EQ(skus, (std::vector<std::int64_t>{1, 0}));
+  EXPECT_FALSE(r.objects("absent", true, [](FieldReader&, size_t) {}));
+  EXPECT_FALSE(r.objects("n", false, [](FieldReader&, size_t) {}));
+  EXPECT_TRUE(r.has_error("lines[2].sku_id"));
+  r.add_new_errors({{"lines[2].sku_id", "again"}, {"lines", "too many"}});
+  const Status st = r.finish();
+  std::vector<std::string> fields;
+  for (const auto& f : st.fields()) fields.push_back(f.field);
+  EXPECT_EQ(fields, (std::vector<std::string>{"lines[1]", "lines[2].sku_id", "lines[2].quantity",
+                                              "lines[2].qty", "absent", "n", "lines"}));
+}
+
+TEST(FieldReader, ErrorsAreCapped) {
+  std::string many = "{\"lines\": [";
+  for (int i = 0; i < 500; ++i) many += i == 0 ? "1" : ",1";
+  many += "]}";
+  auto body = parse_object(many);
+  ASSERT_TRUE(body.ok());
+  FieldReader r(*body);
+  r.objects("lines", true, [](FieldReader&, size_t) {});
+  Status st = r.finish();
+  EXPECT_EQ(st.fields().size(), FieldReader::kMaxFieldErrors);
+  EXPECT_NE(st.message().find("450 more"), std::string::npos) << st.message();
+}
+
 }  // namespace
 }  // namespace onceorder::http

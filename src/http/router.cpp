@@ -1,6 +1,7 @@
 #include "http/router.hpp"
 
 #include <array>
+#include <initializer_list>
 
 namespace onceorder::http {
 namespace {
@@ -10,10 +11,23 @@ using bhttp::verb;
 constexpr std::array kGetPut{verb::get, verb::put};
 constexpr std::array kGetPost{verb::get, verb::post};
 constexpr std::array kGet{verb::get};
+constexpr std::array kPost{verb::post};
 
 const std::array kRoutes{
     Route{RouteId::scope, "/v1/scopes/{scope}", kGetPut, Access::staff},
     Route{RouteId::scope_documents, "/v1/scopes/{scope}/documents", kGetPost, Access::staff},
+    Route{RouteId::sku, "/v1/warehouses/{warehouse_id}/skus/{sku_id}", kGetPut, Access::staff},
+    Route{RouteId::sku_adjustments, "/v1/warehouses/{warehouse_id}/skus/{sku_id}/adjustments",
+          kPost, Access::staff},
+    Route{RouteId::orders, "/v1/orders", kPost, Access::orders},
+    Route{RouteId::order, "/v1/orders/{order_id}", kGet, Access::orders},
+    Route{RouteId::order_cancel, "/v1/orders/{order_id}/cancel", kPost, Access::orders},
+    Route{RouteId::source_orders, "/v1/source-orders", kPost, Access::staff},
+    Route{RouteId::schedule_runs, "/v1/schedule/runs", kGetPost, Access::staff},
+    Route{RouteId::schedule_run, "/v1/schedule/runs/{run_id}", kGet, Access::staff},
+    Route{RouteId::schedule_items, "/v1/schedule/items", kGet, Access::staff},
+    Route{RouteId::production_orders, "/v1/production-orders", kGet, Access::staff},
+    Route{RouteId::reap, "/v1/maintenance/reap", kPost, Access::staff},
     Route{RouteId::invariants, "/v1/invariants", kGet, Access::staff},
     Route{RouteId::healthz, "/healthz", kGet, Access::open},
     Route{RouteId::readyz, "/readyz", kGet, Access::open},
@@ -81,31 +95,67 @@ std::optional<std::string> percent_decode(std::string_view s) {
   return out;
 }
 
+RouteMatch match(RouteId id, std::initializer_list<std::string_view> ids = {}) {
+  RouteMatch m;
+  m.route = &route(id);
+  for (std::string_view s : ids) m.ids.emplace_back(s);
+  return m;
+}
+
+// The /v1/… routes; `segs` starts after "v1". Empty segments never match.
+std::optional<RouteMatch> match_api(std::span<const std::string_view> segs) {
+  const size_t n = segs.size();
+  if (n == 0) return std::nullopt;
+  const std::string_view head = segs[0];
+  for (size_t i = 1; i < n; ++i) {
+    if (segs[i].empty()) return std::nullopt;
+  }
+  if (head == "invariants" && n == 1) return match(RouteId::invariants);
+  if (head == "scopes" && (n == 2 || (n == 3 && segs[2] == "documents"))) {
+    RouteMatch m = match(n == 2 ? RouteId::scope : RouteId::scope_documents);
+    m.scope = std::string(segs[1]);
+    return m;
+  }
+  if (head == "warehouses" && n >= 4 && n <= 5 && segs[2] == "skus") {
+    if (n == 4) return match(RouteId::sku, {segs[1], segs[3]});
+    if (segs[4] == "adjustments") return match(RouteId::sku_adjustments, {segs[1], segs[3]});
+  }
+  if (head == "orders") {
+    if (n == 1) return match(RouteId::orders);
+    if (n == 2) return match(RouteId::order, {segs[1]});
+    if (n == 3 && segs[2] == "cancel") return match(RouteId::order_cancel, {segs[1]});
+  }
+  if (head == "source-orders" && n == 1) return match(RouteId::source_orders);
+  if (head == "schedule" && n >= 2) {
+    if (segs[1] == "runs" && n == 2) return match(RouteId::schedule_runs);
+    if (segs[1] == "runs" && n == 3) return match(RouteId::schedule_run, {segs[2]});
+    if (segs[1] == "items" && n == 2) return match(RouteId::schedule_items);
+  }
+  if (head == "production-orders" && n == 1) return match(RouteId::production_orders);
+  if (head == "maintenance" && n == 2 && segs[1] == "reap") return match(RouteId::reap);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<RouteMatch> match_route(std::string_view path) {
   if (!path.starts_with('/')) return std::nullopt;
-  if (path == "/") return RouteMatch{&route(RouteId::dashboard), "", "index.html"};
-  const auto segs = segments(path);
-  if (segs[0] == "v1") {
-    if (segs.size() == 2 && segs[1] == "invariants") {
-      return RouteMatch{&route(RouteId::invariants), "", ""};
-    }
-    if (segs.size() >= 3 && segs.size() <= 4 && segs[1] == "scopes" && !segs[2].empty()) {
-      if (segs.size() == 3) return RouteMatch{&route(RouteId::scope), std::string(segs[2]), ""};
-      if (segs[3] == "documents") {
-        return RouteMatch{&route(RouteId::scope_documents), std::string(segs[2]), ""};
-      }
-    }
-    return std::nullopt;
+  if (path == "/") {
+    RouteMatch m = match(RouteId::dashboard);
+    m.file = "index.html";
+    return m;
   }
+  const auto segs = segments(path);
+  if (segs[0] == "v1") return match_api(std::span(segs).subspan(1));
   if (segs.size() == 1) {
-    if (segs[0] == "healthz") return RouteMatch{&route(RouteId::healthz), "", ""};
-    if (segs[0] == "readyz") return RouteMatch{&route(RouteId::readyz), "", ""};
-    if (segs[0] == "metrics") return RouteMatch{&route(RouteId::metrics), "", ""};
+    if (segs[0] == "healthz") return match(RouteId::healthz);
+    if (segs[0] == "readyz") return match(RouteId::readyz);
+    if (segs[0] == "metrics") return match(RouteId::metrics);
   }
   if (!is_safe_file(segs)) return std::nullopt;
-  return RouteMatch{&route(RouteId::dashboard), "", std::string(path.substr(1))};
+  RouteMatch m = match(RouteId::dashboard);
+  m.file = std::string(path.substr(1));
+  return m;
 }
 
 std::string allow_header(const Route& r) {

@@ -16,7 +16,26 @@
 
 namespace onceorder::http {
 
-enum class RouteId { scope, scope_documents, invariants, healthz, readyz, metrics, dashboard };
+enum class RouteId {
+  scope,
+  scope_documents,
+  sku,
+  sku_adjustments,
+  orders,
+  order,
+  order_cancel,
+  source_orders,
+  schedule_runs,
+  schedule_run,
+  schedule_items,
+  production_orders,
+  reap,
+  invariants,
+  healthz,
+  readyz,
+  metrics,
+  dashboard,
+};
 
 struct Route {
   RouteId id;
@@ -29,6 +48,9 @@ struct RouteMatch {
   const Route* route = nullptr;
   std::string scope;  // the {scope} segment, as sent (validated by the handler)
   std::string file;   // dashboard: the file path relative to the web directory
+  // The id segments in path order, as sent (validated by the handler): {warehouse_id}
+  // and {sku_id}, {order_id}, or {run_id}.
+  std::vector<std::string> ids;
 };
 
 // The route `path` (without query) belongs to, or nullopt (404).

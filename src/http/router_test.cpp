@@ -19,6 +19,26 @@ TEST(Router, MatchesPatterns) {
   EXPECT_EQ(match_route("/v1/scopes/S")->route->pattern, "/v1/scopes/{scope}");
 }
 
+TEST(Router, MatchesIdRoutes) {
+  const auto sku = match_route("/v1/warehouses/1/skus/101");
+  EXPECT_EQ(sku->route->id, RouteId::sku);
+  EXPECT_EQ(sku->ids, (std::vector<std::string>{"1", "101"}));
+  EXPECT_EQ(sku->route->pattern, "/v1/warehouses/{warehouse_id}/skus/{sku_id}");
+  EXPECT_EQ(id_of("/v1/warehouses/1/skus/101/adjustments"), RouteId::sku_adjustments);
+  EXPECT_EQ(match_route("/v1/warehouses/x/skus/01")->ids,
+            (std::vector<std::string>{"x", "01"}));  // the handler rejects them
+  EXPECT_EQ(id_of("/v1/orders"), RouteId::orders);
+  EXPECT_EQ(id_of("/v1/orders/42"), RouteId::order);
+  EXPECT_EQ(match_route("/v1/orders/42/cancel")->ids, (std::vector<std::string>{"42"}));
+  EXPECT_EQ(id_of("/v1/orders/42/cancel"), RouteId::order_cancel);
+  EXPECT_EQ(id_of("/v1/source-orders"), RouteId::source_orders);
+  EXPECT_EQ(id_of("/v1/schedule/runs"), RouteId::schedule_runs);
+  EXPECT_EQ(id_of("/v1/schedule/runs/7"), RouteId::schedule_run);
+  EXPECT_EQ(id_of("/v1/schedule/items"), RouteId::schedule_items);
+  EXPECT_EQ(id_of("/v1/production-orders"), RouteId::production_orders);
+  EXPECT_EQ(id_of("/v1/maintenance/reap"), RouteId::reap);
+}
+
 TEST(Router, DashboardFilesStayInsideTheWebDirectory) {
   EXPECT_EQ(match_route("/")->file, "index.html");
   EXPECT_EQ(match_route("/app.js")->file, "app.js");
@@ -30,8 +50,27 @@ TEST(Router, DashboardFilesStayInsideTheWebDirectory) {
 }
 
 TEST(Router, UnknownApiPathsDoNotMatch) {
-  for (std::string_view p : {"/v1", "/v1/", "/v1/scopes", "/v1/scopes/", "/v1/scopes//documents",
-                             "/v1/scopes/S/documents/1", "/v1/scopes/S/other", "/v1/x"}) {
+  for (std::string_view p : {"/v1",
+                             "/v1/",
+                             "/v1/scopes",
+                             "/v1/scopes/",
+                             "/v1/scopes//documents",
+                             "/v1/scopes/S/documents/1",
+                             "/v1/scopes/S/other",
+                             "/v1/x",
+                             "/v1/orders/",
+                             "/v1/orders//cancel",
+                             "/v1/orders/1/cancel/x",
+                             "/v1/warehouses/1",
+                             "/v1/warehouses/1/skus",
+                             "/v1/warehouses//skus/1",
+                             "/v1/warehouses/1/sku/1",
+                             "/v1/warehouses/1/skus/1/other",
+                             "/v1/schedule",
+                             "/v1/schedule/runs/",
+                             "/v1/schedule/runs/1/items",
+                             "/v1/maintenance",
+                             "/v1/source-orders/1"}) {
     EXPECT_FALSE(match_route(p).has_value()) << p;
   }
 }

@@ -1,4 +1,6 @@
 // The route handlers, one file per group: routes_scopes.cpp (document numbers),
+// routes_stock.cpp (SKUs and adjustments), routes_orders.cpp (orders),
+// routes_scheduling.cpp (source orders, runs, items, production orders, reaper),
 // routes_ops.cpp (health, readiness, metrics, invariants), static_files.cpp (dashboard).
 // Each turns one request into one response; errors come back as problem+json. Handlers
 // block on the database and run on the worker pool. Thread-safe.
@@ -7,10 +9,14 @@
 #include <string>
 #include <string_view>
 
+#include "http/auth.hpp"
 #include "http/message.hpp"
 #include "http/metrics.hpp"
 #include "http/router.hpp"
+#include "http/run_executor.hpp"
+#include "onceorder/intake.hpp"
 #include "onceorder/numbering.hpp"
+#include "onceorder/scheduling.hpp"
 #include "onceorder/store.hpp"
 
 namespace onceorder::http {
@@ -19,6 +25,9 @@ namespace onceorder::http {
 struct Services {
   store::Database& db;
   Numbering& numbering;
+  Scheduler& scheduler;
+  Intake& intake;
+  RunExecutor& runs;
   const HttpMetrics& metrics;
   std::string web_dir;
 };
@@ -29,6 +38,24 @@ Response put_scope(Services& s, const RouteMatch& m, const Request& req, Deadlin
 Response get_scope(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
 Response post_document(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
 Response list_documents(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+
+Response put_sku(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response get_sku(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response post_adjustment(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+
+Response post_order(Services& s, const Principal& who, const Request& req, Deadline deadline);
+Response get_order(Services& s, const Principal& who, const RouteMatch& m, const Request& req,
+                   Deadline deadline);
+Response cancel_order(Services& s, const Principal& who, const RouteMatch& m, const Request& req,
+                      Deadline deadline);
+
+Response post_source_orders(Services& s, const Request& req, Deadline deadline);
+Response post_run(Services& s, const Request& req, Deadline deadline);
+Response get_run(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response list_runs(Services& s, const Request& req, Deadline deadline);
+Response list_items(Services& s, const Request& req, Deadline deadline);
+Response list_production_orders(Services& s, const Request& req, Deadline deadline);
+Response post_reap(Services& s, const Request& req, Deadline deadline);
 
 Response get_invariants(Services& s, Deadline deadline);
 Response get_healthz();

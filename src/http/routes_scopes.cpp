@@ -2,6 +2,7 @@
 
 #include "http/json_input.hpp"
 #include "http/problem.hpp"
+#include "http/request_input.hpp"
 #include "http/routes.hpp"
 
 namespace onceorder::http {
@@ -9,7 +10,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr boost::beast::string_view kIdempotencyKey = "Idempotency-Key";
 constexpr int kDefaultLimit = 100;
 constexpr int kMaxLimit = 1000;
 
@@ -38,20 +38,6 @@ json listed_json(const Document& d) {
   out["origin"] = d.origin;
   out["scheme"] = d.scheme;
   return out;
-}
-
-// A non-negative decimal integer in [min, max], digits only ("+1", "1.0", "" are not).
-std::optional<std::int64_t> parse_int(std::string_view text, std::int64_t min, std::int64_t max) {
-  if (text.empty()) return std::nullopt;
-  std::int64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    const int d = c - '0';
-    if (v > (std::numeric_limits<std::int64_t>::max() - d) / 10) return std::nullopt;
-    v = v * 10 + d;
-  }
-  if (v < min || v > max) return std::nullopt;
-  return v;
 }
 
 }  // namespace
@@ -106,16 +92,9 @@ Response post_document(Services& s, const RouteMatch& m, const Request& req, Dea
   auto title = fields.string("title", /*required=*/true);
   if (title) issue.title = std::move(*title);
   // The key is validated with the body so that one answer lists every problem.
-  const auto keys = req.count(kIdempotencyKey);
-  if (keys > 1) {
-    fields.add_error(std::string(sv(kIdempotencyKey)), "must be sent at most once");
-  } else if (keys == 1) {
-    issue.idempotency_key = std::string(sv(req[kIdempotencyKey]));
-    if (!is_valid_idempotency_key(*issue.idempotency_key)) {
-      fields.add_error(std::string(sv(kIdempotencyKey)),
-                       "must be 1–255 printable ASCII characters");
-    }
-  }
+  std::vector<FieldError> key_errors;
+  issue.idempotency_key = idempotency_key(req, key_errors);
+  for (auto& e : key_errors) fields.add_error(std::move(e.field), std::move(e.message));
   if (Status st = fields.finish(); !st.ok()) return problem_response(st);
 
   auto issued = s.numbering.issue(issue, deadline);

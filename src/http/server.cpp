@@ -62,11 +62,11 @@ struct SessionEntry {
 
 class ServerImpl final : public Server {
  public:
-  ServerImpl(store::Database& db, ServerOptions options, std::optional<http::TokenTable> tokens,
-             int workers)
+  ServerImpl(store::Database& db, Scheduler& scheduler, Intake& intake, ServerOptions options,
+             std::optional<http::TokenTable> tokens, int workers)
       : options_(std::move(options)),
         workers_count_(workers),
-        api_(db, std::move(tokens), options_.web_dir),
+        api_(db, scheduler, intake, std::move(tokens), options_.web_dir),
         workers_(static_cast<std::size_t>(workers)),
         acceptor_(io_) {}
 
@@ -97,6 +97,7 @@ class ServerImpl final : public Server {
   std::uint16_t port() const override { return port_; }
 
   void stop() override {
+    api_.runs().stop();  // at once: a request running a run must not hold up stopping
     asio::post(io_, [this] { begin_stop(); });
   }
 
@@ -104,6 +105,7 @@ class ServerImpl final : public Server {
     std::lock_guard lock(wait_mu_);
     if (io_thread_.joinable()) io_thread_.join();
     workers_.join();
+    api_.runs().join();
   }
 
   void handle_signals() override {
@@ -122,6 +124,7 @@ class ServerImpl final : public Server {
   void begin_stop() {
     if (stopping_) return;
     stopping_ = true;
+    api_.runs().stop();  // also when the stop came from a signal
     beast::error_code ec;
     acceptor_.close(ec);
     {
@@ -308,7 +311,8 @@ class ServerImpl final : public Server {
 
 }  // namespace
 
-Result<std::unique_ptr<Server>> Server::start(store::Database& db, ServerOptions options) {
+Result<std::unique_ptr<Server>> Server::start(store::Database& db, Scheduler& scheduler,
+                                              Intake& intake, ServerOptions options) {
   OO_ASSIGN_OR_RETURN(auto host_port, http::parse_listen(options.listen));
   OO_ASSIGN_OR_RETURN(auto endpoint, http::resolve_listen(host_port));
   std::optional<http::TokenTable> tokens;
@@ -326,7 +330,8 @@ Result<std::unique_ptr<Server>> Server::start(store::Database& db, ServerOptions
   const bool auth = tokens.has_value();
   const std::size_t token_count = auth ? tokens->size() : 0;
 
-  auto server = std::make_unique<ServerImpl>(db, options, std::move(tokens), workers);
+  auto server =
+      std::make_unique<ServerImpl>(db, scheduler, intake, options, std::move(tokens), workers);
   OO_RETURN_IF_ERROR(server->listen(endpoint));
   server->run();
   if (auth) {

@@ -30,14 +30,14 @@ Result<bool> IntakeStore::insert_receipt(store::Connection& c, std::int64_t cust
   return !rows.empty();
 }
 
-Result<std::optional<Receipt>> IntakeStore::find_receipt(store::Connection& c,
-                                                         std::int64_t customer,
-                                                         const std::string& key) {
+Result<std::optional<OrderReceipt>> IntakeStore::find_receipt(store::Connection& c,
+                                                              std::int64_t customer,
+                                                              const std::string& key) {
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.find_receipt, {customer, std::string_view(key)}));
-  if (rows.empty()) return std::optional<Receipt>();
+  if (rows.empty()) return std::optional<OrderReceipt>();
   const auto& r = rows[0];
-  return std::optional<Receipt>(
-      Receipt{r.i64(0), r.text(1), static_cast<int>(r.i64(2)), r.text(3), r.i64(4), r.text(5)});
+  return std::optional<OrderReceipt>(OrderReceipt{r.i64(0), r.text(1), static_cast<int>(r.i64(2)),
+                                                  r.text(3), r.i64(4), r.text(5)});
 }
 
 Result<std::vector<StockRow>> IntakeStore::lock_stock(store::Connection& c, const Cart& cart) {

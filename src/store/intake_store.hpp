@@ -54,7 +54,9 @@ namespace store::postgres {
 const IntakeSql& intake_sql();
 }
 
-struct Receipt {
+// Not `Receipt`: store/numbering_store.hpp has one, and two classes of one name in one
+// namespace break the one-definition rule (the linker keeps one destructor: a crash).
+struct OrderReceipt {
   std::int64_t warehouse_id = 0;
   std::string normalized;
   int version = 0;
@@ -82,8 +84,8 @@ class IntakeStore {
 
   Result<bool> insert_receipt(store::Connection& c, std::int64_t customer, const std::string& key,
                               const Cart& cart);
-  Result<std::optional<Receipt>> find_receipt(store::Connection& c, std::int64_t customer,
-                                              const std::string& key);
+  Result<std::optional<OrderReceipt>> find_receipt(store::Connection& c, std::int64_t customer,
+                                                   const std::string& key);
   Result<std::vector<StockRow>> lock_stock(store::Connection& c, const Cart& cart);
   Status record_out_of_stock(store::Connection& c, std::int64_t customer, const std::string& key,
                              const std::string& shortages, store::Then then);

@@ -63,6 +63,59 @@ TEST_P(AuthHttpTest, AdminAndOperatorAreAllowed) {
   EXPECT_EQ(client().get("/").status, 200);
 }
 
+// API.md's role lists: Stock and Scheduling (admin, operator), Orders (admin, customer).
+TEST_P(AuthHttpTest, RolesPerRouteGroup) {
+  start_with_tokens();
+  struct Call {
+    boost::beast::http::verb method;
+    std::string target;
+    std::string body;
+  };
+  using boost::beast::http::verb;
+  const std::vector<Call> staff = {
+      {verb::put, "/v1/warehouses/1/skus/1", "{}"},
+      {verb::get, "/v1/warehouses/1/skus/1", ""},
+      {verb::post, "/v1/warehouses/1/skus/1/adjustments", R"({"delta": 1, "reason": "x"})"},
+      {verb::post, "/v1/source-orders", R"({"orders": []})"},
+      {verb::post, "/v1/schedule/runs", R"({"orders": []})"},
+      {verb::get, "/v1/schedule/runs", ""},
+      {verb::get, "/v1/schedule/runs/1", ""},
+      {verb::get, "/v1/schedule/items", ""},
+      {verb::get, "/v1/production-orders", ""},
+      {verb::post, "/v1/maintenance/reap", "[]"},
+  };
+  const std::vector<Call> orders = {
+      {verb::post, "/v1/orders", "{}"},
+      {verb::get, "/v1/orders/1", ""},
+      {verb::post, "/v1/orders/1/cancel", ""},
+  };
+  for (const Call& c : staff) {
+    SCOPED_TRACE(c.target);
+    expect_problem(client().request(c.method, c.target, c.body), 401, "unauthorized");
+    expect_problem(client().request(c.method, c.target, c.body, bearer("customer-secret")), 403,
+                   "forbidden");
+    for (const std::string token : {"admin-secret", "operator-secret"}) {
+      const auto r = client().request(c.method, c.target, c.body, bearer(token));
+      EXPECT_NE(r.status, 401) << r.body;
+      EXPECT_NE(r.status, 403) << r.body;
+    }
+  }
+  for (const Call& c : orders) {
+    SCOPED_TRACE(c.target);
+    expect_problem(client().request(c.method, c.target, c.body), 401, "unauthorized");
+    expect_problem(client().request(c.method, c.target, c.body, bearer("operator-secret")), 403,
+                   "forbidden");
+    for (const std::string token : {"admin-secret", "customer-secret"}) {
+      const auto r = client().request(c.method, c.target, c.body, bearer(token));
+      EXPECT_NE(r.status, 401) << r.body;
+      EXPECT_NE(r.status, 403) << r.body;
+    }
+  }
+  // Nothing above was written.
+  expect_problem(client().get("/v1/warehouses/1/skus/1", bearer("admin-secret")), 404, "not_found");
+  EXPECT_EQ(client().get("/v1/schedule/runs", bearer("admin-secret")).body, R"({"runs":[]})");
+}
+
 TEST_P(AuthHttpTest, WithTokensAnyAddressIsAllowed) {
   start_with_tokens("0.0.0.0:0");
   EXPECT_EQ(client().get("/healthz").status, 200);
@@ -72,7 +125,7 @@ TEST_P(AuthHttpTest, RefusesNonLoopbackWithoutTokens) {
   for (const std::string listen : {"0.0.0.0:0", "[::]:0"}) {
     ServerOptions options;
     options.listen = listen;
-    auto server = Server::start(db(), options);
+    auto server = Server::start(db(), scheduler(), intake(), options);
     ASSERT_FALSE(server.ok()) << listen;
     EXPECT_NE(server.status().message().find("--tokens"), std::string::npos)
         << server.status().to_string();
@@ -80,7 +133,7 @@ TEST_P(AuthHttpTest, RefusesNonLoopbackWithoutTokens) {
   for (const std::string listen : {"127.0.0.1:0", "127.1.2.3:0", "localhost:0"}) {
     ServerOptions options;
     options.listen = listen;
-    auto server = Server::start(db(), options);
+    auto server = Server::start(db(), scheduler(), intake(), options);
     EXPECT_TRUE(server.ok()) << listen << ": " << server.status().to_string();
   }
 }
@@ -100,7 +153,7 @@ TEST_P(AuthHttpTest, MalformedTokensFileIsAStartError) {
     ServerOptions options;
     options.listen = "127.0.0.1:0";
     options.tokens_file = write_file("tokens", c.text);
-    auto server = Server::start(db(), options);
+    auto server = Server::start(db(), scheduler(), intake(), options);
     ASSERT_FALSE(server.ok()) << c.text;
     EXPECT_NE(server.status().message().find(c.expect), std::string::npos)
         << server.status().to_string();
@@ -108,7 +161,7 @@ TEST_P(AuthHttpTest, MalformedTokensFileIsAStartError) {
   ServerOptions missing;
   missing.listen = "127.0.0.1:0";
   missing.tokens_file = "/nonexistent/tokens";
-  EXPECT_FALSE(Server::start(db(), missing).ok());
+  EXPECT_FALSE(Server::start(db(), scheduler(), intake(), missing).ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, AuthHttpTest, ::testing::ValuesIn(test_engines()),

@@ -1,6 +1,7 @@
 // The end-to-end fixture: a fresh database per test (an SQLite file, and also a fresh
 // PostgreSQL database when PGHOST or PGDATABASE is set, e.g. under pg_virtualenv), migrated,
-// with an in-process Server on a free loopback port and a client talking to it.
+// with the process's Scheduler and Intake, an in-process Server on a free loopback port and
+// a client talking to it.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,6 +21,8 @@
 
 #include "e2e/http_client.hpp"
 #include "onceorder/http_server.hpp"
+#include "onceorder/intake.hpp"
+#include "onceorder/scheduling.hpp"
 #include "onceorder/store.hpp"
 
 namespace onceorder::testing {
@@ -107,14 +110,19 @@ class HttpTest : public ::testing::TestWithParam<Engine> {
   void TearDown() override {
     client_.reset();
     server_.reset();
+    intake_.reset();
+    scheduler_.reset();
     db_.reset();
     scratch_.reset();
   }
 
-  // (Re)opens the database with `options` (stops the server first).
-  void open_database(store::DatabaseOptions options) {
+  // (Re)opens the database with `options` (stops the server first), with a new Scheduler
+  // (`scheduling` options) and Intake.
+  void open_database(store::DatabaseOptions options, SchedulerOptions scheduling = {}) {
     client_.reset();
     server_.reset();
+    intake_.reset();
+    scheduler_.reset();
     db_.reset();
     auto url = parse_db_url(scratch_->url());
     ASSERT_TRUE(url.ok()) << url.status().to_string();
@@ -123,6 +131,8 @@ class HttpTest : public ::testing::TestWithParam<Engine> {
     db_ = std::move(db).value();
     auto version = store::migrate(*db_);
     ASSERT_TRUE(version.ok()) << version.status().to_string();
+    scheduler_ = std::make_unique<Scheduler>(*db_, std::move(scheduling));
+    intake_ = std::make_unique<Intake>(*db_);
   }
 
   // (Re)starts the server on a free loopback port.
@@ -130,7 +140,7 @@ class HttpTest : public ::testing::TestWithParam<Engine> {
     client_.reset();
     server_.reset();
     if (options.listen == ServerOptions{}.listen) options.listen = "127.0.0.1:0";
-    auto server = Server::start(*db_, std::move(options));
+    auto server = Server::start(*db_, *scheduler_, *intake_, std::move(options));
     ASSERT_TRUE(server.ok()) << server.status().to_string();
     server_ = std::move(server).value();
     client_ = std::make_unique<HttpClient>(server_->port());
@@ -138,6 +148,8 @@ class HttpTest : public ::testing::TestWithParam<Engine> {
 
   HttpClient& client() { return *client_; }
   store::Database& db() { return *db_; }
+  Scheduler& scheduler() { return *scheduler_; }
+  Intake& intake() { return *intake_; }
   Server& server() { return *server_; }
   std::uint16_t port() const { return server_->port(); }
 
@@ -157,6 +169,8 @@ class HttpTest : public ::testing::TestWithParam<Engine> {
  private:
   std::unique_ptr<ScratchDatabase> scratch_;
   std::unique_ptr<store::Database> db_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<Intake> intake_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<HttpClient> client_;
   std::vector<std::string> files_;

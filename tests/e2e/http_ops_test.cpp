@@ -93,6 +93,10 @@ TEST_P(OpsHttpTest, DashboardIsServed) {
   EXPECT_EQ(script.status, 200);
   EXPECT_TRUE(contains(script.body, "/v1/invariants"));
   EXPECT_TRUE(contains(script.body, "/readyz"));
+  EXPECT_TRUE(contains(script.body, "/v1/schedule/runs"));
+  EXPECT_TRUE(contains(script.body, "/v1/orders/"));
+  EXPECT_TRUE(contains(page.body, "id=\"runs\""));
+  EXPECT_TRUE(contains(page.body, "id=\"order-form\""));
   expect_problem(client().get("/missing.html"), 404, "not_found");
   expect_problem(client().get("/../CMakeLists.txt"), 404, "not_found");
   expect_problem(client().get("/.hidden"), 404, "not_found");

@@ -153,12 +153,12 @@ TEST_P(ServerHttpTest, BadListenAddressesAreRefused) {
        {"127.0.0.1", "127.0.0.1:99999", ":8080", "[::1:80", "::1:80", "127.0.0.1:port"}) {
     ServerOptions options;
     options.listen = listen;
-    EXPECT_FALSE(Server::start(db(), options).ok()) << listen;
+    EXPECT_FALSE(Server::start(db(), scheduler(), intake(), options).ok()) << listen;
   }
   // A port already in use.
   ServerOptions taken;
   taken.listen = fmt::format("127.0.0.1:{}", port());
-  EXPECT_FALSE(Server::start(db(), taken).ok());
+  EXPECT_FALSE(Server::start(db(), scheduler(), intake(), taken).ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, ServerHttpTest, ::testing::ValuesIn(test_engines()),

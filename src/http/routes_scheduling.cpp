@@ -1,0 +1,256 @@
+// Production scheduling (API.md "Scheduling"): source orders, manual runs, and the
+// operator's views of runs, items and production orders, plus one reaper pass.
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "http/json_input.hpp"
+#include "http/problem.hpp"
+#include "http/request_input.hpp"
+#include "http/routes.hpp"
+
+namespace onceorder::http {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::int64_t kMaxId = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kMaxQuantity = 1'000'000'000;  // validate_source_orders' bound
+constexpr size_t kMaxKeyPart = 64;                    // the longest part of an OrderKey
+
+json key_members(const OrderKey& k) {
+  return {{"site_code", k.site_code}, {"order_no", k.order_no}, {"lot_no", k.lot_no}};
+}
+
+json run_json(const Run& r) {
+  json out = {{"run_id", r.run_id},
+              {"kind", r.kind},
+              {"status", to_string(r.status)},
+              {"counts",
+               {{"wait", r.counts.wait},
+                {"processing", r.counts.processing},
+                {"success", r.counts.success},
+                {"failed", r.counts.failed},
+                {"aborted", r.counts.aborted}}},
+              {"created_at", r.created_at}};
+  if (!r.finished_at.empty()) out["finished_at"] = r.finished_at;
+  if (!r.error.empty()) out["error"] = r.error;
+  return out;
+}
+
+json item_json(const ScheduleItem& i) {
+  json out = key_members(i.key);
+  out["item_id"] = i.item_id;
+  out["run_id"] = i.run_id;
+  out["status"] = to_string(i.status);
+  out["attempt"] = i.attempt;
+  out["error"] = i.error.empty() ? json(nullptr) : json(i.error);
+  out["created_at"] = i.created_at;
+  out["updated_at"] = i.updated_at;
+  return out;
+}
+
+json production_json(const ProductionOrder& p) {
+  json out = key_members(p.key);
+  out["item_id"] = p.item_id;
+  out["document_number"] = p.document_number;
+  out["quantity"] = p.quantity;
+  out["created_at"] = p.created_at;
+  return out;
+}
+
+// A page's cursor: the last id when the page is full, else null (the last page).
+json next_after(size_t count, int limit, std::int64_t last_id) {
+  return count == static_cast<size_t>(limit) && count > 0 ? json(last_id) : json(nullptr);
+}
+
+// One order key of a body; field problems go to `fields` (named "orders[i].…").
+OrderKey read_key(FieldReader& fields) {
+  OrderKey k;
+  k.site_code = fields.string("site_code", /*required=*/true).value_or("");
+  k.order_no = fields.string("order_no", /*required=*/true).value_or("");
+  k.lot_no = fields.string("lot_no", /*required=*/true).value_or("");
+  return k;
+}
+
+// The service's checks of a key read from `fields` (which names it), except where the
+// types already failed.
+void check_key(FieldReader& fields, const OrderKey& k, size_t index) {
+  Status st = validate_order_key(k, fmt::format("orders[{}].", index));
+  fields.add_new_errors(st.fields());
+}
+
+}  // namespace
+
+Response post_source_orders(Services& s, const Request& req, Deadline deadline) {
+  if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
+  // Importing is idempotent per business key, but a second answer says "existing", not
+  // what the first said: a key would promise a replay this route cannot give.
+  if (Status st = refuse_idempotency_key(req); !st.ok()) return problem_response(st);
+  auto body = parse_object(req.body());
+  if (!body.ok()) return problem_response(body.status());
+  FieldReader fields(*body);
+  std::vector<SourceOrder> orders;
+  fields.objects("orders", /*required=*/true, [&](FieldReader& f, size_t i) {
+    SourceOrder o;
+    o.key = read_key(f);
+    o.quantity = f.integer("quantity", 1, kMaxQuantity, /*required=*/true).value_or(0);
+    check_key(f, o.key, i);
+    orders.push_back(std::move(o));
+  });
+  if (Status st = fields.finish(); !st.ok()) return problem_response(st);
+
+  auto imported = s.scheduler.import_source_orders(orders, deadline);
+  if (!imported.ok()) return problem_response(imported.status());
+  return json_response(bhttp::status::ok,
+                       {{"created", imported->created}, {"existing", imported->existing}});
+}
+
+Response post_run(Services& s, const Request& req, Deadline deadline) {
+  auto query = QueryReader::parse(sv(req.target()));
+  if (!query.ok()) return problem_response(query.status());
+  const bool wait = query->boolean("wait", true);
+  if (Status st = query->finish(); !st.ok()) return problem_response(st);
+  if (Status st = refuse_idempotency_key(req); !st.ok()) return problem_response(st);
+
+  // No body, `{}` or no `orders`: every candidate.
+  std::optional<std::vector<OrderKey>> orders;
+  if (!req.body().empty()) {
+    auto body = parse_object(req.body());
+    if (!body.ok()) return problem_response(body.status());
+    FieldReader fields(*body);
+    std::vector<OrderKey> keys;
+    const bool given = fields.objects("orders", /*required=*/false, [&](FieldReader& f, size_t i) {
+      keys.push_back(read_key(f));
+      check_key(f, keys.back(), i);
+    });
+    if (Status st = fields.finish(); !st.ok()) return problem_response(st);
+    if (given) orders = std::move(keys);
+  }
+
+  // A background run needs its place before the run exists: refusing later would leave
+  // a run nobody processes.
+  std::optional<RunExecutor::Slot> slot;
+  if (!wait) {
+    auto reserved = s.runs.reserve();
+    if (!reserved.ok()) return problem_response(reserved.status());
+    slot.emplace(std::move(*reserved));
+  }
+  auto created = s.scheduler.create_run(RunKind::manual, orders, deadline);
+  if (!created.ok()) return problem_response(created.status());
+  const std::int64_t run_id = created->run.run_id;
+
+  Run run = created->run;
+  if (slot) {
+    s.runs.launch(std::move(*slot), run_id);
+  } else {
+    // Processing has its own timing (per transaction): the request deadline would end
+    // the run half done. Only stopping the server ends it early.
+    auto processed = s.runs.process(run_id);
+    if (processed.ok()) {
+      run = std::move(*processed);
+    } else {
+      // The run exists and ended in `error`: answer what it is now.
+      auto now = s.scheduler.get_run(run_id, store::Clock::now() + std::chrono::seconds(5));
+      if (!now.ok()) return problem_response(processed.status());
+      run = std::move(*now);
+    }
+  }
+  json out = run_json(run);
+  json skipped = json::array();
+  for (const Skipped& sk : created->skipped) {
+    json entry = key_members(sk.key);
+    entry["reason"] = sk.reason;
+    skipped.push_back(std::move(entry));
+  }
+  out["skipped"] = std::move(skipped);
+  return json_response(bhttp::status::created, out);
+}
+
+Response get_run(Services& s, const RouteMatch& m, const Request& req, Deadline deadline) {
+  if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
+  std::vector<FieldError> errors;
+  const auto ids = path_ids(m.ids, {"run_id"}, errors);
+  if (!errors.empty()) {
+    return problem_response(Status(Code::invalid_request, "invalid path", std::move(errors)));
+  }
+  auto run = s.scheduler.get_run(ids[0], deadline);
+  if (!run.ok()) return problem_response(run.status());
+  return json_response(bhttp::status::ok, run_json(*run));
+}
+
+Response list_runs(Services& s, const Request& req, Deadline deadline) {
+  auto query = QueryReader::parse(sv(req.target()));
+  if (!query.ok()) return problem_response(query.status());
+  std::optional<RunStatus> status;
+  if (auto text = query->string("status", 16)) {
+    status = parse_run_status(*text);
+    if (!status) query->add_error("status", "must be creating, running, done or error");
+  }
+  const int limit = query->limit();
+  if (Status st = query->finish(); !st.ok()) return problem_response(st);
+
+  auto runs = s.scheduler.list_runs(status, limit, deadline);
+  if (!runs.ok()) return problem_response(runs.status());
+  json out = json::array();
+  for (const Run& r : *runs) out.push_back(run_json(r));
+  return json_response(bhttp::status::ok, {{"runs", std::move(out)}});
+}
+
+Response list_items(Services& s, const Request& req, Deadline deadline) {
+  auto query = QueryReader::parse(sv(req.target()));
+  if (!query.ok()) return problem_response(query.status());
+  ItemFilter filter;
+  if (auto text = query->string("status", 16)) {
+    filter.status = parse_item_status(*text);
+    if (!filter.status) {
+      query->add_error("status", "must be wait, processing, success, failed or aborted");
+    }
+  }
+  filter.site_code = query->string("site_code", kMaxKeyPart);
+  filter.order_no = query->string("order_no", kMaxKeyPart);
+  filter.lot_no = query->string("lot_no", kMaxKeyPart);
+  filter.run_id = query->integer("run_id", 1, kMaxId);
+  filter.after = query->integer("after", 0, kMaxId).value_or(0);
+  filter.limit = query->limit();
+  if (Status st = query->finish(); !st.ok()) return problem_response(st);
+
+  auto items = s.scheduler.list_items(filter, deadline);
+  if (!items.ok()) return problem_response(items.status());
+  json out = json::array();
+  for (const ScheduleItem& i : *items) out.push_back(item_json(i));
+  const std::int64_t last = items->empty() ? 0 : items->back().item_id;
+  return json_response(
+      bhttp::status::ok,
+      {{"items", std::move(out)}, {"next_after", next_after(items->size(), filter.limit, last)}});
+}
+
+Response list_production_orders(Services& s, const Request& req, Deadline deadline) {
+  auto query = QueryReader::parse(sv(req.target()));
+  if (!query.ok()) return problem_response(query.status());
+  const auto site_code = query->string("site_code", kMaxKeyPart);
+  const std::int64_t after = query->integer("after", 0, kMaxId).value_or(0);
+  const int limit = query->limit();
+  if (Status st = query->finish(); !st.ok()) return problem_response(st);
+
+  auto orders = s.scheduler.list_production_orders(site_code, after, limit, deadline);
+  if (!orders.ok()) return problem_response(orders.status());
+  json out = json::array();
+  for (const ProductionOrder& p : *orders) out.push_back(production_json(p));
+  const std::int64_t last = orders->empty() ? 0 : orders->back().item_id;
+  return json_response(bhttp::status::ok,
+                       {{"production_orders", std::move(out)},
+                        {"next_after", next_after(orders->size(), limit, last)}});
+}
+
+Response post_reap(Services& s, const Request& req, Deadline deadline) {
+  if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
+  if (Status st = empty_body(req); !st.ok()) return problem_response(st);
+  auto report = s.scheduler.reap(deadline);
+  if (!report.ok()) return problem_response(report.status());
+  return json_response(bhttp::status::ok, {{"aborted_waiting", report->aborted_waiting},
+                                           {"released_processing", report->released_processing},
+                                           {"dead_runs", report->dead_runs}});
+}
+
+}  // namespace onceorder::http
