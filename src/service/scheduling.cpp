@@ -10,7 +10,6 @@
 #include <thread>
 
 #include "onceorder/number_format.hpp"
-#include "store/numbering_store.hpp"
 #include "store/scheduling_store.hpp"
 
 namespace onceorder {
@@ -19,9 +18,6 @@ namespace {
 using store::Clock;
 using store::Connection;
 using store::TxOptions;
-
-// Production orders are numbered per site; wide enough that no site runs out.
-constexpr ScopeFormat kProductionFormat{9, 10, 999999999};
 
 TxOptions write_tx(Clock::time_point deadline) { return {deadline, 3, store::TxMode::write}; }
 TxOptions read_tx(Clock::time_point deadline) { return {deadline, 3, store::TxMode::read}; }
@@ -45,14 +41,9 @@ class StandardProductionStep final : public ProductionStep {
  public:
   Result<ProductionOrder> produce(Connection& c, const Claim& claim,
                                   SchedulingStore& store) override {
-    NumberingStore numbering(c.engine());
-    const std::string scope = production_scope(claim.key.site_code);
-    OO_RETURN_IF_ERROR(numbering.ensure_scope(c, scope, kProductionFormat));
-    const std::string title = fmt::format("production {}/{}/{}", claim.key.site_code,
-                                          claim.key.order_no, claim.key.lot_no);
-    OO_ASSIGN_OR_RETURN(auto doc, numbering.allocate(c, scope, title, store::Then::stay));
-    if (!doc) return Status(Code::scope_exhausted, "production scope '" + scope + "' is exhausted");
-    return store.insert_production(c, claim, scope, doc->value, doc->number);
+    return store.produce_standard(c, claim, production_scope(claim.key.site_code),
+                                  fmt::format("production {}/{}/{}", claim.key.site_code,
+                                              claim.key.order_no, claim.key.lot_no));
   }
 };
 
@@ -226,9 +217,13 @@ Result<std::int64_t> Scheduler::complete(std::span<const Claim> claims) {
   // The whole batch in one transaction (one commit, one hold of the site's counter).
   auto batch = store::transact<std::int64_t>(
       db_, write_tx(soon()), [&](Connection& c) -> Result<std::int64_t> {
+        // Every fence first, then the production steps: a site's number counter is a hot
+        // row, held from its first use to the commit, so nothing else runs while it is held.
         for (const Claim& cl : claims) {
           OO_ASSIGN_OR_RETURN(bool fenced, store_->fence_success(c, cl));
           if (!fenced) return Status(Code::conflict, "a claim in the batch was lost");
+        }
+        for (const Claim& cl : claims) {
           OO_RETURN_IF_ERROR(step_for(cl.key.site_code).produce(c, cl, *store_).status());
         }
         return static_cast<std::int64_t>(claims.size());

@@ -1,5 +1,7 @@
 #include "store/scheduling_store.hpp"
 
+#include "store/numbering_store.hpp"
+
 namespace onceorder {
 namespace {
 
@@ -152,6 +154,26 @@ Result<bool> SchedulingStore::abort_if_cancelled(store::Connection& c, const Cla
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.abort_if_cancelled,
                                          {cl.item_id, sv(cl.owner), std::int64_t{cl.attempt}}));
   return !rows.empty();
+}
+
+Result<ProductionOrder> SchedulingStore::produce_standard(store::Connection& c, const Claim& cl,
+                                                          const std::string& scope,
+                                                          const std::string& title) {
+  if (!sql_.produce_standard.sql.empty()) {
+    OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.produce_standard,
+                                           {sv(scope), sv(title), cl.item_id, sv(cl.key.site_code),
+                                            sv(cl.key.order_no), sv(cl.key.lot_no)}));
+    if (rows.empty()) {
+      return Status(Code::scope_exhausted, "no production order: scope '" + scope +
+                                               "' is exhausted or the source order vanished");
+    }
+    return production_from(rows[0]);
+  }
+  NumberingStore numbering(c.engine());
+  OO_RETURN_IF_ERROR(numbering.ensure_scope(c, scope, ScopeFormat{9, 10, 999999999}));
+  OO_ASSIGN_OR_RETURN(auto doc, numbering.allocate(c, scope, title, store::Then::stay));
+  if (!doc) return Status(Code::scope_exhausted, "production scope '" + scope + "' is exhausted");
+  return insert_production(c, cl, scope, doc->value, doc->number);
 }
 
 Result<ProductionOrder> SchedulingStore::insert_production(store::Connection& c, const Claim& cl,

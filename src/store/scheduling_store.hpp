@@ -26,6 +26,8 @@ struct SchedulingSql {
   store::Statement fence_success;        // (item_id, owner, attempt) → item_id
   store::Statement mark_failed;          // (item_id, owner, attempt, error) → item_id
   store::Statement abort_if_cancelled;   // (item_id, owner, attempt) → item_id when cancelled
+  store::Statement produce_standard;     // (scope, title, item_id, site, order, lot) → production
+                                         // order; one statement (empty: three statements)
   store::Statement insert_production;    // (item_id, scope, value, number, site, order, lot)
   store::Statement dead_runs;            // (timeout_ms) → run_id per run set to error
   store::Statement orphan_waits;         // () → item_id per aborted item
@@ -78,6 +80,11 @@ class SchedulingStore {
   Result<bool> mark_failed(store::Connection& c, const Claim& claim, const std::string& error);
   // A claimed item whose order was cancelled meanwhile becomes `aborted` (fenced).
   Result<bool> abort_if_cancelled(store::Connection& c, const Claim& claim);
+  // The standard production step: the next number of `scope` (created wide on first use),
+  // its document and the production order, in as few statements as the engine allows.
+  // Code::scope_exhausted when the scope has no number left.
+  Result<ProductionOrder> produce_standard(store::Connection& c, const Claim& claim,
+                                           const std::string& scope, const std::string& title);
   Result<ProductionOrder> insert_production(store::Connection& c, const Claim& claim,
                                             const std::string& scope, std::int64_t value,
                                             const std::string& number);

@@ -83,6 +83,22 @@ const SchedulingSql& scheduling_sql() {
            "AND owner = $2 AND attempt = $3 AND EXISTS (SELECT 1 FROM source_orders so WHERE "
            "so.site_code = schedule_items.site_code AND so.order_no = schedule_items.order_no AND "
            "so.lot_no = schedule_items.lot_no AND so.cancelled_at IS NOT NULL) RETURNING item_id"},
+      // One round trip: number, document and production order together.
+      .produce_standard =
+          {"sch_produce_standard",
+           "WITH c AS (INSERT INTO doc_scopes AS s (scope, last_value, width, radix, max_value) "
+           "VALUES ($1::text, 1, 9, 10, 999999999) ON CONFLICT (scope) DO UPDATE SET last_value = "
+           "s.last_value + 1 WHERE s.last_value < s.max_value RETURNING s.scope, s.last_value, "
+           "s.width, s.radix), d AS (INSERT INTO documents (scope, value, number, origin, scheme, "
+           "title) SELECT scope, last_value, oo_format_number(last_value, radix, width), 'issued', "
+           "'r' || radix || 'w' || width, $2::text FROM c RETURNING scope, value, number) INSERT "
+           "INTO production_orders (site_code, order_no, lot_no, item_id, quantity, "
+           "document_scope, document_value, document_number) SELECT so.site_code, so.order_no, "
+           "so.lot_no, $3::bigint, so.quantity, d.scope, d.value, d.number FROM d, source_orders "
+           "so WHERE so.site_code = $4::text AND so.order_no = $5::text AND so.lot_no = $6::text "
+           "RETURNING site_code, order_no, lot_no, item_id, quantity, document_scope, "
+           "document_value, document_number, to_char(created_at AT TIME ZONE 'UTC', "
+           "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"},
       .insert_production =
           {"sch_insert_production",
            "INSERT INTO production_orders (site_code, order_no, lot_no, item_id, quantity, "
