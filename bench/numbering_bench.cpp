@@ -1,0 +1,132 @@
+// Load driver for document-number allocation: N client threads issue numbers for a fixed
+// time, through the store (the Numbering service, no HTTP) or through the HTTP server
+// (in-process, real sockets on loopback, keep-alive). Prints `tps=<n>` for
+// bench/run-numbering.sh, which measures the raw-SQL baselines with pgbench in the same run.
+#include <utility>  // before Asio (Boost 1.74)
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <barrier>
+#include <iostream>
+#include <random>
+#include <thread>
+
+#include "onceorder/http_server.hpp"
+#include "onceorder/intake.hpp"
+#include "onceorder/numbering.hpp"
+#include "onceorder/scheduling.hpp"
+#include "onceorder/store.hpp"
+
+namespace {
+
+using namespace onceorder;
+namespace http = boost::beast::http;
+
+std::string scope_name(int i) { return "bench-" + std::to_string(i); }
+
+// One client's loop: `issue_one` returns false on a failed request (counted, not fatal).
+template <class IssueOne>
+void drive(int clients, int seconds, std::atomic<std::uint64_t>& ok,
+           std::atomic<std::uint64_t>& failed, const std::function<IssueOne()>& make_client) {
+  std::barrier start(clients + 1);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&] {
+      IssueOne issue_one = make_client();
+      start.arrive_and_wait();
+      while (!stop.load(std::memory_order_relaxed)) (issue_one() ? ok : failed).fetch_add(1);
+    });
+  }
+  start.arrive_and_wait();
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  stop = true;
+  for (auto& t : threads) t.join();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"OnceOrder document-number load driver"};
+  std::string db_url, mode = "store";
+  int clients = 1, scopes = 1, seconds = 10;
+  app.add_option("--db", db_url, "database URL")->required();
+  app.add_option("--mode", mode, "store | http")->check(CLI::IsMember({"store", "http"}));
+  app.add_option("--clients", clients)->check(CLI::Range(1, 256));
+  app.add_option("--scopes", scopes)->check(CLI::Range(1, 10000));
+  app.add_option("--seconds", seconds)->check(CLI::Range(1, 3600));
+  CLI11_PARSE(app, argc, argv);
+
+  auto url = parse_db_url(db_url);
+  if (!url.ok()) return std::cerr << url.status().message() << '\n', 2;
+  store::DatabaseOptions options;
+  options.pool_size = clients;
+  auto db = store::Database::open(*url, options);
+  if (!db.ok()) return std::cerr << db.status().message() << '\n', 2;
+  if (auto v = store::migrate(**db); !v.ok()) return std::cerr << v.status().message() << '\n', 2;
+  Numbering numbering(**db);
+  for (int s = 1; s <= scopes; ++s) {
+    auto r = numbering.configure(scope_name(s), ScopeFormat{9, 10, 999999999},
+                                 store::Clock::now() + std::chrono::seconds(10));
+    if (!r.ok()) return std::cerr << r.status().message() << '\n', 2;
+  }
+
+  std::atomic<std::uint64_t> ok{0}, failed{0};
+  if (mode == "store") {
+    using IssueOne = std::function<bool()>;
+    drive<IssueOne>(clients, seconds, ok, failed, [&]() -> IssueOne {
+      return [&, rng = std::mt19937(std::random_device{}())]() mutable {
+        const int s = std::uniform_int_distribution<int>(1, scopes)(rng);
+        return numbering
+            .issue({scope_name(s), "bench", std::nullopt},
+                   store::Clock::now() + std::chrono::seconds(5))
+            .ok();
+      };
+    });
+  } else {
+    ServerOptions so;
+    so.listen = "127.0.0.1:0";
+    so.workers = clients;
+    Scheduler scheduler(**db);
+    Intake intake(**db);
+    auto server = Server::start(**db, scheduler, intake, so);
+    if (!server.ok()) return std::cerr << server.status().message() << '\n', 2;
+    const auto port = std::to_string((*server)->port());
+    using IssueOne = std::function<bool()>;
+    drive<IssueOne>(clients, seconds, ok, failed, [&]() -> IssueOne {
+      auto ioc = std::make_shared<boost::asio::io_context>();
+      auto stream = std::make_shared<boost::beast::tcp_stream>(*ioc);
+      boost::asio::ip::tcp::resolver resolver(*ioc);
+      stream->connect(resolver.resolve("127.0.0.1", port));
+      return [ioc, stream, scopes, rng = std::mt19937(std::random_device{}())]() mutable {
+        const int s = std::uniform_int_distribution<int>(1, scopes)(rng);
+        http::request<http::string_body> req{http::verb::post,
+                                             "/v1/scopes/" + scope_name(s) + "/documents", 11};
+        req.set(http::field::host, "127.0.0.1");
+        req.set(http::field::content_type, "application/json");
+        req.body() = R"({"title":"bench"})";
+        req.prepare_payload();
+        boost::beast::error_code ec;
+        http::write(*stream, req, ec);
+        if (ec) return false;
+        boost::beast::flat_buffer buffer;
+        http::response<http::string_body> res;
+        http::read(*stream, buffer, res, ec);
+        return !ec && res.result_int() == 201;
+      };
+    });
+    (*server)->stop();
+    (*server)->wait();
+  }
+  std::cout << fmt::format("mode={} clients={} scopes={} seconds={} ok={} failed={} tps={:.0f}\n",
+                           mode, clients, scopes, seconds, ok.load(), failed.load(),
+                           static_cast<double>(ok.load()) / seconds);
+  return failed.load() == 0 ? 0 : 1;
+}
