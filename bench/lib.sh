@@ -2,8 +2,10 @@
 # compile and test: a compiler or test run next to a benchmark case moves its numbers by
 # several times (CPU and, worse, fsync latency). So every case
 #   1. waits (up to BENCH_QUIET_WAIT seconds, default 600 in total per case) until no
-#      foreign heavy process runs: compilers, linkers, build tools, test binaries, and
-#      PostgreSQL servers other than ours;
+#      foreign heavy process runs: compilers, linkers, build tools, test and benchmark
+#      binaries, psql/pgbench/pg_virtualenv, interpreters, and PostgreSQL servers other
+#      than ours (ours and our own children are recognized by postmaster and process
+#      group);
 #   2. runs while a sampler looks for such processes every 0.5 s;
 #   3. is run again (up to BENCH_TRIES times, default 3) when the sampler saw any.
 # The row says how many samples were noisy in the kept try (0 = clean).
@@ -14,7 +16,7 @@
 #
 # Needs: $tmp (a scratch directory), psql reaching our cluster.
 
-quiet_re='^(cc1|cc1plus|cc1obj|lto1|as|ld|ld.gold|ld.lld|collect2|clang|clang\+\+|clang-1[0-9]|clang-format|clang-tidy|ninja|make|cmake|ctest|rustc|cargo|go|unit_tests|contract_tests|e2e_tests|pgbench|bench_numbering|bench_scheduling)$'
+quiet_re='^(cc1|cc1plus|cc1obj|lto1|as|ld|ld\.gold|ld\.lld|collect2|clang|clang\+\+|clang-[0-9]+|clang-format|clang-tidy|ninja|make|cmake|ctest|rustc|cargo|go|python|python3|node|java|pgbench|psql|initdb|pg_ctl|pg_ctlcluster|pg_virtualenv|pg_dump|pg_restore|onceorder|valgrind|[a-z0-9_]+_tests?|bench_[a-z0-9_]*)$'
 datadir=$(psql -qAtX -c 'SHOW data_directory')
 our_postmaster=$(head -1 "$datadir/postmaster.pid")
 
@@ -32,10 +34,10 @@ sync_write_us() {
 foreign_busy() {
   local mypgid
   mypgid=$(ps -o pgid= -p $$ | tr -d ' ')
-  ps -eo pid=,ppid=,pgid=,comm= | awk -v re="$quiet_re" -v pm="$our_postmaster" -v pg="$mypgid" '
+  ps -eo pid=,ppid=,pgid=,comm= | quiet_re=$quiet_re awk -v pm="$our_postmaster" -v pg="$mypgid" '
     $3 == pg { next }
     $4 == "postgres" { if ($1 != pm && $2 != pm) n++; next }
-    $4 ~ re { n++ }
+    $4 ~ ENVIRON["quiet_re"] { n++ }
     END { print n + 0 }'
 }
 

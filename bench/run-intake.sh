@@ -23,6 +23,8 @@
 #   BENCH_CATALOGS="10000 10"   catalog sizes (low, high contention); each must have no
 #                               prime factors but 2 and 5 (the pgbench SKU stride needs it)
 #   BENCH_CASES="statements function store http"   which forms to run
+#   BENCH_QUIET_WAIT, BENCH_TRIES   see bench/lib.sh: each case waits for a quiet machine
+#                               and is run again if a foreign compiler, test or server ran
 #   BENCH_LOG_DIR               if set, each case's raw output is kept there
 #   BENCH_PGBENCH_OPTS          extra pgbench options (e.g. "-P 1" for per-second progress)
 #   ONCEORDER_BUILD_DIR         build directory holding onceorder and bench_intake (default
@@ -214,22 +216,11 @@ check() { # k
     FROM n"
 }
 
-# What each commit waits for: one synchronous 8 kB overwrite of a preallocated file (like a
-# WAL page) on the data directory's file system, 200 times with O_DSYNC; µs per write.
-datadir=$(sql -c 'SHOW data_directory')
-sync_write_us() {
-  local probe seconds
-  probe=$(mktemp -p "$(dirname "$datadir")" sync-probe.XXXXXX)
-  dd if=/dev/zero of="$probe" bs=8k count=200 conv=fsync status=none
-  seconds=$(dd if=/dev/zero of="$probe" bs=8k count=200 conv=notrunc oflag=dsync 2>&1 |
-    sed -n 's/.* copied, \([0-9.]*\) s.*/\1/p')
-  rm -f "$probe"
-  awk -v s="$seconds" 'BEGIN { printf "%.0f", s * 1e6 / 200 }'
-}
-
 # --- report header -----------------------------------------------------------------------
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh" # quietly, sync_write_us, $datadir
 table=$tmp/table
 {
   echo "# OnceOrder order intake, PostgreSQL"
@@ -241,11 +232,13 @@ table=$tmp/table
   echo "# disk:     synchronous 8 kB write $(sync_write_us) us at start (a commit waits for one)"
   echo "# run:      ${secs} s per case, pgbench -M prepared -n -j min(clients,2); warehouse 1, stock 10^11 per SKU, quantity 1"
   echo "# check:    ok(n) = n orders, each with K lines/reservations/ledger entries/source orders, deductions = lines, every receipt placed"
+  echo "# noise:    samples (every 0.5 s) with a foreign compiler/test/server running; 0 = clean."
+  echo "#           A noisy case is run again (BENCH_TRIES=${BENCH_TRIES:-3}); sync_us: 8 kB O_DSYNC write before it"
   echo
-  printf '%-11s %3s %7s %7s %9s %9s  %s\n' case k catalog clients tps lat_ms check
+  printf '%-11s %3s %7s %7s %9s %9s  %-10s %7s %5s\n' case k catalog clients tps lat_ms check sync_us noise
 } >"$table"
 cat "$table"
-row() { printf '%-11s %3s %7s %7s %9s %9s  %s\n' "$@" | tee -a "$table"; }
+row() { printf '%-11s %3s %7s %7s %9s %9s  %-10s %7s %5s\n' "$@" | tee -a "$table"; }
 
 keep_log() { # case k catalog clients log
   if [[ -n "${BENCH_LOG_DIR:-}" ]]; then
@@ -294,11 +287,18 @@ driver_run() { # mode k catalog clients seconds
     echo "run-intake: bench_intake printed no tps=" >&2
     exit 1
   }
-  echo "$mode k=$k catalog=$catalog clients=$clients $(grep -o 'placed=.*p99_ms=[0-9.]*' "$log")" \
-    >>"$tmp/driver-details"
+  detail="$mode k=$k catalog=$catalog clients=$clients $(grep -o 'placed=.*p99_ms=[0-9.]*' "$log")"
   printf -v tps '%.0f' "$tps"
   keep_log "$mode" "$k" "$catalog" "$clients" "$log"
   lat=$(awk -v c="$clients" -v t="$tps" 'BEGIN { printf "%.3f", (t > 0 ? c * 1000 / t : 0) }')
+}
+
+run_case() { # name k catalog clients: sets tps, lat, checked (and detail for the driver)
+  case $1 in
+    statements | function) pgbench_run "$1" "$2" "$3" "$4" "$secs" ;;
+    store | http) driver_run "$1" "$2" "$3" "$4" "$secs" ;;
+  esac
+  checked=$(check "$2")
 }
 
 declare -A result
@@ -306,18 +306,15 @@ declare -A result
 pgbench_run function 5 "$max_catalog" 2 2
 driver_run store 5 "$max_catalog" 2 2
 pgbench_run statements 5 "$max_catalog" 2 2
-rm -f "$tmp/driver-details"
 
 for k in "${sku_counts[@]}"; do
   for cat_asked in "${catalogs[@]}"; do
     catalog=$((cat_asked > k ? cat_asked : k))
     for clients in "${client_counts[@]}"; do
       for name in "${cases[@]}"; do
-        case $name in
-          statements | function) pgbench_run "$name" "$k" "$catalog" "$clients" "$secs" ;;
-          store | http) driver_run "$name" "$k" "$catalog" "$clients" "$secs" ;;
-        esac
-        row "$name" "$k" "$catalog" "$clients" "$tps" "$lat" "$(check "$k")"
+        quietly run_case "$name" "$k" "$catalog" "$clients"
+        row "$name" "$k" "$catalog" "$clients" "$tps" "$lat" "$checked" "$sync_us" "$noise"
+        if [[ $name == store || $name == http ]]; then echo "$detail" >>"$tmp/driver-details"; fi
         result[$name,$k,$cat_asked,$clients]=$tps
       done
     done
