@@ -1,14 +1,17 @@
 # Shared by bench/run-*.sh (sourced, not run). The machine is shared with people who
 # compile and test: a compiler or test run next to a benchmark case moves its numbers by
-# several times (CPU and, worse, fsync latency). So every case
-#   1. waits (up to BENCH_QUIET_WAIT seconds, default 600 in total per case) until no
-#      foreign heavy process runs: compilers, linkers, build tools, test and benchmark
-#      binaries, psql/pgbench/pg_virtualenv, interpreters, and PostgreSQL servers other
-#      than ours (ours and our own children are recognized by postmaster and process
-#      group);
-#   2. runs while a sampler looks for such processes every 0.5 s;
-#   3. is run again (up to BENCH_TRIES times, default 3) when the sampler saw any.
-# The row says how many samples were noisy in the kept try (0 = clean).
+# several times (CPU and, worse, fsync latency). So every try of a case
+#   1. takes a machine-wide lock (flock on $BENCH_LOCK, default /tmp/onceorder-bench.lock),
+#      so that two benchmark scripts never run cases at the same time;
+#   2. waits (up to BENCH_QUIET_WAIT seconds, default 600) until foreign processes have
+#      used less than BENCH_QUIET_CPU % of one core (default 15) for 3 seconds in a row;
+#   3. runs while a sampler measures foreign CPU every 0.5 s;
+#   4. is run again (up to BENCH_TRIES times, default 3) when any sample was over the limit.
+# "Foreign" is measured, not guessed from names: CPU time (/proc/PID/stat) of every process
+# except ours (this script's process group, our PostgreSQL postmaster and its children)
+# and kernel threads. An idle PostgreSQL left running by someone else costs nothing; a
+# compiler, a test run or another benchmark does. The row says how many samples were
+# noisy in the kept try (0 = clean).
 #
 # Also: sync_write_us N, what each commit waits for: N synchronous 8 kB overwrites
 # (O_DSYNC) of a preallocated file, like WAL pages, on the data directory's file system;
@@ -16,9 +19,10 @@
 #
 # Needs: $tmp (a scratch directory), psql reaching our cluster.
 
-quiet_re='^(cc1|cc1plus|cc1obj|lto1|as|ld|ld\.gold|ld\.lld|collect2|clang|clang\+\+|clang-[0-9]+|clang-format|clang-tidy|ninja|make|cmake|ctest|rustc|cargo|go|python|python3|node|java|pgbench|psql|initdb|pg_ctl|pg_ctlcluster|pg_virtualenv|pg_dump|pg_restore|onceorder|valgrind|[a-z0-9_]+_tests?|bench_[a-z0-9_]*)$'
 datadir=$(psql -qAtX -c 'SHOW data_directory')
 our_postmaster=$(head -1 "$datadir/postmaster.pid")
+our_pgid=$(ps -o pgid= -p $$ | tr -d ' ')
+bench_lock=${BENCH_LOCK:-/tmp/onceorder-bench.lock}
 
 sync_write_us() {
   local n=${1:-200} probe seconds
@@ -30,33 +34,59 @@ sync_write_us() {
   awk -v s="$seconds" -v n="$n" 'BEGIN { printf "%.0f", s * 1e6 / n }'
 }
 
-# Foreign heavy processes right now (our own children are excluded by process group).
-foreign_busy() {
-  local mypgid
-  mypgid=$(ps -o pgid= -p $$ | tr -d ' ')
-  ps -eo pid=,ppid=,pgid=,comm= | quiet_re=$quiet_re awk -v pm="$our_postmaster" -v pg="$mypgid" '
-    $3 == pg { next }
-    $4 == "postgres" { if ($1 != pm && $2 != pm) n++; next }
-    $4 ~ ENVIRON["quiet_re"] { n++ }
-    END { print n + 0 }'
+# foreign_cpu STATE: CPU time (in clock ticks) used by foreign processes since the last
+# call with the same STATE file (0 on the first call).
+foreign_cpu() {
+  local state=$1
+  # One line per process; the command name may hold spaces and ')', so the fields are
+  # taken after the last ") ". Processes that end meanwhile are simply missing (cat fails
+  # on them: not an error here, also under `set -o pipefail`).
+  { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v pg="$our_pgid" -v pm="$our_postmaster" \
+    -v prevf="$state" -v nextf="$state.next" '
+    BEGIN { while ((getline l < prevf) > 0) { split(l, a, " "); prev[a[1]] = a[2]; have = 1 } }
+    {
+      pid = $1; r = $0; sub(/^.*\) /, "", r); split(r, f, " ")
+      # f[2] ppid, f[3] process group, f[12] utime, f[13] stime
+      if (f[3] == pg || pid == pm || f[2] == pm || f[2] == 2 || pid == 2) next
+      t = f[12] + f[13]
+      print pid, t > nextf
+      if (have) sum += (pid in prev) ? t - prev[pid] : t
+    }
+    END { print sum + 0 }'
+  mv -f "$state.next" "$state" 2>/dev/null || : >"$state"
+}
+
+# Over the limit: more than BENCH_QUIET_CPU % of one core during `seconds`.
+cpu_noisy() { # ticks seconds
+  awk -v t="$1" -v s="$2" -v hz="$(getconf CLK_TCK)" -v lim="${BENCH_QUIET_CPU:-15}" \
+    'BEGIN { exit !(t * 100 / hz / s > lim) }'
 }
 
 quiet_wait() {
-  local waited=0 limit=${BENCH_QUIET_WAIT:-600}
-  while (($(foreign_busy) > 0)) && ((waited < limit)); do
-    sleep 5
-    waited=$((waited + 5))
+  local waited=0 calm=0 limit=${BENCH_QUIET_WAIT:-600} state=$tmp/cpu.wait
+  rm -f "$state"
+  foreign_cpu "$state" >/dev/null
+  while ((calm < 3 && waited < limit)); do
+    sleep 1
+    waited=$((waited + 1))
+    if cpu_noisy "$(foreign_cpu "$state")" 1; then calm=0; else calm=$((calm + 1)); fi
   done
-  ((waited == 0)) || echo "  (waited ${waited}s for a quiet machine)" >&2
+  ((waited <= 3)) || echo "  (waited ${waited}s for a quiet machine)" >&2
 }
 
 noise_watch_start() {
   : >"$tmp/noise"
   (
-    while :; do
-      n=$(foreign_busy)
-      ((n == 0)) || echo "$n" >>"$tmp/noise"
+    set +e
+    state=$tmp/cpu.watch
+    rm -f "$state"
+    foreign_cpu "$state" >/dev/null
+    parent=$$
+    # Ends with the benchmark even when it exits without noise_watch_stop (a failure).
+    while kill -0 "$parent" 2>/dev/null && [[ -d $tmp ]]; do
       sleep 0.5
+      t=$(foreign_cpu "$state")
+      if cpu_noisy "$t" 0.5; then echo "$t" >>"$tmp/noise"; fi
     done
   ) &
   noise_pid=$!
@@ -68,17 +98,31 @@ noise_watch_stop() {
   noise=$(wc -l <"$tmp/noise")
 }
 
+bench_lock_take() {
+  exec {bench_lock_fd}>>"$bench_lock"
+  if ! flock -n "$bench_lock_fd"; then
+    echo "  (waiting for another benchmark holding $bench_lock)" >&2
+    flock "$bench_lock_fd"
+  fi
+}
+bench_lock_release() {
+  flock -u "$bench_lock_fd"
+  exec {bench_lock_fd}>&-
+}
+
 # quietly CMD...: runs CMD (which sets the caller's result variables) until one try is
-# clean or BENCH_TRIES are used; sets $noise for the kept (last) try.
+# clean or BENCH_TRIES are used; sets $noise and $sync_us for the kept (last) try.
 quietly() {
   local try
   for ((try = 1; try <= ${BENCH_TRIES:-3}; try++)); do
+    bench_lock_take
     quiet_wait
     sync_us=$(sync_write_us 50)
     noise_watch_start
     "$@"
     noise_watch_stop
+    bench_lock_release
     ((noise == 0)) && return 0
-    echo "  (noisy try $try of $*: $noise samples with foreign activity)" >&2
+    echo "  (noisy try $try of $*: $noise samples over ${BENCH_QUIET_CPU:-15} % foreign CPU)" >&2
   done
 }

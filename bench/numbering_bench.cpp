@@ -15,6 +15,7 @@
 #include <atomic>
 #include <barrier>
 #include <iostream>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -79,15 +80,21 @@ int main(int argc, char** argv) {
   }
 
   std::atomic<std::uint64_t> ok{0}, failed{0};
+  std::mutex error_mu;
+  int errors_shown = 0;
   if (mode == "store") {
     using IssueOne = std::function<bool()>;
     drive<IssueOne>(clients, seconds, ok, failed, [&]() -> IssueOne {
       return [&, rng = std::mt19937(std::random_device{}())]() mutable {
         const int s = std::uniform_int_distribution<int>(1, scopes)(rng);
-        return numbering
-            .issue({scope_name(s), "bench", std::nullopt},
-                   store::Clock::now() + std::chrono::seconds(5))
-            .ok();
+        auto issued = numbering.issue({scope_name(s), "bench", std::nullopt},
+                                      store::Clock::now() + std::chrono::seconds(5));
+        if (!issued.ok()) {
+          std::lock_guard lock(error_mu);  // the first few failures say why
+          if (errors_shown++ < 3)
+            std::cerr << "issue failed: " << issued.status().to_string() << '\n';
+        }
+        return issued.ok();
       };
     });
   } else {

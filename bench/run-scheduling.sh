@@ -35,6 +35,10 @@
 #   BENCH_CASES="store:shipped baseline:shipped store:wait-index baseline:wait-index"
 #                                path:schema pairs, run in this order for each worker count
 #   BENCH_SQLITE_WORKERS="1"     worker counts of the SQLite cases ("" skips them)
+#   BENCH_BREAKDOWN=1            also load pg_stat_statements and time WAL I/O, and print
+#                                where each case's time went on the server (statement
+#                                execution and planning, commits, WAL flushes). It costs
+#                                some throughput: use it to explain, not for the ratios.
 #   ONCEORDER_BUILD_DIR          build directory holding onceorder and bench_scheduling
 #                                (default build-bench if it exists, else build)
 set -euo pipefail
@@ -46,7 +50,13 @@ cd "$root"
 
 if [[ -z "${ONCEORDER_BENCH_IN_PG:-}" ]]; then
   export ONCEORDER_BENCH_IN_PG=1 LC_ALL=C.UTF-8
-  exec pg_virtualenv -t -o fsync=on -o synchronous_commit=on -o autovacuum=off "$self" "$out"
+  extra=()
+  if [[ -n "${BENCH_BREAKDOWN:-}" ]]; then
+    extra=(-o shared_preload_libraries=pg_stat_statements -o pg_stat_statements.track_planning=on
+      -o pg_stat_statements.track_utility=off -o track_wal_io_timing=on)
+  fi
+  exec pg_virtualenv -t -o fsync=on -o synchronous_commit=on -o autovacuum=off "${extra[@]}" \
+    "$self" "$out"
 fi
 
 items=${BENCH_ITEMS:-20000}
@@ -81,6 +91,9 @@ migrated=$("$bin" migrate --db "$ONCEORDER_DB" 2>&1) || {
   echo "run-scheduling: '$bin migrate' failed" >&2
   exit 1
 }
+if [[ -n "${BENCH_BREAKDOWN:-}" ]]; then
+  sql -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements'
+fi
 for t in source_orders schedule_runs schedule_items production_orders doc_scopes documents; do
   if ! sql -c "SELECT 1 FROM $t LIMIT 0" >/dev/null; then
     echo "run-scheduling: '$bin migrate' did not create $t" >&2
@@ -176,10 +189,19 @@ if [[ "$(sql -c 'SHOW fsync')" != on ]]; then
   exit 1
 fi
 
+# The store path in two processes: set-up (import, create the run), then the timed
+# processing of that run, so that server statistics can be reset in between.
 store_run() { # workers [db]
-  local workers=$1 db=${2:-$ONCEORDER_DB} log=$tmp/driver.log
+  local workers=$1 db=${2:-$ONCEORDER_DB} log=$tmp/driver.log run_id
+  if ! "$driver" --db "$db" --items "$items" --site "$site" --phase=setup >"$log" 2>&1; then
+    tail -20 "$log" >&2
+    echo "run-scheduling: bench_scheduling --phase=setup failed" >&2
+    exit 1
+  fi
+  run_id=$(grep -o 'run=[0-9]*' "$log" | tail -1 | cut -d= -f2)
+  [[ $db == sqlite:* ]] || stats_reset
   if ! "$driver" --db "$db" --workers "$workers" --items "$items" --claim-batch "$batch" \
-    --site "$site" >"$log" 2>&1; then
+    --site "$site" --phase=process --run="$run_id" >"$log" 2>&1; then
     tail -20 "$log" >&2
     echo "run-scheduling: bench_scheduling failed with $workers workers" >&2
     exit 1
@@ -189,11 +211,34 @@ store_run() { # workers [db]
   retries=$(grep -o 'retries=[0-9]*' "$log" | tail -1 | cut -d= -f2)
 }
 
+# BENCH_BREAKDOWN: server-side counters of the timed part only.
+stats_reset() {
+  [[ -n "${BENCH_BREAKDOWN:-}" ]] || return 0
+  sql -c 'SELECT pg_stat_statements_reset()' -c "SELECT pg_stat_reset_shared('wal')" \
+    -c 'SELECT pg_stat_reset()' >/dev/null
+}
+stats_row() { # schema path workers
+  [[ -n "${BENCH_BREAKDOWN:-}" ]] || return 0
+  sleep 1 # let exiting backends flush their statistics
+  sql -F ' ' -c "SELECT
+      round((SELECT sum(total_exec_time) FROM pg_stat_statements)::numeric / 1000, 2),
+      round((SELECT sum(total_plan_time) FROM pg_stat_statements)::numeric / 1000, 2),
+      (SELECT sum(calls) FROM pg_stat_statements),
+      (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()),
+      wal_sync, round(wal_sync_time::numeric / 1000, 2), round(wal_bytes / 1048576.0, 1),
+      wal_fpi
+    FROM pg_stat_wal" >"$tmp/stats"
+  read -r exec_s plan_s calls commits syncs sync_s wal_mb fpi <"$tmp/stats"
+  printf '%-10s %-9s %-7s %9s %7s %7s %8s %8s %8s %7s %7s %7s\n' "$1" "$2" "$3" "$elapsed" \
+    "$exec_s" "$plan_s" "$calls" "$commits" "$syncs" "$sync_s" "$wal_mb" "$fpi" >"$tmp/breakdown.try"
+}
+
 baseline_run() { # clients
   local clients=$1 log=$tmp/pgbench.log run_id t threads start end
   threads=$((clients < 2 ? clients : 2))
   t=$(((items + clients - 1) / clients))
   run_id=$(prepare_baseline)
+  stats_reset
   start=$(now_ns)
   if ! pgbench -M prepared -n -c "$clients" -j "$threads" -t "$t" -D run="$run_id" \
     -f bench/pgbench/schedule_item.sql >"$log" 2>&1; then
@@ -229,11 +274,13 @@ one_case() { # path schema workers
       ;;
   esac
   check=$(check_done)
+  stats_row "$2" "$1" "$3"
 }
 for workers in "${worker_counts[@]}"; do
   for case in "${cases[@]}"; do
     path=${case%%:*} schema=${case#*:}
     quietly one_case "$path" "$schema" "$workers"
+    if [[ -f $tmp/breakdown.try ]]; then cat "$tmp/breakdown.try" >>"$tmp/breakdown"; fi
     row "$schema" "$path" "$workers" "$items" "$elapsed" "$ips" "$retries" "$check" "$sync_us" "$noise"
     result[$path,$schema,$workers]=$ips
   done
@@ -263,6 +310,18 @@ for workers in "${worker_counts[@]}"; do
     done
   done
 done
+
+if [[ -n "${BENCH_BREAKDOWN:-}" ]]; then
+  {
+    echo
+    echo "# breakdown (server side, timed part of the kept try): exec_s/plan_s = statement execution"
+    echo "# and planning summed over all backends; calls = statements; commits = transactions;"
+    echo "# wal_syncs/sync_s = WAL flushes and their time; fpi = full-page images in the WAL"
+    printf '%-10s %-9s %-7s %9s %7s %7s %8s %8s %8s %7s %7s %7s\n' schema case workers elapsed_s \
+      exec_s plan_s calls commits wal_syncs sync_s wal_MB fpi
+    cat "$tmp/breakdown"
+  } | tee -a "$table"
+fi
 
 sqlite_case() { # workers
   rm -f "$tmp"/scheduling.db*

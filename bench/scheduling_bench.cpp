@@ -5,6 +5,10 @@
 // success. Prints `items_per_s=<n>` for bench/run-scheduling.sh, which measures the
 // raw-SQL baseline of the same per-item work with pgbench in the same run.
 //
+// --phase=setup stops after creating the run and prints `run=<id>`; --phase=process
+// --run=<id> then processes that run (so that a script can reset server statistics in
+// between); the default does both in one process.
+//
 // Exits non-zero unless every item of the run ended `success` (and the run `done`).
 // The database should hold no other schedulable source orders (the script resets it):
 // a batch run takes every candidate, and the run must contain exactly the M imported ones.
@@ -32,8 +36,9 @@ store::Clock::time_point in(int seconds) {
 
 int main(int argc, char** argv) {
   CLI::App app{"OnceOrder production-scheduling load driver"};
-  std::string db_url, site = "S1";
+  std::string db_url, site = "S1", phase = "all";
   int workers = 1, items = 20000, claim_batch = 16;
+  std::int64_t given_run = 0;
   app.add_option("--db", db_url, "database URL")->required();
   app.add_option("--workers", workers, "threads processing the run")->check(CLI::Range(1, 256));
   app.add_option("--items", items, "source orders (= items of the run)")
@@ -41,7 +46,12 @@ int main(int argc, char** argv) {
   app.add_option("--claim-batch", claim_batch, "items claimed and completed per transaction")
       ->check(CLI::Range(1, 1000));
   app.add_option("--site", site, "site code of the source orders (scope PO-<site>)");
+  app.add_option("--phase", phase, "all | setup | process")
+      ->check(CLI::IsMember({"all", "setup", "process"}));
+  app.add_option("--run", given_run, "the run to process (--phase=process)");
   CLI11_PARSE(app, argc, argv);
+  if (phase == "process" && given_run <= 0)
+    return std::cerr << "--phase=process needs --run=<id>\n", 2;
 
   auto url = parse_db_url(db_url);
   if (!url.ok()) return std::cerr << url.status().message() << '\n', 2;
@@ -57,30 +67,39 @@ int main(int argc, char** argv) {
   Scheduler scheduler(**db, so);
 
   // --- set-up (not timed): source orders, then one batch run over them ----------------
-  const auto setup_start = store::Clock::now();
-  constexpr int kChunk = 10000;  // import_source_orders takes at most 10000 per call
-  std::vector<SourceOrder> chunk;
-  chunk.reserve(kChunk);
-  std::int64_t created = 0;
-  for (int first = 1; first <= items; first += kChunk) {
-    chunk.clear();
-    for (int i = first; i < first + kChunk && i <= items; ++i)
-      chunk.push_back({{site, fmt::format("ORD{:08}", i), "L1"}, 1 + i % 100});
-    auto imported = scheduler.import_source_orders(chunk, in(300));
-    if (!imported.ok()) return std::cerr << "import: " << imported.status().to_string() << '\n', 2;
-    created += imported->created;
+  std::int64_t run_id = given_run;
+  double setup_s = 0;
+  if (phase != "process") {
+    const auto setup_start = store::Clock::now();
+    constexpr int kChunk = 10000;  // import_source_orders takes at most 10000 per call
+    std::vector<SourceOrder> chunk;
+    chunk.reserve(kChunk);
+    std::int64_t created = 0;
+    for (int first = 1; first <= items; first += kChunk) {
+      chunk.clear();
+      for (int i = first; i < first + kChunk && i <= items; ++i)
+        chunk.push_back({{site, fmt::format("ORD{:08}", i), "L1"}, 1 + i % 100});
+      auto imported = scheduler.import_source_orders(chunk, in(300));
+      if (!imported.ok())
+        return std::cerr << "import: " << imported.status().to_string() << '\n', 2;
+      created += imported->created;
+    }
+    auto run = scheduler.create_run(RunKind::batch, std::nullopt, in(600));
+    if (!run.ok()) return std::cerr << "create_run: " << run.status().to_string() << '\n', 2;
+    run_id = run->run.run_id;
+    if (run->run.counts.wait != items) {
+      std::cerr << fmt::format(
+          "run {} has {} wait items, expected {} (created {} source orders): the database holds "
+          "other schedulable orders or these were scheduled before; reset it\n",
+          run_id, run->run.counts.wait, items, created);
+      return 2;
+    }
+    setup_s = Seconds(store::Clock::now() - setup_start).count();
   }
-  auto run = scheduler.create_run(RunKind::batch, std::nullopt, in(600));
-  if (!run.ok()) return std::cerr << "create_run: " << run.status().to_string() << '\n', 2;
-  const std::int64_t run_id = run->run.run_id;
-  if (run->run.counts.wait != items) {
-    std::cerr << fmt::format(
-        "run {} has {} wait items, expected {} (created {} source orders): the database holds "
-        "other schedulable orders or these were scheduled before; reset it\n",
-        run_id, run->run.counts.wait, items, created);
-    return 2;
+  if (phase == "setup") {
+    std::cout << fmt::format("run={} items={} setup_s={:.2f}\n", run_id, items, setup_s);
+    return 0;
   }
-  const double setup_s = Seconds(store::Clock::now() - setup_start).count();
 
   // --- timed: process the run ---------------------------------------------------------
   const auto start = store::Clock::now();
