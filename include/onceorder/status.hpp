@@ -47,6 +47,7 @@ enum class Code {
   // Permanent database outcomes a service may want to map.
   unique_violation,
   check_violation,
+  reference_violation,  // a foreign key or a guard trigger refused the change
 };
 
 // The wire name of a code ("scope_exhausted").

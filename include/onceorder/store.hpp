@@ -62,20 +62,30 @@ enum class TxMode { read, write };
 // one round trip. After an ok answer with Then::commit the transaction has committed.
 enum class Then { stay, commit };
 
+// Called on the connection's thread before each statement it sends (with the statement's
+// name) and before COMMIT ("COMMIT"). Tests set it to pause a session at every statement
+// boundary (tests/isolation); it is empty, and costs one branch, everywhere else.
+using StatementHook = std::function<void(std::string_view statement)>;
+
 class Connection {
  public:
   virtual ~Connection() = default;
   virtual Engine engine() const = 0;
 
   virtual Status begin(TxMode mode) = 0;
-  virtual Status commit() = 0;
+  Status commit() {
+    before_statement("COMMIT");
+    return do_commit();
+  }
   virtual void rollback() = 0;  // never fails: a connection it cannot roll back is broken()
   virtual bool in_transaction() const = 0;
   // Lost its server or its state is unknown: the pool drops it.
   virtual bool broken() const = 0;
 
-  virtual Result<Rows> query(const Statement& stmt, std::span<const Param> params,
-                             Then then = Then::stay) = 0;
+  Result<Rows> query(const Statement& stmt, std::span<const Param> params, Then then = Then::stay) {
+    before_statement(stmt.name);
+    return do_query(stmt, params, then);
+  }
   Result<Rows> query(const Statement& stmt, std::initializer_list<Param> params,
                      Then then = Then::stay) {
     return query(stmt, std::span<const Param>(params.begin(), params.size()), then);
@@ -92,6 +102,19 @@ class Connection {
   // (PostgreSQL session advisory lock). SQLite has one writer at a time anyway: always true.
   // Leadership only saves duplicate work; correctness never depends on it.
   virtual Result<bool> try_lead(std::int64_t key) = 0;
+
+  void set_statement_hook(StatementHook hook) { hook_ = std::move(hook); }
+
+ protected:
+  virtual Status do_commit() = 0;
+  virtual Result<Rows> do_query(const Statement& stmt, std::span<const Param> params,
+                                Then then) = 0;
+
+ private:
+  void before_statement(std::string_view what) {
+    if (hook_) hook_(what);
+  }
+  StatementHook hook_;
 };
 
 struct DatabaseOptions {
@@ -99,6 +122,8 @@ struct DatabaseOptions {
   // How long one statement may wait for a row lock before the transaction is retried.
   std::chrono::milliseconds lock_timeout{2000};
   std::chrono::milliseconds statement_timeout{30000};
+  // Installed on every connection the Database opens (tests only).
+  StatementHook statement_hook{};
 };
 
 // Retries per cause, and pool occupancy, for /metrics.

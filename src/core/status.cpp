@@ -62,6 +62,8 @@ std::string_view code_name(Code code) {
       return "unique_violation";
     case Code::check_violation:
       return "check_violation";
+    case Code::reference_violation:
+      return "reference_violation";
   }
   return "internal";
 }

@@ -96,6 +96,7 @@ bhttp::status http_status(Code code) {
     case Code::retry_transaction:
     case Code::unique_violation:
     case Code::check_violation:
+    case Code::reference_violation:
       return bhttp::status::internal_server_error;
   }
   return bhttp::status::internal_server_error;

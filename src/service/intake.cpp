@@ -47,6 +47,12 @@ std::string make_holder() {
                      static_cast<std::uint32_t>(std::mt19937(std::random_device{}())()));
 }
 
+Status in_production(std::int64_t order_id) {
+  return Status(
+      Code::in_production,
+      fmt::format("order {} already has a production order; it cannot be cancelled", order_id));
+}
+
 Status check_ids(std::int64_t warehouse_id, std::int64_t sku_id) {
   std::vector<FieldError> errors;
   if (warehouse_id < 1) errors.push_back({"warehouse_id", "must be an integer from 1 to 2^63-1"});
@@ -193,18 +199,19 @@ Result<Order> Intake::cancel(std::int64_t order_id, store::Clock::time_point dea
         if (head->status == "placed") {
           const std::string site = fmt::format("W{}", head->warehouse_id);
           const std::string_view no = head->order_no;
-          // Order matters: stop scheduling first (source orders, then items: this waits for a
-          // worker completing one), and only then look for production orders.
-          OO_RETURN_IF_ERROR(c.query(sql.cancel_sources, {std::string_view(site), no}).status());
-          OO_RETURN_IF_ERROR(c.query(sql.abort_items, {std::string_view(site), no}).status());
+          // Decide on locked rows: the source orders first (a worker producing one holds it
+          // shared until it commits, and item creation shares it too), then look for
+          // production orders with a fresh statement that sees whatever committed meanwhile.
+          OO_RETURN_IF_ERROR(c.query(sql.lock_sources, {std::string_view(site), no}).status());
           OO_ASSIGN_OR_RETURN(auto made,
                               c.query(sql.count_production, {std::string_view(site), no}));
-          if (made.at(0).i64(0) > 0) {
-            return Status(
-                Code::in_production,
-                fmt::format("order {} already has a production order; it cannot be cancelled",
-                            order_id));
-          }
+          if (made.at(0).i64(0) > 0) return in_production(order_id);
+          // The database refuses to cancel a source order that has a production order (a
+          // foreign key on PostgreSQL, a trigger on SQLite): the same answer if it ever fires.
+          Status cancelled = c.query(sql.cancel_sources, {std::string_view(site), no}).status();
+          if (cancelled.code() == Code::reference_violation) return in_production(order_id);
+          OO_RETURN_IF_ERROR(cancelled);
+          OO_RETURN_IF_ERROR(c.query(sql.abort_items, {std::string_view(site), no}).status());
           OO_RETURN_IF_ERROR(c.query(sql.lock_order_stock, {order_id}).status());
           OO_ASSIGN_OR_RETURN(auto released, c.query(sql.release, {order_id}));
           for (const auto& r : released) {

@@ -40,12 +40,12 @@ Database::Database(Engine engine, DatabaseOptions options, Factory factory)
       pool_(std::make_shared<Pool>()) {}
 
 Result<std::unique_ptr<Database>> Database::open(const DbUrl& url, DatabaseOptions options) {
-  Factory factory;
-  if (url.engine == Engine::sqlite) {
-    factory = [url, options]() { return sqlite::connect(url.target, options); };
-  } else {
-    factory = [url, options]() { return postgres::connect(url.target, options); };
-  }
+  Factory factory = [url, options]() -> Result<std::unique_ptr<Connection>> {
+    auto conn = url.engine == Engine::sqlite ? sqlite::connect(url.target, options)
+                                             : postgres::connect(url.target, options);
+    if (conn.ok() && options.statement_hook) (*conn)->set_statement_hook(options.statement_hook);
+    return conn;
+  };
   auto first = factory();
   if (!first.ok()) return first.status();
   auto db = std::make_unique<Database>(url.engine, options, std::move(factory));

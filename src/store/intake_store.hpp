@@ -29,6 +29,7 @@ struct IntakeSql {
   store::Statement get_order;           // (order_id) → order columns
   store::Statement get_lines;           // (order_id) → line, sku, qty, price
   store::Statement lock_order;          // (order_id) → status, warehouse, order_no
+  store::Statement lock_sources;        // (site, order_no) → lot per source order; locked
   store::Statement cancel_sources;      // (site, order_no)
   store::Statement abort_items;         // (site, order_no) → item_id per item
   store::Statement count_production;    // (site, order_no) → n
@@ -89,8 +90,9 @@ class IntakeStore {
   Result<std::vector<StockRow>> lock_stock(store::Connection& c, const Cart& cart);
   Status record_out_of_stock(store::Connection& c, std::int64_t customer, const std::string& key,
                              const std::string& shortages, store::Then then);
-  // Writes the whole placement; returns created_at. Fails (internal) if any deduction did
-  // not apply — impossible while the rows are locked, so it means a broken invariant.
+  // Writes the whole placement; returns created_at. Fails (internal) inside the
+  // transaction, before any commit, if a deduction did not apply — impossible while the
+  // rows are locked, so it means a broken invariant.
   Result<std::string> place(store::Connection& c, const Order& order, const std::string& key,
                             store::Then then);
   Result<std::optional<Order>> get_order(store::Connection& c, std::int64_t order_id);

@@ -1,6 +1,7 @@
 // Order intake on every engine: the seed-004 acceptance list (second item out of stock,
 // lock order, failure after the first deduction, lock timeout is not out-of-stock,
 // replays) and seed 002's ids, as real races over several connections.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <barrier>
@@ -196,6 +197,37 @@ TEST_P(IntakeTest, FailureAfterTheDeductionsLeavesEverythingAsBefore) {
   expect_invariants_hold();
 }
 
+// A deduction that misses a locked row (planted: a trigger swallows the update of sku
+// 202) must fail the placement inside its transaction. On PostgreSQL the statement goes
+// out with COMMIT pipelined, so a check of the row count after it would come too late.
+TEST_P(IntakeTest, ADeductionThatMissesFailsBeforeCommitAndStoresNothing) {
+  stock(101, 5);
+  stock(202, 5);
+  if (GetParam() == Engine::sqlite) {
+    tdb_.sql(
+        "CREATE TRIGGER t_miss BEFORE UPDATE OF available ON stock WHEN NEW.sku_id = 202 AND "
+        "NEW.available < OLD.available BEGIN SELECT RAISE(IGNORE); END");
+  } else {
+    tdb_.sql(
+        "CREATE FUNCTION t_miss() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.sku_id = "
+        "202 AND NEW.available < OLD.available THEN RETURN NULL; END IF; RETURN NEW; END $$");
+    tdb_.sql("CREATE TRIGGER t_miss BEFORE UPDATE ON stock FOR EACH ROW EXECUTE FUNCTION t_miss()");
+  }
+  auto r = place("miss", {{101, 2}, {202, 1}});
+  ASSERT_FALSE(r.ok()) << "a half-deducted order was answered as placed";
+  EXPECT_EQ(r.status().code(), Code::internal) << r.status().to_string();
+  EXPECT_NE(r.status().message().find("did not take its deduction"), std::string::npos)
+      << r.status().to_string();
+  EXPECT_EQ(available(101), 5);
+  EXPECT_EQ(available(202), 5);
+  EXPECT_EQ(count("SELECT count(*) FROM orders"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM reservations"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM order_receipts"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM stock_ledger WHERE kind = 'reservation'"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM source_orders"), 0);
+  expect_invariants_hold();
+}
+
 TEST_P(IntakeTest, LockTimeoutIsNotOutOfStockAndTheSameKeySucceedsLater) {
   stock(101, 5);
   stock(202, 5);
@@ -352,6 +384,57 @@ TEST_P(IntakeTest, CancelRacingProductionNeverLeavesACancelledOrderWithAProducti
       count("SELECT count(*) FROM orders o JOIN production_orders p ON p.order_no = o.order_no "
             "WHERE o.status = 'cancelled'"),
       0);
+  expect_invariants_hold();
+}
+
+// The cancel arrives while a run is being created for the order (manual, by its lines, or
+// a batch of every candidate): the run's items must not be made from a source order read
+// before the cancel committed. Either the cancel wins and nothing is produced, or
+// production wins and the cancel answers in_production. Orders of 1–3 lines.
+TEST_P(IntakeTest, CancelRacingRunCreationNeverProducesACancelledOrderRace) {
+  for (int sku = 1; sku <= 3; ++sku) stock(sku, 100000);
+  auto other_db = tdb_.open({.pool_size = 4}, false);
+  Scheduler s(*other_db);
+  int cancelled = 0, in_production = 0;
+  const int rounds = GetParam() == Engine::sqlite ? 12 : 40;
+  for (int round = 0; round < rounds; ++round) {
+    for (const bool batch : {false, true}) {
+      const int lines = 1 + round % 3;
+      std::vector<CartLine> cart;
+      for (int l = 1; l <= lines; ++l) cart.push_back({l, 1});
+      auto r = place(fmt::format("c{}-{}", round, batch), cart);
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      const Order o = r->order;
+      std::vector<OrderKey> keys;
+      for (int l = 1; l <= lines; ++l) keys.push_back({"W1", o.order_no, std::to_string(l)});
+      std::barrier start(2);
+      Result<Order> cancel = Status(Code::internal, "not run");
+      std::thread canceller([&] {
+        start.arrive_and_wait();
+        cancel = intake_.cancel(o.order_id, soon());
+      });
+      start.arrive_and_wait();
+      auto run = s.create_run(batch ? RunKind::batch : RunKind::manual,
+                              batch ? std::nullopt : std::optional(keys), soon());
+      ASSERT_TRUE(run.ok()) << run.status().to_string();
+      ASSERT_TRUE(s.process_run(run->run.run_id).ok());
+      canceller.join();
+      const auto made =
+          count("SELECT count(*) FROM production_orders WHERE order_no = '" + o.order_no + "'");
+      const auto live = count("SELECT count(*) FROM schedule_items WHERE order_no = '" +
+                              o.order_no + "' AND status IN ('wait', 'processing', 'success')");
+      if (cancel.ok()) {
+        ++cancelled;
+        EXPECT_EQ(made, 0) << "round " << round << ": a cancelled order was produced";
+        EXPECT_EQ(live, 0) << "round " << round << ": a cancelled order has live items";
+      } else {
+        ++in_production;
+        EXPECT_EQ(cancel.status().code(), Code::in_production) << cancel.status().to_string();
+        EXPECT_EQ(made, lines);
+      }
+    }
+  }
+  EXPECT_EQ(cancelled + in_production, 2 * rounds);
   expect_invariants_hold();
 }
 

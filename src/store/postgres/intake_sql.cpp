@@ -38,7 +38,9 @@ const IntakeSql& intake_sql() {
            "l), so AS (INSERT INTO source_orders (site_code, order_no, lot_no, quantity) SELECT "
            "'W' || $4::bigint, $2::text, l.line_no::text, l.quantity FROM l), rc AS (UPDATE "
            "order_receipts SET outcome = 'placed', order_id = $1::bigint WHERE customer_id = "
-           "$3::bigint AND idempotency_key = $9::text) SELECT (SELECT count(*) FROM st), (SELECT "
+           "$3::bigint AND idempotency_key = $9::text) SELECT oo_assert((SELECT count(*) FROM st) "
+           "= "
+           "(SELECT count(*) FROM l), 'a locked stock row did not take its deduction'), (SELECT "
            "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') FROM o)"},
       .insert_order =
           {"in_insert_order",
@@ -73,6 +75,9 @@ const IntakeSql& intake_sql() {
       .lock_order =
           {"in_lock_order",
            "SELECT status, warehouse_id, order_no FROM orders WHERE order_id = $1 FOR UPDATE"},
+      .lock_sources = {"in_lock_sources",
+                       "SELECT lot_no FROM source_orders WHERE site_code = $1 AND order_no = $2 "
+                       "ORDER BY lot_no FOR UPDATE"},
       .cancel_sources = {"in_cancel_sources",
                          "UPDATE source_orders SET cancelled_at = now() WHERE site_code = $1 AND "
                          "order_no = $2 AND cancelled_at IS NULL"},

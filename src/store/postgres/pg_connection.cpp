@@ -14,6 +14,7 @@ Code classify_sqlstate(std::string_view s) {
   if (s == "40001") return Code::serialization_failure;
   if (s == "23505") return Code::unique_violation;
   if (s == "23514") return Code::check_violation;
+  if (s == "23503") return Code::reference_violation;
   if (s == "57014") return Code::busy;  // statement_timeout / cancel
   if (s.starts_with("08") || s == "57P01" || s == "57P02" || s == "57P03") return Code::unavailable;
   return Code::internal;
@@ -40,7 +41,7 @@ class PgConnection final : public Connection {
     return Status::Ok();
   }
 
-  Status commit() override {
+  Status do_commit() override {
     if (pending_begin_) {  // nothing was sent: nothing to commit
       pending_begin_ = false;
       in_tx_ = false;
@@ -67,7 +68,7 @@ class PgConnection final : public Connection {
   bool in_transaction() const override { return in_tx_; }
   bool broken() const override { return broken_ || PQstatus(conn_) != CONNECTION_OK; }
 
-  Result<Rows> query(const Statement& s, std::span<const Param> params, Then then) override {
+  Result<Rows> do_query(const Statement& s, std::span<const Param> params, Then then) override {
     if (!prepared_.contains(s.name)) {
       ResultPtr r(
           PQprepare(conn_, std::string(s.name).c_str(), std::string(s.sql).c_str(), 0, nullptr));
@@ -205,7 +206,10 @@ class PgConnection final : public Connection {
 
 Result<std::unique_ptr<Connection>> connect(const std::string& uri,
                                             const DatabaseOptions& options) {
-  PGconn* conn = PQconnectdb(uri.c_str());
+  // The URL may name the application (`?application_name=`); "onceorder" otherwise.
+  const char* keys[] = {"dbname", "fallback_application_name", nullptr};
+  const char* values[] = {uri.c_str(), "onceorder", nullptr};
+  PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (PQstatus(conn) != CONNECTION_OK) {
     std::string msg = PQerrorMessage(conn);
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
@@ -213,11 +217,11 @@ Result<std::unique_ptr<Connection>> connect(const std::string& uri,
     return Status(Code::unavailable, "cannot connect to PostgreSQL: " + msg);
   }
   auto c = std::make_unique<PgConnection>(conn);
-  Status st = c->exec_script(fmt::format(
-      "SET lock_timeout = '{}ms'; SET statement_timeout = '{}ms'; "
-      "SET idle_in_transaction_session_timeout = '60s'; SET application_name = 'onceorder'; "
-      "SET client_min_messages = warning",
-      options.lock_timeout.count(), options.statement_timeout.count()));
+  Status st =
+      c->exec_script(fmt::format("SET lock_timeout = '{}ms'; SET statement_timeout = '{}ms'; "
+                                 "SET idle_in_transaction_session_timeout = '60s'; "
+                                 "SET client_min_messages = warning",
+                                 options.lock_timeout.count(), options.statement_timeout.count()));
   if (!st.ok()) return st;
   return std::unique_ptr<Connection>(std::move(c));
 }

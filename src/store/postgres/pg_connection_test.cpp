@@ -11,6 +11,7 @@ TEST(PgClassify, SqlstatesMapToCodes) {
   EXPECT_EQ(classify_sqlstate("40001"), Code::serialization_failure);
   EXPECT_EQ(classify_sqlstate("23505"), Code::unique_violation);
   EXPECT_EQ(classify_sqlstate("23514"), Code::check_violation);
+  EXPECT_EQ(classify_sqlstate("23503"), Code::reference_violation);
   EXPECT_EQ(classify_sqlstate("08006"), Code::unavailable);
   EXPECT_EQ(classify_sqlstate("42P01"), Code::internal);
 }

@@ -21,8 +21,10 @@ const SchedulingSql& scheduling_sql() {
            "i.site_code = so.site_code AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND "
            "i.status NOT IN ('failed', 'aborted')) AND (SELECT count(*) FROM schedule_items i "
            "WHERE i.site_code = so.site_code AND i.order_no = so.order_no AND i.lot_no = so.lot_no "
-           "AND i.status = 'failed') < $2::bigint ORDER BY so.site_code, so.order_no, so.lot_no ON "
-           "CONFLICT (site_code, order_no, lot_no) WHERE status NOT IN ('failed', 'aborted') DO "
+           "AND i.status = 'failed') < $2::bigint ORDER BY so.site_code, so.order_no, so.lot_no "
+           "FOR "
+           "SHARE OF so ON CONFLICT (site_code, order_no, lot_no) WHERE status NOT IN ('failed', "
+           "'aborted') DO "
            "NOTHING RETURNING item_id"},
       .insert_item_for =
           {"sch_insert_item_for",
@@ -31,7 +33,8 @@ const SchedulingSql& scheduling_sql() {
            "so.site_code = $2::text AND so.order_no = $3::text AND so.lot_no = $4::text AND "
            "so.cancelled_at IS NULL AND (SELECT count(*) FROM schedule_items i WHERE i.site_code = "
            "so.site_code AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND i.status = "
-           "'failed') < $5::bigint ON CONFLICT (site_code, order_no, lot_no) WHERE status NOT IN "
+           "'failed') < $5::bigint FOR SHARE OF so ON CONFLICT (site_code, order_no, lot_no) WHERE "
+           "status NOT IN "
            "('failed', 'aborted') DO NOTHING RETURNING item_id"},
       .key_state =
           {"sch_key_state",
@@ -63,7 +66,8 @@ const SchedulingSql& scheduling_sql() {
            "$2, lease_until = now() + $4::float8 * interval '1 millisecond', updated_at = now() "
            "FROM (SELECT item_id FROM schedule_items WHERE run_id = $1 AND status = 'wait' ORDER "
            "BY item_id LIMIT $3 FOR UPDATE SKIP LOCKED) c WHERE i.item_id = c.item_id AND EXISTS "
-           "(SELECT 1 FROM schedule_runs r WHERE r.run_id = $1 AND r.status = 'running') RETURNING "
+           "(SELECT 1 FROM schedule_runs r WHERE r.run_id = $1 AND r.status = 'running' FOR SHARE) "
+           "RETURNING "
            "i.item_id, i.run_id, i.site_code, i.order_no, i.lot_no, i.attempt"},
       .fence_success =
           {"sch_fence_success",
@@ -71,7 +75,7 @@ const SchedulingSql& scheduling_sql() {
            "WHERE item_id = $1 AND status = 'processing' AND owner = $2 AND attempt = $3 AND "
            "EXISTS (SELECT 1 FROM source_orders so WHERE so.site_code = schedule_items.site_code "
            "AND so.order_no = schedule_items.order_no AND so.lot_no = schedule_items.lot_no AND "
-           "so.cancelled_at IS NULL) RETURNING item_id"},
+           "so.cancelled_at IS NULL FOR SHARE) RETURNING item_id"},
       .mark_failed = {"sch_mark_failed",
                       "UPDATE schedule_items SET status = 'failed', error = $4, lease_until = "
                       "NULL, updated_at = now() WHERE item_id = $1 AND status = 'processing' AND "

@@ -50,6 +50,9 @@ const IntakeSql& intake_sql() {
                     "order_id = ?1 ORDER BY line_no"},
       .lock_order = {"in_lock_order",
                      "SELECT status, warehouse_id, order_no FROM orders WHERE order_id = ?1"},
+      .lock_sources = {"in_lock_sources",
+                       "SELECT lot_no FROM source_orders WHERE site_code = ?1 AND order_no = ?2 "
+                       "ORDER BY lot_no"},
       .cancel_sources = {"in_cancel_sources",
                          "UPDATE source_orders SET cancelled_at = strftime('%Y-%m-%dT%H:%M:%fZ', "
                          "'now') WHERE site_code = ?1 AND order_no = ?2 AND cancelled_at IS NULL"},

@@ -241,11 +241,35 @@ DROP TABLE stock_ledger;
 DROP TABLE stock;
 )sql";
 
+// A cancelled source order never has a production order. SQLite has one writer at a time,
+// so triggers that read the other table are enough to make it a rule of the database.
+constexpr std::string_view kCancelGuardUp = R"sql(
+CREATE TRIGGER production_orders_live_source BEFORE INSERT ON production_orders
+WHEN NOT EXISTS (SELECT 1 FROM source_orders so WHERE so.site_code = NEW.site_code
+                 AND so.order_no = NEW.order_no AND so.lot_no = NEW.lot_no
+                 AND so.cancelled_at IS NULL)
+BEGIN
+  SELECT RAISE(ABORT, 'production order for a cancelled or unknown source order');
+END;
+CREATE TRIGGER source_orders_cancel_unproduced BEFORE UPDATE OF cancelled_at ON source_orders
+WHEN NEW.cancelled_at IS NOT NULL AND EXISTS (SELECT 1 FROM production_orders p
+     WHERE p.site_code = NEW.site_code AND p.order_no = NEW.order_no AND p.lot_no = NEW.lot_no)
+BEGIN
+  SELECT RAISE(ABORT, 'a source order with a production order cannot be cancelled');
+END;
+)sql";
+
+constexpr std::string_view kCancelGuardDown = R"sql(
+DROP TRIGGER source_orders_cancel_unproduced;
+DROP TRIGGER production_orders_live_source;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
     {2, "production_scheduling", kSchedulingUp, kSchedulingDown},
     {3, "live_item_index", kLiveIndexUp, kLiveIndexDown},
     {4, "order_intake", kIntakeUp, kIntakeDown},
+    {5, "cancel_guard", kCancelGuardUp, kCancelGuardDown},
 };
 
 }  // namespace

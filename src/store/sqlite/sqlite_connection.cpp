@@ -19,6 +19,8 @@ Code classify(int rc) {
       if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY)
         return Code::unique_violation;
       if (rc == SQLITE_CONSTRAINT_CHECK) return Code::check_violation;
+      if (rc == SQLITE_CONSTRAINT_FOREIGNKEY || rc == SQLITE_CONSTRAINT_TRIGGER)
+        return Code::reference_violation;
       return Code::conflict;
     case SQLITE_CANTOPEN:
     case SQLITE_IOERR:
@@ -54,7 +56,7 @@ class SqliteConnection final : public Connection {
     in_tx_ = true;
     return Status::Ok();
   }
-  Status commit() override {
+  Status do_commit() override {
     Status st = exec_script("COMMIT");
     if (st.ok()) in_tx_ = false;
     return st;
@@ -66,7 +68,7 @@ class SqliteConnection final : public Connection {
   bool in_transaction() const override { return in_tx_; }
   bool broken() const override { return broken_; }
 
-  Result<Rows> query(const Statement& s, std::span<const Param> params, Then then) override {
+  Result<Rows> do_query(const Statement& s, std::span<const Param> params, Then then) override {
     auto rows = run(s, params);
     if (rows.ok() && then == Then::commit) {
       Status st = commit();
