@@ -116,7 +116,9 @@ Workload run_workload(const std::string& url_text) {
     if (run.ok()) {
       auto done = scheduler.process_run(run->run.run_id);
       EXPECT_TRUE(done.ok());
-      if (done.ok()) EXPECT_EQ(done->counts.success, 3);  // A's two lines and F1/A1
+      if (done.ok()) {
+        EXPECT_EQ(done->counts.success, 3);  // A's two lines and F1/A1
+      }
     }
     auto d = intake.place({9, 1, {{101, 1}}, "d"}, soon());
     EXPECT_TRUE(d.ok());
@@ -306,7 +308,7 @@ TEST_P(CliPlantedInvariantTest, CheckNamesIt) {
   ASSERT_NE(w.d, 0);
   ASSERT_EQ(check(db.url()).exit_code, 0);
   plant(engine, db.url(), substitute(sql, w));
-  const auto c = check(db.url());
+  auto c = check(db.url());
   EXPECT_EQ(c.exit_code, 1) << c.output;
   ASSERT_EQ(c.violations.size(), kIds.size()) << c.output;
   EXPECT_GT(c.violations.at(p.id), 0) << c.output;
@@ -321,14 +323,16 @@ TEST_P(CliPlantedInvariantTest, CheckNamesIt) {
 INSTANTIATE_TEST_SUITE_P(Engines, CliInvariantsTest, ::testing::ValuesIn(test_engines()),
                          engine_param_name);
 
+std::string planted_name(const ::testing::TestParamInfo<std::tuple<Engine, Planted>>& info) {
+  const auto& [engine, p] = info.param;
+  return std::string(p.id) + "_" + p.name + "_" +
+         (engine == Engine::sqlite ? "sqlite" : "postgres");
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, CliPlantedInvariantTest,
                          ::testing::Combine(::testing::ValuesIn(test_engines()),
                                             ::testing::ValuesIn(kPlanted)),
-                         [](const ::testing::TestParamInfo<std::tuple<Engine, Planted>>& info) {
-                           const auto& [engine, p] = info.param;
-                           return std::string(p.id) + "_" + p.name + "_" +
-                                  (engine == Engine::sqlite ? "sqlite" : "postgres");
-                         });
+                         planted_name);
 
 }  // namespace
 }  // namespace onceorder::testing
