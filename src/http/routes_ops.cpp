@@ -73,7 +73,7 @@ Response get_metrics(Services& s, Deadline deadline) {
   fmt::format_to(put, "onceorder_invariants_checked {}\n", results.ok() ? 1 : 0);
   if (results.ok()) {
     prom_header(out, "onceorder_invariant_violations", "gauge",
-                "Rows violating each invariant (DESIGN.md I1–I8).");
+                "Rows violating each invariant (docs/INVARIANTS.md).");
     for (const InvariantResult& r : *results) {
       fmt::format_to(put, "onceorder_invariant_violations{{id={}}} {}\n", prom_label(r.id),
                      r.violations);

@@ -3,9 +3,9 @@
 namespace onceorder {
 namespace {
 
-// Text both engines read the same way (`||` concatenates on both); only "is the index
-// there" and "now" differ.
-#define OO_I1_DUPLICATES                                                                   \
+// Text both engines read the same way (`||` concatenates on both); only the catalog (I10),
+// "now" (I8) and string aggregation (I6, I12) differ.
+#define OO_I1_SQL                                                                          \
   "SELECT 'key ' || site_code || '/' || order_no || '/' || lot_no || ' has ' || count(*) " \
   "|| ' live items' FROM schedule_items WHERE status NOT IN ('failed', 'aborted') "        \
   "GROUP BY site_code, order_no, lot_no HAVING count(*) > 1"
@@ -35,9 +35,11 @@ namespace {
   "d.scope = s.scope), 0) FROM doc_scopes s WHERE s.last_value <> COALESCE((SELECT "           \
   "max(value) FROM documents d WHERE d.scope = s.scope), 0)"
 
-#define OO_I8_SQL(NOW)                                                              \
-  "SELECT 'item ' || item_id || ' is processing with a lease that expired at ' || " \
-  "lease_until FROM schedule_items WHERE status = 'processing' AND lease_until < " NOW
+// A processing item without a lease would never be reaped: as bad as an expired one.
+#define OO_I8_SQL(NOW)                                                                    \
+  "SELECT 'item ' || item_id || ' is processing with ' || CASE WHEN lease_until IS NULL " \
+  "THEN 'no lease' ELSE 'a lease that expired at ' || lease_until END FROM "              \
+  "schedule_items WHERE status = 'processing' AND (lease_until IS NULL OR lease_until < " NOW ")"
 
 #define OO_I4_SQL                                                                               \
   "SELECT 'stock ' || s.warehouse_id || '/' || s.sku_id || ': available ' || s.available || "   \
@@ -79,9 +81,146 @@ namespace {
   "(outcome = 'placed' AND order_id IS NULL) OR (outcome = 'out_of_stock' AND order_id IS "  \
   "NOT NULL)"
 
-constexpr std::string_view kI1 =
-    "at most one live (non-failed, non-aborted) item per business key, and the live-item "
-    "index exists and is valid";
+// An order's line N is the source order ('W' || warehouse, order_no, 'N') (intake_store.cpp).
+#define OO_LINE_SOURCE(O, L, S)                                                         \
+  S ".site_code = 'W' || " O ".warehouse_id AND " S ".order_no = " O ".order_no AND " S \
+    ".lot_no = CAST(" L ".line_no AS TEXT)"
+#define OO_KEY(T) T ".site_code || '/' || " T ".order_no || '/' || " T ".lot_no"
+
+// Cancel is all or nothing: a cancelled source order is never produced nor live, and an
+// order's source orders are cancelled exactly when the order is.
+#define OO_I9_SQL \
+  "SELECT 'cancelled source order ' || " OO_KEY("s") " || ' has a production order' FROM "     \
+  "source_orders s WHERE s.cancelled_at IS NOT NULL AND EXISTS (SELECT 1 FROM "                \
+  "production_orders p WHERE p.site_code = s.site_code AND p.order_no = s.order_no AND "       \
+  "p.lot_no = s.lot_no) UNION ALL SELECT 'cancelled source order ' || " OO_KEY("s")            \
+  " || ' has item ' || i.item_id || ' in ' || i.status FROM source_orders s JOIN "             \
+  "schedule_items i ON i.site_code = s.site_code AND i.order_no = s.order_no AND i.lot_no = "  \
+  "s.lot_no WHERE s.cancelled_at IS NOT NULL AND i.status IN ('success', 'wait', "             \
+  "'processing') UNION ALL SELECT 'order ' || o.order_id || ' is ' || o.status || ' but its "  \
+  "source order ' || " OO_KEY("s") " || CASE WHEN s.cancelled_at IS NULL THEN ' is not "       \
+  "cancelled' ELSE ' is cancelled' END FROM orders o JOIN order_lines ol ON ol.order_id = "    \
+  "o.order_id JOIN source_orders s ON " OO_LINE_SOURCE("o", "ol", "s")                         \
+  " WHERE (o.status = 'cancelled') <> (s.cancelled_at IS NOT NULL)"
+
+// One source order per order line, with the line's quantity, and none beyond the lines.
+#define OO_I11_SQL \
+  "SELECT 'order ' || o.order_id || ' line ' || ol.line_no || ' has no source order W' || "    \
+  "o.warehouse_id || '/' || o.order_no || '/' || ol.line_no || ' for ' || ol.quantity FROM "    \
+  "orders o JOIN order_lines ol ON ol.order_id = o.order_id WHERE NOT EXISTS (SELECT 1 FROM "    \
+  "source_orders s WHERE " OO_LINE_SOURCE("o", "ol", "s") " AND s.quantity = ol.quantity) "     \
+  "UNION ALL SELECT 'source order ' || " OO_KEY("s") " || ' is not a line of order ' || "       \
+  "o.order_id FROM orders o JOIN source_orders s ON s.site_code = 'W' || o.warehouse_id AND "   \
+  "s.order_no = o.order_no WHERE NOT EXISTS (SELECT 1 FROM order_lines ol WHERE ol.order_id = " \
+  "o.order_id AND CAST(ol.line_no AS TEXT) = s.lot_no)"
+
+// DIGITS: the 13 Crockford base-32 digits of o.order_id (order_number in id_generator.cpp).
+#define OO_I12_SQL(DIGITS)                                                                 \
+  "SELECT 'order ' || o.order_id || ' has number ' || o.order_no || ', not O-' || " DIGITS \
+  " FROM orders o WHERE o.order_no <> 'O-' || " DIGITS
+#define OO_CROCKFORD_DIGIT(I)                                                    \
+  "substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', CAST((o.order_id >> (5 * (12 - " I \
+  "))) & "                                                                       \
+  "31 AS INTEGER) + 1, 1)"
+
+#define OO_I13_SQL \
+  "SELECT 'production order ' || " OO_KEY("p") " || ' is for ' || p.quantity || ' but its "    \
+  "source order is for ' || coalesce(CAST(s.quantity AS TEXT), 'nothing (missing)') FROM "     \
+  "production_orders p LEFT JOIN source_orders s ON s.site_code = p.site_code AND s.order_no " \
+  "= p.order_no AND s.lot_no = p.lot_no WHERE s.quantity IS NULL OR s.quantity <> p.quantity"
+
+#define OO_I14_SQL \
+  "SELECT 'production order ' || " OO_KEY("p") " || ' has document ' || p.document_scope || "   \
+  "'/' || p.document_value || ' numbered ' || p.document_number || CASE WHEN d.number IS NULL " \
+  "THEN ', which does not exist' WHEN d.number <> p.document_number THEN ', which is "          \
+  "numbered ' || d.number ELSE ', not one of scope PO-' || p.site_code END FROM "               \
+  "production_orders p LEFT JOIN documents d ON d.scope = p.document_scope AND d.value = "      \
+  "p.document_value WHERE p.document_scope <> 'PO-' || p.site_code OR d.number IS NULL OR "     \
+  "d.number <> p.document_number UNION ALL SELECT 'document ' || document_scope || '/' || "     \
+  "document_value || ' belongs to ' || count(*) || ' production orders' FROM "                  \
+  "production_orders GROUP BY document_scope, document_value HAVING count(*) > 1"
+
+#define OO_I15_SQL                                                                               \
+  "SELECT 'document receipt ' || r.scope || '/' || r.idempotency_key || ' for title \"' || "     \
+  "r.title || '\" points at value ' || r.value || CASE WHEN d.title IS NULL THEN ', which does " \
+  "not exist' ELSE ' titled \"' || d.title || '\"' END FROM document_receipts r LEFT JOIN "      \
+  "documents d ON d.scope = r.scope AND d.value = r.value WHERE d.title IS NULL OR d.title <> "  \
+  "r.title"
+
+// I10: the objects the design relies on, each from the schema version that creates it (a
+// database not yet migrated that far is /readyz's finding, not a violation).
+#define OO_SCHEMA_VERSION "(SELECT coalesce(max(version), 0) FROM schema_migrations)"
+#define OO_LIVE_INDEX_TEXT                                                                 \
+  "'schedule_items: unique index schedule_items_live (site_code, order_no, lot_no) WHERE " \
+  "status NOT IN (''failed'', ''aborted'') is missing or differs'"
+
+// PostgreSQL: constraints by definition (and name where the design names them), validated
+// (not NOT VALID) and with a valid index; the live index with its exact columns and predicate.
+#define OO_I10_POSTGRES                                                                          \
+  "WITH e(since, tbl, name, def) AS (VALUES "                                                    \
+  "(4, 'orders', NULL, 'UNIQUE (order_no)'), "                                                   \
+  "(2, 'production_orders', NULL, 'PRIMARY KEY (site_code, order_no, lot_no)'), "                \
+  "(2, 'production_orders', NULL, 'UNIQUE (item_id)'), "                                         \
+  "(1, 'documents', NULL, 'PRIMARY KEY (scope, value)'), "                                       \
+  "(1, 'doc_scopes', NULL, 'CHECK (((last_value >= 0) AND (last_value <= max_value)))'), "       \
+  "(4, 'stock', NULL, 'CHECK ((available >= 0))'), "                                             \
+  "(4, 'order_receipts', NULL, 'PRIMARY KEY (customer_id, idempotency_key)'), "                  \
+  "(1, 'document_receipts', NULL, 'PRIMARY KEY (scope, idempotency_key)'), "                     \
+  "(4, 'reservations', NULL, 'PRIMARY KEY (order_id, line_no)'), "                               \
+  "(5, 'production_orders', 'production_orders_live_source', 'FOREIGN KEY (site_code, "          \
+  "order_no, lot_no, source_live) REFERENCES source_orders(site_code, order_no, lot_no, live)%'" \
+  "), (5, 'source_orders', 'source_orders_live_key', 'UNIQUE %'), "                              \
+  "(5, 'production_orders', 'production_orders_source_live_check', 'CHECK %')) "                 \
+  "SELECT e.tbl || ': constraint ' || coalesce(e.name, e.def) || ' is missing or not "           \
+  "validated' FROM e WHERE e.since <= " OO_SCHEMA_VERSION                                        \
+  " AND NOT EXISTS (SELECT 1 FROM "                                                              \
+  "pg_constraint c WHERE c.conrelid = to_regclass(e.tbl) AND (e.name IS NULL OR c.conname = "    \
+  "e.name) AND pg_get_constraintdef(c.oid) LIKE e.def AND c.convalidated AND (c.conindid = 0 "   \
+  "OR EXISTS (SELECT 1 FROM pg_index x WHERE x.indexrelid = c.conindid AND x.indisvalid AND "    \
+  "x.indisready))) UNION ALL SELECT " OO_LIVE_INDEX_TEXT " WHERE 3 <= " OO_SCHEMA_VERSION        \
+  " AND NOT EXISTS (SELECT 1 FROM pg_index x WHERE x.indexrelid = "                              \
+  "to_regclass('schedule_items_live') AND x.indrelid = to_regclass('schedule_items') AND "       \
+  "x.indisunique AND x.indisvalid AND x.indisready AND pg_get_indexdef(x.indexrelid) LIKE '% "   \
+  "USING btree (site_code, order_no, lot_no) WHERE (status <> ALL "                              \
+  "(ARRAY[''failed''::text, ''aborted''::text]))') UNION ALL SELECT 'function "                  \
+  "oo_assert(boolean, text) is missing' WHERE 5 <= " OO_SCHEMA_VERSION                           \
+  " AND to_regprocedure('oo_assert(boolean, text)') IS NULL"
+
+// SQLite: unique and primary-key indexes by their columns, CHECKs in the table's text,
+// triggers by name and table, the live index by its text.
+#define OO_I10_SQLITE                                                                           \
+  "WITH u(since, tbl, origin, cols) AS (VALUES "                                                \
+  "(4, 'orders', 'u', 'order_no'), "                                                            \
+  "(2, 'production_orders', 'pk', 'site_code, order_no, lot_no'), "                             \
+  "(2, 'production_orders', 'u', 'item_id'), "                                                  \
+  "(1, 'documents', 'pk', 'scope, value'), "                                                    \
+  "(4, 'order_receipts', 'pk', 'customer_id, idempotency_key'), "                               \
+  "(1, 'document_receipts', 'pk', 'scope, idempotency_key'), "                                  \
+  "(4, 'reservations', 'pk', 'order_id, line_no')), "                                           \
+  "c(since, tbl, def) AS (VALUES "                                                              \
+  "(1, 'doc_scopes', 'CHECK (last_value >= 0 AND last_value <= max_value)'), "                  \
+  "(4, 'stock', 'CHECK (available >= 0)')), "                                                   \
+  "t(since, tbl, name) AS (VALUES "                                                             \
+  "(5, 'production_orders', 'production_orders_live_source'), "                                 \
+  "(5, 'source_orders', 'source_orders_cancel_unproduced')) "                                   \
+  "SELECT u.tbl || ': ' || CASE u.origin WHEN 'pk' THEN 'PRIMARY KEY' ELSE 'UNIQUE' END || "    \
+  "' (' || u.cols || ') is missing' FROM u WHERE u.since <= " OO_SCHEMA_VERSION                 \
+  " AND NOT EXISTS (SELECT 1 FROM pragma_index_list(u.tbl) l WHERE l.\"unique\" = 1 AND "       \
+  "l.origin = u.origin AND l.partial = 0 AND (SELECT group_concat(name, ', ') FROM (SELECT "    \
+  "name FROM pragma_index_info(l.name) ORDER BY seqno)) = u.cols) UNION ALL SELECT c.tbl || "   \
+  "': ' || c.def || ' is missing' FROM c WHERE c.since <= " OO_SCHEMA_VERSION                   \
+  " AND NOT EXISTS (SELECT 1 FROM sqlite_master m WHERE m.type = 'table' AND m.name = c.tbl "   \
+  "AND instr(m.sql, c.def) > 0) UNION ALL SELECT t.tbl || ': trigger ' || t.name || ' is "      \
+  "missing' FROM t WHERE t.since <= " OO_SCHEMA_VERSION                                         \
+  " AND NOT EXISTS (SELECT 1 FROM "                                                             \
+  "sqlite_master m WHERE m.type = 'trigger' AND m.name = t.name AND m.tbl_name = t.tbl) UNION " \
+  "ALL SELECT " OO_LIVE_INDEX_TEXT " WHERE 3 <= " OO_SCHEMA_VERSION                             \
+  " AND NOT EXISTS (SELECT 1 "                                                                  \
+  "FROM sqlite_master m WHERE m.type = 'index' AND m.name = 'schedule_items_live' AND "         \
+  "m.tbl_name = 'schedule_items' AND m.sql LIKE 'CREATE UNIQUE INDEX schedule_items_live ON "   \
+  "schedule_items (site_code, order_no, lot_no)%WHERE status NOT IN (''failed'', ''aborted'')')"
+
+constexpr std::string_view kI1 = "at most one live (non-failed, non-aborted) item per business key";
 constexpr std::string_view kI2 = "every wait/processing item belongs to a run in creating/running";
 // A legacy `success` was produced by the old system: it has no production order here.
 constexpr std::string_view kI3 =
@@ -96,15 +235,27 @@ constexpr std::string_view kI6 =
     "receipt has no order";
 constexpr std::string_view kI7 =
     "per document scope, values issued by OnceOrder are contiguous (no gaps, no duplicates)";
-constexpr std::string_view kI8 = "no processing item whose lease expired (after the reaper ran)";
+constexpr std::string_view kI8 =
+    "no processing item without a lease or whose lease expired (after the reaper ran)";
+constexpr std::string_view kI9 =
+    "a cancelled source order has no production order and no success/wait/processing item; an "
+    "order and its source orders are cancelled together";
+constexpr std::string_view kI10 =
+    "every constraint, index, trigger and function the design relies on exists and is valid";
+constexpr std::string_view kI11 =
+    "every order line has exactly one source order (site W<warehouse>, the order's number, lot = "
+    "line number) with the line's quantity";
+constexpr std::string_view kI12 = "an order's number is derived from its id (unique as the id is)";
+constexpr std::string_view kI13 = "a production order is for its source order's quantity";
+constexpr std::string_view kI14 =
+    "each production order has its own document in its site's scope PO-<site>, with that "
+    "document's number";
+constexpr std::string_view kI15 =
+    "a document receipt points at a document with the receipt's title (a replay returns the "
+    "original)";
 
 constexpr InvariantSql kSqlite[] = {
-    {"I1",
-     kI1,
-     {"inv_i1",
-      "SELECT 'the live-item index schedule_items_live is missing' WHERE NOT EXISTS (SELECT 1 "
-      "FROM sqlite_master WHERE type = 'index' AND name = 'schedule_items_live') "
-      "UNION ALL " OO_I1_DUPLICATES}},
+    {"I1", kI1, {"inv_i1", OO_I1_SQL}},
     {"I2", kI2, {"inv_i2", OO_I2_SQL}},
     {"I3", kI3, {"inv_i3", OO_I3_SQL}},
     {"I4", kI4, {"inv_i4", OO_I4_SQL}},
@@ -116,15 +267,21 @@ constexpr InvariantSql kSqlite[] = {
                           "ORDER BY sku_id))")}},
     {"I7", kI7, {"inv_i7", OO_I7_SQL}},
     {"I8", kI8, {"inv_i8", OO_I8_SQL("strftime('%Y-%m-%dT%H:%M:%fZ', 'now')")}},
+    {"I9", kI9, {"inv_i9", OO_I9_SQL}},
+    {"I10", kI10, {"inv_i10", OO_I10_SQLITE}},
+    {"I11", kI11, {"inv_i11", OO_I11_SQL}},
+    {"I12",
+     kI12,
+     {"inv_i12", OO_I12_SQL("(SELECT group_concat(d, '') FROM (SELECT " OO_CROCKFORD_DIGIT(
+                     "g.i") " AS d FROM (WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i "
+                            "+ 1 FROM n WHERE i < 12) SELECT i FROM n) g ORDER BY g.i))")}},
+    {"I13", kI13, {"inv_i13", OO_I13_SQL}},
+    {"I14", kI14, {"inv_i14", OO_I14_SQL}},
+    {"I15", kI15, {"inv_i15", OO_I15_SQL}},
 };
 
 constexpr InvariantSql kPostgres[] = {
-    {"I1",
-     kI1,
-     {"inv_i1",
-      "SELECT 'the live-item index schedule_items_live is missing or invalid' WHERE NOT EXISTS "
-      "(SELECT 1 FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid WHERE c.relname = "
-      "'schedule_items_live' AND x.indisunique AND x.indisvalid) UNION ALL " OO_I1_DUPLICATES}},
+    {"I1", kI1, {"inv_i1", OO_I1_SQL}},
     {"I2", kI2, {"inv_i2", OO_I2_SQL}},
     {"I3", kI3, {"inv_i3", OO_I3_SQL}},
     {"I4", kI4, {"inv_i4", OO_I4_SQL}},
@@ -135,6 +292,16 @@ constexpr InvariantSql kPostgres[] = {
                           "FROM order_lines WHERE order_id = r.order_id)")}},
     {"I7", kI7, {"inv_i7", OO_I7_SQL}},
     {"I8", kI8, {"inv_i8", OO_I8_SQL("now()")}},
+    {"I9", kI9, {"inv_i9", OO_I9_SQL}},
+    {"I10", kI10, {"inv_i10", OO_I10_POSTGRES}},
+    {"I11", kI11, {"inv_i11", OO_I11_SQL}},
+    {"I12",
+     kI12,
+     {"inv_i12", OO_I12_SQL("(SELECT string_agg(" OO_CROCKFORD_DIGIT(
+                     "g.i") ", '' ORDER BY g.i) FROM generate_series(0, 12) AS g(i))")}},
+    {"I13", kI13, {"inv_i13", OO_I13_SQL}},
+    {"I14", kI14, {"inv_i14", OO_I14_SQL}},
+    {"I15", kI15, {"inv_i15", OO_I15_SQL}},
 };
 
 }  // namespace
