@@ -3,6 +3,9 @@
 // duplicates block the live-item index says so and is fixed by the dedup command.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "contract/test_db.hpp"
 #include "onceorder/invariants.hpp"
 #include "onceorder/legacy_items.hpp"
@@ -137,6 +140,56 @@ TEST_P(LegacyItemsTest, DuplicatesBlockingTheLiveIndexAreNamedAndFixedByDedup) {
   EXPECT_EQ(count("SELECT count(*) FROM schedule_items WHERE status = 'success'"), 1);
   EXPECT_EQ(count("SELECT count(*) FROM schedule_items WHERE status = 'aborted'"), 2);
   EXPECT_EQ(count("SELECT count(*) FROM schedule_items"), 3);
+}
+
+// Issue 7 item 5, seed 000 through the migration path: the old system was producing
+// A12345 when it was stopped. However its row travels (staged and applied, then the
+// reaper's expired-lease pass, then a batch run), OnceOrder must not make it again
+// without an operator's word on what happened to it.
+TEST_P(LegacyItemsTest, InFlightLegacyRowIsNotProducedAgainByTheCutover) {
+  import_sources(tdb_);
+  ASSERT_TRUE(import_legacy_items(*db_,
+                                  "site_code,order_no,lot_no,status,created_at\n"
+                                  "S1,A12345,1,PROCESSING,2024-03-01T08:00:00Z\n",
+                                  soon())
+                  .ok());
+  (void)apply_legacy_dedup(*db_, soon());  // refused (unresolved) or not: either way...
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  Scheduler s(*db_);
+  ASSERT_TRUE(s.reap(soon()).ok());
+  auto run = s.create_run(RunKind::batch, std::nullopt, soon());
+  ASSERT_TRUE(run.ok()) << run.status().to_string();
+  ASSERT_TRUE(s.process_run(run->run.run_id).ok());
+  // ...nothing was made for it, and no item of it is a candidate again.
+  EXPECT_EQ(count("SELECT count(*) FROM production_orders WHERE order_no = 'A12345'"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM schedule_items WHERE order_no = 'A12345' AND status IN "
+                  "('failed', 'aborted')"),
+            0);
+}
+
+// The same on a database migrated before this fix: a legacy `processing` item already
+// sits in schedule_items with a lease that expired at the cutover.
+TEST_P(LegacyItemsTest, MovedInFlightLegacyItemIsNotReapedIntoACandidate) {
+  import_sources(tdb_);
+  tdb_.sql(
+      "INSERT INTO schedule_runs (kind, status, owner) VALUES ('legacy', 'done', "
+      "'legacy-import')");
+  tdb_.sql(
+      std::string("INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status, "
+                  "lease_until, error) VALUES (1, 'S1', 'A12345', '1', 'processing', ") +
+      (GetParam() == Engine::sqlite ? "'2024-03-01T08:00:00.000Z'" : "'2024-03-01T08:00:00Z'") +
+      ", 'legacy line 2')");
+  Scheduler s(*db_);
+  auto reaped = s.reap(soon());
+  ASSERT_TRUE(reaped.ok());
+  EXPECT_EQ(reaped->released_processing, 0);
+  auto run = s.create_run(RunKind::batch, std::nullopt, soon());
+  ASSERT_TRUE(run.ok()) << run.status().to_string();
+  ASSERT_TRUE(s.process_run(run->run.run_id).ok());
+  EXPECT_EQ(count("SELECT count(*) FROM production_orders WHERE order_no = 'A12345'"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM schedule_items WHERE order_no = 'A12345' AND status = "
+                  "'processing'"),
+            1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, LegacyItemsTest, ::testing::ValuesIn(engines_under_test()),
