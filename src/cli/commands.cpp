@@ -19,6 +19,21 @@ store::Clock::time_point minutes(int n) { return store::Clock::now() + std::chro
 
 std::string key_text(const OrderKey& k) { return k.site_code + "/" + k.order_no + "/" + k.lot_no; }
 
+// The rows the old system had in flight, with the operator's word (or its absence).
+void print_in_flight(const DedupPlan& plan) {
+  std::cout << fmt::format(
+      "{} staged rows were in flight in the old system; {} unresolved{}\n", plan.in_flight.size(),
+      plan.unresolved,
+      plan.unresolved > 0 ? " (`onceorder legacy resolve FILE` before --apply)" : "");
+  for (const auto& r : plan.in_flight) {
+    const char* word = !r.outcome                          ? "UNRESOLVED"
+                       : *r.outcome == LegacyOutcome::made ? "made -> success"
+                                                           : "not_made -> failed";
+    std::cout << fmt::format("  legacy line {:<6} {:<28} {:<10} {}\n", r.line_no, key_text(r.key),
+                             r.status, word);
+  }
+}
+
 }  // namespace
 
 int fail(const Status& st) {
@@ -123,7 +138,24 @@ int import_items(store::Database& db, const std::string& file) {
   return 0;
 }
 
+int resolve(store::Database& db, const std::string& file) {
+  auto text = read_file(file);
+  if (!text.ok()) return fail(text.status());
+  auto report = resolve_legacy_items(db, *text, minutes(5));
+  if (!report.ok()) return fail(report.status());
+  std::cout << fmt::format(
+      "recorded {} outcomes: {} staged rows will move with them (`onceorder legacy dedup` shows "
+      "the plan), {} legacy items were settled now\n",
+      report->lines, report->staged, report->settled);
+  return 0;
+}
+
 int dedup(store::Database& db, bool apply) {
+  // Shown even when apply refuses: the refusal is usually about these rows.
+  if (apply) {
+    auto plan = plan_legacy_dedup(db, minutes(5));
+    if (plan.ok() && plan->unresolved > 0) print_in_flight(*plan);
+  }
   auto plan = apply ? apply_legacy_dedup(db, minutes(5)) : plan_legacy_dedup(db, minutes(5));
   if (!plan.ok()) return fail(plan.status());
   for (const auto& g : plan->duplicates) {
@@ -142,6 +174,7 @@ int dedup(store::Database& db, bool apply) {
                              plan->missing_sources.size());
     for (const auto& k : plan->missing_sources) std::cout << "  " << key_text(k) << '\n';
   }
+  if (!plan->in_flight.empty()) print_in_flight(*plan);
   if (!apply) std::cout << "nothing was changed; run with --apply to carry this out\n";
   return 0;
 }

@@ -20,6 +20,8 @@ int schedule_batch(store::Database& db, const SchedulerOptions& options);
 int schedule_reap(store::Database& db, const SchedulerOptions& options);
 int import_items(store::Database& db, const std::string& file);
 int dedup(store::Database& db, bool apply);
+// The operator's word (made / not made) on legacy rows the old system had in flight.
+int resolve(store::Database& db, const std::string& file);
 
 // The whole file, or an error naming it.
 Result<std::string> read_file(const std::string& path);

@@ -120,6 +120,10 @@ int main(int argc, char** argv) {
   import_items
       ->add_option("FILE", file, "UTF-8 CSV: site_code,order_no,lot_no,status,created_at[,run_id]")
       ->required();
+  auto* resolve = legacy->add_subcommand(
+      "resolve", "record whether in-flight legacy rows were made (needed before dedup --apply)");
+  resolve->add_option("FILE", file, "UTF-8 CSV: site_code,order_no,lot_no,outcome (made|not_made)")
+      ->required();
   auto* dedup = legacy->add_subcommand("dedup", "show (or --apply) the plan for duplicate items");
   bool apply = false;
   dedup->add_flag("--apply", apply, "carry the plan out and move staged rows into the live table");
@@ -149,6 +153,7 @@ int main(int argc, char** argv) {
   if (*check) return cli::check(database, check_json);
   if (*import_docs) return cli::import_documents(database, scope, scheme, file);
   if (*import_items) return cli::import_items(database, file);
+  if (*resolve) return cli::resolve(database, file);
   if (*dedup) return cli::dedup(database, apply);
   if (*batch) return cli::schedule_batch(database, sched);
   if (*reap) return cli::schedule_reap(database, sched);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "onceorder/csv.hpp"
@@ -30,9 +31,34 @@ struct Candidate {
   std::int64_t id = 0;  // legacy_id or item_id
   int line_no = 0;
   OrderKey key;
-  std::string status;
+  std::string status;  // effective: a resolved in-flight row counts as success / failed
   std::string created_at;
+  std::optional<LegacyOutcome> outcome;
 };
+
+// Any case, as the status column of `import-items`.
+std::optional<LegacyOutcome> parse_outcome(std::string_view text) {
+  std::string s(text);
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  if (s == "made") return LegacyOutcome::made;
+  if (s == "not_made") return LegacyOutcome::not_made;
+  return std::nullopt;
+}
+
+const char* outcome_text(LegacyOutcome o) { return o == LegacyOutcome::made ? "made" : "not_made"; }
+
+// The status an in-flight legacy row moves with, once an operator said what happened to it.
+const char* resolved_status(LegacyOutcome o) {
+  return o == LegacyOutcome::made ? "success" : "failed";
+}
+
+std::string resolved_note(LegacyOutcome o) {
+  return o == LegacyOutcome::made
+             ? "in flight at the cutover; the operator said it was made"
+             : "in flight at the cutover; the operator said it was not made, so it may be "
+               "scheduled again";
+}
 
 bool is_live(const std::string& status) {
   auto s = parse_item_status(status);
@@ -49,18 +75,30 @@ Result<Computed> compute(Connection& c) {
   const auto& sql = sql_for(c.engine());
   Computed out;
   std::map<OrderKey, std::vector<Candidate>> groups;
-  OO_ASSIGN_OR_RETURN(auto pending, c.query(sql.pending, {}));
+  OO_ASSIGN_OR_RETURN(auto has_resolution, c.query(sql.has_resolution, {}));
+  OO_ASSIGN_OR_RETURN(
+      auto pending,
+      c.query(has_resolution.at(0).i64(0) > 0 ? sql.pending : sql.pending_before_resolution, {}));
   for (const Row& r : pending) {
-    Candidate cand{
-        true,      r.i64(0), static_cast<int>(r.i64(1)), {r.text(2), r.text(3), r.text(4)},
-        r.text(5), r.text(6)};
+    Candidate cand{true,
+                   r.i64(0),
+                   static_cast<int>(r.i64(1)),
+                   {r.text(2), r.text(3), r.text(4)},
+                   r.text(5),
+                   r.text(6),
+                   r.is_null(7) ? std::nullopt : parse_outcome(r.text(7))};
+    if (cand.status == "processing" || (cand.status == "wait" && cand.outcome)) {
+      out.plan.in_flight.push_back({cand.key, cand.line_no, cand.status, cand.outcome});
+      if (!cand.outcome) ++out.plan.unresolved;
+    }
+    if (cand.outcome) cand.status = resolved_status(*cand.outcome);
     out.legacy_rows.push_back(cand);
     groups[cand.key].push_back(cand);
   }
   OO_ASSIGN_OR_RETURN(auto live, c.query(sql.live_rows, {}));
   for (const Row& r : live) {
-    groups[{r.text(1), r.text(2), r.text(3)}].push_back(
-        Candidate{false, r.i64(0), 0, {r.text(1), r.text(2), r.text(3)}, r.text(4), r.text(5)});
+    groups[{r.text(1), r.text(2), r.text(3)}].push_back(Candidate{
+        false, r.i64(0), 0, {r.text(1), r.text(2), r.text(3)}, r.text(4), r.text(5), std::nullopt});
   }
   OO_ASSIGN_OR_RETURN(auto missing, c.query(sql.missing_sources, {}));
   for (const Row& r : missing)
@@ -86,9 +124,10 @@ Result<Computed> compute(Connection& c) {
     DedupGroup g{key, {}};
     for (size_t i = 0; i < live_rows.size(); ++i) {
       const auto& r = live_rows[i];
-      g.rows.push_back(
-          {r.legacy ? fmt::format("legacy line {}", r.line_no) : fmt::format("item {}", r.id),
-           r.status, r.created_at, i == 0});
+      std::string source =
+          r.legacy ? fmt::format("legacy line {}", r.line_no) : fmt::format("item {}", r.id);
+      if (r.outcome) source += fmt::format(" ({})", outcome_text(*r.outcome));
+      g.rows.push_back({std::move(source), r.status, r.created_at, i == 0});
     }
     out.plan.to_abort += static_cast<std::int64_t>(live_rows.size()) - 1;
     out.plan.duplicates.push_back(std::move(g));
@@ -168,6 +207,93 @@ Result<std::int64_t> import_legacy_items(store::Database& db, std::string_view c
       });
 }
 
+Result<ResolveReport> resolve_legacy_items(store::Database& db, std::string_view csv,
+                                           store::Clock::time_point deadline) {
+  OO_ASSIGN_OR_RETURN(auto lines, parse_csv(csv));
+  auto invalid = [](std::string field, std::string msg) {
+    return Status(Code::invalid_request, "invalid file",
+                  {FieldError{std::move(field), std::move(msg)}});
+  };
+  if (lines.empty()) return invalid("file", "is empty: expected a header line");
+  const std::vector<std::string> header = {"site_code", "order_no", "lot_no", "outcome"};
+  if (lines.front().fields != header)
+    return invalid("line 1", "the header must be site_code,order_no,lot_no,outcome");
+  struct Word {
+    int line_no;
+    OrderKey key;
+    LegacyOutcome outcome;
+  };
+  std::vector<Word> words;
+  std::map<OrderKey, int> seen;  // key → the line that gave it first
+  std::vector<FieldError> errors;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const auto& l = lines[i];
+    const std::string where = "line " + std::to_string(l.line_no);
+    if (l.fields.size() != header.size()) {
+      errors.push_back({where, fmt::format("has {} fields, the header has 4", l.fields.size())});
+      continue;
+    }
+    OrderKey key{l.fields[0], l.fields[1], l.fields[2]};
+    Status k = validate_order_key(key, "");
+    if (!k.ok()) {
+      errors.push_back({where, k.fields()[0].field + " " + k.fields()[0].message});
+      continue;
+    }
+    auto outcome = parse_outcome(l.fields[3]);
+    if (!outcome) {
+      errors.push_back({where, "outcome '" + l.fields[3] + "' is not made or not_made"});
+      continue;
+    }
+    // Two words for one key are at best redundant and at worst contradict each other.
+    auto [it, fresh] = seen.emplace(key, l.line_no);
+    if (!fresh) {
+      errors.push_back({where, fmt::format("{}/{}/{} is already on line {}", key.site_code,
+                                           key.order_no, key.lot_no, it->second)});
+      continue;
+    }
+    words.push_back({l.line_no, std::move(key), *outcome});
+  }
+  if (!errors.empty()) {
+    return Status(Code::invalid_request, "the file has bad lines; nothing was recorded",
+                  std::move(errors));
+  }
+  if (words.empty()) return invalid("file", "has no rows after the header");
+  const auto& sql = sql_for(db.engine());
+  return store::transact<ResolveReport>(
+      db, tx(deadline, store::TxMode::write), [&](Connection& c) -> Result<ResolveReport> {
+        ResolveReport report;
+        std::vector<FieldError> unknown;
+        for (const auto& w : words) {
+          const auto& k = w.key;
+          const std::string outcome = outcome_text(w.outcome);
+          OO_ASSIGN_OR_RETURN(auto staged, c.query(sql.resolve_staged,
+                                                   {k.site_code, k.order_no, k.lot_no, outcome}));
+          OO_ASSIGN_OR_RETURN(auto settled,
+                              c.query(sql.settle_moved, {k.site_code, k.order_no, k.lot_no,
+                                                         std::string(resolved_status(w.outcome)),
+                                                         resolved_note(w.outcome)}));
+          for (const Row& r : settled)
+            OO_RETURN_IF_ERROR(c.query(sql.note_moved, {r.i64(0), outcome}).status());
+          if (staged.empty() && settled.empty()) {
+            unknown.push_back(
+                {"line " + std::to_string(w.line_no),
+                 fmt::format("{}/{}/{} has no in-flight legacy row (a staged wait or processing "
+                             "row, or a wait or processing item of a legacy run)",
+                             k.site_code, k.order_no, k.lot_no)});
+          }
+          report.staged += static_cast<std::int64_t>(staged.size());
+          report.settled += static_cast<std::int64_t>(settled.size());
+          ++report.lines;
+        }
+        if (!unknown.empty()) {
+          return Status(Code::invalid_request,
+                        "the file names keys with nothing in flight; nothing was recorded",
+                        std::move(unknown));
+        }
+        return report;
+      });
+}
+
 Result<DedupPlan> plan_legacy_dedup(store::Database& db, store::Clock::time_point deadline) {
   return store::transact<DedupPlan>(db, tx(deadline, store::TxMode::read),
                                     [&](Connection& c) -> Result<DedupPlan> {
@@ -180,6 +306,7 @@ Result<DedupPlan> apply_legacy_dedup(store::Database& db, store::Clock::time_poi
   const auto& sql = sql_for(db.engine());
   return store::transact<
       DedupPlan>(db, tx(deadline, store::TxMode::write), [&](Connection& c) -> Result<DedupPlan> {
+    OO_RETURN_IF_ERROR(c.query(sql.lock_pending, {}).status());
     OO_ASSIGN_OR_RETURN(auto computed, compute(c));
     DedupPlan& plan = computed.plan;
     if (!plan.missing_sources.empty()) {
@@ -192,6 +319,24 @@ Result<DedupPlan> apply_legacy_dedup(store::Database& db, store::Clock::time_poi
                     fmt::format("{} staged keys have no source order; import them first "
                                 "(POST /v1/source-orders); nothing was moved",
                                 plan.missing_sources.size()),
+                    std::move(errors));
+    }
+    // The old system may or may not have made an in-flight row: moving it without the
+    // operator's word would leave OnceOrder to guess, and a wrong guess makes it twice.
+    if (plan.unresolved > 0) {
+      std::vector<FieldError> errors;
+      for (const auto& r : plan.in_flight) {
+        if (errors.size() == 20) break;
+        if (r.outcome || r.status != "processing") continue;
+        errors.push_back({fmt::format("legacy line {}", r.line_no),
+                          fmt::format("{}/{}/{} was in flight (processing) in the old system",
+                                      r.key.site_code, r.key.order_no, r.key.lot_no)});
+      }
+      return Status(Code::conflict,
+                    fmt::format("{} staged rows were in flight in the old system; say for each "
+                                "whether it was made (onceorder legacy resolve FILE); nothing "
+                                "was moved",
+                                plan.unresolved),
                     std::move(errors));
     }
     // Live rows that lose go first, so that no moment holds two live rows for a key.
@@ -209,9 +354,10 @@ Result<DedupPlan> apply_legacy_dedup(store::Database& db, store::Clock::time_poi
       auto it = computed.keep.find({true, r.id});
       const bool loser = it != computed.keep.end() && !it->second;
       const std::string status = loser ? "aborted" : r.status;
-      const std::string note =
-          loser ? fmt::format("legacy line {}: a duplicate of the kept row", r.line_no)
-                : fmt::format("legacy line {}", r.line_no);
+      std::string note = loser
+                             ? fmt::format("legacy line {}: a duplicate of the kept row", r.line_no)
+                             : fmt::format("legacy line {}", r.line_no);
+      if (r.outcome) note += "; " + resolved_note(*r.outcome);
       OO_ASSIGN_OR_RETURN(auto item,
                           c.query(sql.insert_item, {plan.run_id, r.key.site_code, r.key.order_no,
                                                     r.key.lot_no, status, r.created_at, note}));

@@ -163,11 +163,12 @@ Result<RunCreated> Scheduler::create_run(RunKind kind,
                             store_->insert_item_for(c, run_id, k, options_.max_attempts));
         if (inserted) continue;
         OO_ASSIGN_OR_RETURN(KeyState s, store_->key_state(c, k));
-        const char* reason = !s.has_source   ? "unknown_order"
-                             : s.has_success ? "already_scheduled"
-                             : s.has_live    ? "in_progress"
-                             : s.cancelled   ? "order_cancelled"
-                                             : "max_attempts_reached";
+        const char* reason = !s.has_source      ? "unknown_order"
+                             : s.has_success    ? "already_scheduled"
+                             : s.has_live       ? "in_progress"
+                             : s.cancelled      ? "order_cancelled"
+                             : s.legacy_pending ? "legacy_pending"
+                                                : "max_attempts_reached";
         skipped.push_back({k, reason});
       }
     }

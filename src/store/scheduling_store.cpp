@@ -101,7 +101,7 @@ Result<KeyState> SchedulingStore::key_state(store::Connection& c, const OrderKey
   OO_ASSIGN_OR_RETURN(auto rows,
                       c.query(sql_.key_state, {sv(k.site_code), sv(k.order_no), sv(k.lot_no)}));
   const Row& r = rows.at(0);
-  return KeyState{r.i64(0) > 0, r.i64(1) > 0, r.i64(2) > 0, r.i64(3), r.i64(4) > 0};
+  return KeyState{r.i64(0) > 0, r.i64(1) > 0, r.i64(2) > 0, r.i64(3), r.i64(4) > 0, r.i64(5) > 0};
 }
 
 Result<bool> SchedulingStore::set_run_status(store::Connection& c, std::int64_t run_id,

@@ -11,13 +11,15 @@
 namespace onceorder {
 
 struct SchedulingSql {
-  store::Statement insert_source;        // (site, order, lot, qty) → 1 row when created
-  store::Statement source_quantity;      // (site, order, lot) → quantity
-  store::Statement insert_run;           // (kind, owner) → run_id
+  store::Statement insert_source;    // (site, order, lot, qty) → 1 row when created
+  store::Statement source_quantity;  // (site, order, lot) → quantity
+  store::Statement insert_run;       // (kind, owner) → run_id
+  // A key whose legacy rows are staged but not moved is no candidate: its history (maybe
+  // made by the old system) is not in schedule_items yet.
   store::Statement insert_candidates;    // (run_id, max_attempts) → item_id per item
   store::Statement insert_item_for;      // (run_id, site, order, lot, max_attempts) → item_id
   store::Statement key_state;            // (site, order, lot) → source?, success?, live?, failed,
-                                         // cancelled?
+                                         // cancelled?, legacy staged?
   store::Statement set_run_status;       // (run_id, status, error) → run_id when it was alive
   store::Statement heartbeat;            // (run_id) → run_id when alive
   store::Statement abort_run_waits;      // (run_id, why) → item_id per item
@@ -31,13 +33,15 @@ struct SchedulingSql {
   store::Statement insert_production;    // (item_id, scope, value, number, site, order, lot)
   store::Statement dead_runs;            // (timeout_ms) → run_id per run set to error
   store::Statement orphan_waits;         // () → item_id per aborted item
-  store::Statement expired_leases;       // () → item_id per failed item
-  store::Statement get_run;              // (run_id) → run columns + counts
-  store::Statement list_runs;            // (status|null, limit) → run columns + counts
-  store::Statement list_items;           // (status, site, order, lot, run_id, after, limit)
-  store::Statement list_production;      // (site|null, after item_id, limit)
-  store::Statement stuck_orders;         // (max_attempts) → keys
-  store::Statement run_remaining;        // (run_id) → wait + processing count, total
+  // () → item_id per failed item. Not a `legacy` run's: nobody in OnceOrder holds its
+  // lease, and only an operator knows whether the old system made it (`legacy resolve`).
+  store::Statement expired_leases;
+  store::Statement get_run;          // (run_id) → run columns + counts
+  store::Statement list_runs;        // (status|null, limit) → run columns + counts
+  store::Statement list_items;       // (status, site, order, lot, run_id, after, limit)
+  store::Statement list_production;  // (site|null, after item_id, limit)
+  store::Statement stuck_orders;     // (max_attempts) → keys
+  store::Statement run_remaining;    // (run_id) → wait + processing count, total
 };
 
 namespace store::sqlite {
@@ -53,6 +57,7 @@ struct KeyState {
   bool has_live = false;  // wait or processing
   std::int64_t failed = 0;
   bool cancelled = false;
+  bool legacy_pending = false;  // legacy rows staged for it are not moved yet
 };
 
 class SchedulingStore {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -36,8 +37,20 @@ Run run(const std::string& args) {
   return r;
 }
 
+// stdout of a shell command, without the trailing newline.
+std::string run_shell(const std::string& command) {
+  std::string out;
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) return out;
+  std::array<char, 4096> buf{};
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  pclose(p);
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
 class CliTest : public ::testing::Test {
- protected:
+ public:
   CliTest() {
     dir_ = std::filesystem::temp_directory_path() /
            ("onceorder-cli-" + std::to_string(getpid()) + "-" + std::to_string(counter_++));
@@ -121,6 +134,72 @@ TEST_F(CliTest, LegacyImportReportsLinesAndWritesNothingOnError) {
   auto scheme = run(db_ + " legacy import-documents --scope P --scheme hex4 " + good);
   EXPECT_EQ(scheme.exit_code, 2);
   EXPECT_NE(scheme.output.find("unknown scheme"), std::string::npos) << scheme.output;
+}
+
+// The cutover runbook (docs/CUTOVER.md) on one engine: `sql` runs a statement as the
+// operator's database client would. A1 was in flight in the old system at the cutover.
+void legacy_cutover(CliTest& t, const std::string& db,
+                    const std::function<std::string(const std::string&)>& sql) {
+  ASSERT_EQ(run(db + " migrate").exit_code, 0);
+  sql("INSERT INTO source_orders (site_code, order_no, lot_no, quantity) VALUES "
+      "('S1', 'A1', '1', 5), ('S1', 'B1', '1', 5)");
+  auto items = t.write("items.csv",
+                       "site_code,order_no,lot_no,status,created_at\n"
+                       "S1,A1,1,PROCESSING,2024-03-01T08:00:00Z\n"
+                       "S1,B1,1,PROCESSING,2024-03-01T08:00:00Z\n");
+  auto staged = run(db + " legacy import-items " + items);
+  ASSERT_EQ(staged.exit_code, 0) << staged.output;
+  auto plan = run(db + " legacy dedup");
+  EXPECT_EQ(plan.exit_code, 0) << plan.output;
+  EXPECT_NE(plan.output.find("2 unresolved"), std::string::npos) << plan.output;
+  EXPECT_NE(plan.output.find("UNRESOLVED"), std::string::npos) << plan.output;
+  auto refused = run(db + " legacy dedup --apply");
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("legacy line 3"), std::string::npos) << refused.output;
+  EXPECT_EQ(sql("SELECT count(*) FROM schedule_items"), "0");
+
+  auto bad = t.write("bad.csv", "site_code,order_no,lot_no,outcome\nS1,A1,1,made\nS1,Q1,1,made\n");
+  auto rejected = run(db + " legacy resolve " + bad);
+  EXPECT_EQ(rejected.exit_code, 2) << rejected.output;
+  EXPECT_NE(rejected.output.find("line 3"), std::string::npos) << rejected.output;
+  EXPECT_EQ(sql("SELECT count(*) FROM legacy_items WHERE resolution IS NOT NULL"), "0");
+
+  auto good =
+      t.write("good.csv", "site_code,order_no,lot_no,outcome\nS1,A1,1,made\nS1,B1,1,not_made\n");
+  auto resolved = run(db + " legacy resolve " + good);
+  EXPECT_EQ(resolved.exit_code, 0) << resolved.output;
+  EXPECT_NE(resolved.output.find("recorded 2 outcomes"), std::string::npos) << resolved.output;
+  auto applied = run(db + " legacy dedup --apply");
+  EXPECT_EQ(applied.exit_code, 0) << applied.output;
+  EXPECT_NE(applied.output.find("made -> success"), std::string::npos) << applied.output;
+  EXPECT_NE(applied.output.find("not_made -> failed"), std::string::npos) << applied.output;
+  EXPECT_EQ(run(db + " schedule reap").exit_code, 0);
+  auto batch = run(db + " schedule batch");
+  EXPECT_EQ(batch.exit_code, 0) << batch.output;
+  EXPECT_NE(batch.output.find("1 success"), std::string::npos) << batch.output;
+  EXPECT_EQ(sql("SELECT order_no FROM production_orders"), "B1");
+  auto c = run(db + " check");
+  EXPECT_EQ(c.exit_code, 0) << c.output;
+}
+
+TEST_F(CliTest, LegacyCutoverNeedsTheOperatorsWordOnInFlightRows) {
+  const std::string file = (dir_ / "t.db").string();
+  legacy_cutover(*this, db_, [&](const std::string& q) {
+    auto r = run_shell("sqlite3 " + file + " \"" + q + "\"");
+    return r;
+  });
+}
+
+TEST_F(CliTest, LegacyCutoverNeedsTheOperatorsWordOnInFlightRowsOnPostgres) {
+  const bool pg = std::getenv("PGHOST") || std::getenv("PGDATABASE") || std::getenv("PGPORT");
+  const char* require = std::getenv("ONCEORDER_REQUIRE_PG");
+  if (!pg && !(require && std::string(require) == "1")) GTEST_SKIP() << "PostgreSQL not configured";
+  const std::string name = "oo_cli_cut_" + std::to_string(getpid());
+  ASSERT_EQ(std::system(("psql -qX -d postgres -c 'CREATE DATABASE " + name + "'").c_str()), 0);
+  legacy_cutover(*this, "--db postgresql:///" + name, [&](const std::string& q) {
+    return run_shell("psql -qXAt -d " + name + " -c \"" + q + "\"");
+  });
+  std::system(("psql -qX -d postgres -c 'DROP DATABASE " + name + " WITH (FORCE)'").c_str());
 }
 
 TEST_F(CliTest, BadDatabaseUrlsSayWhatIsWrong) {

@@ -7,10 +7,23 @@ const LegacyItemsSql& legacy_items_sql() {
       .insert_staged = {"leg_insert_staged",
                         "INSERT INTO legacy_items (line_no, site_code, order_no, lot_no, status, "
                         "created_at, run_id) VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7)"},
+      .has_resolution = {"leg_has_resolution",
+                         "SELECT count(*) FROM information_schema.columns WHERE table_schema = "
+                         "current_schema() AND table_name = 'legacy_items' AND column_name = "
+                         "'resolution'"},
       .pending = {"leg_pending",
                   "SELECT legacy_id, line_no, site_code, order_no, lot_no, status, "
-                  "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') "
-                  "FROM legacy_items WHERE moved_at IS NULL ORDER BY legacy_id"},
+                  "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
+                  "resolution FROM legacy_items WHERE moved_at IS NULL ORDER BY legacy_id"},
+      .pending_before_resolution =
+          {"leg_pending_before_resolution",
+           "SELECT legacy_id, line_no, site_code, order_no, lot_no, status, to_char(created_at AT "
+           "TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), NULL::text FROM legacy_items "
+           "WHERE moved_at IS NULL ORDER BY legacy_id"},
+      // A concurrent `legacy resolve` waits, so `apply` moves rows with the word it read.
+      .lock_pending = {"leg_lock_pending",
+                       "SELECT legacy_id FROM legacy_items WHERE moved_at IS NULL ORDER BY "
+                       "legacy_id FOR UPDATE"},
       .live_rows =
           {"leg_live_rows",
            "SELECT i.item_id, i.site_code, i.order_no, i.lot_no, i.status, to_char(i.created_at AT "
@@ -38,6 +51,19 @@ const LegacyItemsSql& legacy_items_sql() {
       .abort_item = {"leg_abort_item",
                      "UPDATE schedule_items SET status = 'aborted', error = $2, updated_at = now() "
                      "WHERE item_id = $1 AND status NOT IN ('failed', 'aborted')"},
+      .resolve_staged = {"leg_resolve_staged",
+                         "UPDATE legacy_items SET resolution = $4, resolved_at = now() WHERE "
+                         "moved_at IS NULL AND site_code = $1 AND order_no = $2 AND lot_no = $3 "
+                         "AND status IN ('wait', 'processing') RETURNING legacy_id"},
+      .settle_moved =
+          {"leg_settle_moved",
+           "UPDATE schedule_items SET status = $4, error = coalesce(error || '; ', '') || $5, "
+           "lease_until = NULL, updated_at = now() WHERE site_code = $1 AND order_no = $2 AND "
+           "lot_no = $3 AND status IN ('wait', 'processing') AND run_id IN (SELECT run_id FROM "
+           "schedule_runs WHERE kind = 'legacy') RETURNING item_id"},
+      .note_moved = {"leg_note_moved",
+                     "UPDATE legacy_items SET resolution = $2, resolved_at = now() WHERE item_id "
+                     "= $1"},
   };
   return sql;
 }

@@ -17,7 +17,10 @@ const SchedulingSql& scheduling_sql() {
           {"sch_insert_candidates",
            "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT "
            "$1::bigint, so.site_code, so.order_no, so.lot_no, 'wait' FROM source_orders so WHERE "
-           "so.cancelled_at IS NULL AND NOT EXISTS (SELECT 1 FROM schedule_items i WHERE "
+           "so.cancelled_at IS NULL AND NOT EXISTS (SELECT 1 FROM legacy_items l WHERE l.moved_at "
+           "IS "
+           "NULL AND l.site_code = so.site_code AND l.order_no = so.order_no AND l.lot_no = "
+           "so.lot_no) AND NOT EXISTS (SELECT 1 FROM schedule_items i WHERE "
            "i.site_code = so.site_code AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND "
            "i.status NOT IN ('failed', 'aborted')) AND (SELECT count(*) FROM schedule_items i "
            "WHERE i.site_code = so.site_code AND i.order_no = so.order_no AND i.lot_no = so.lot_no "
@@ -31,7 +34,10 @@ const SchedulingSql& scheduling_sql() {
            "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT "
            "$1::bigint, so.site_code, so.order_no, so.lot_no, 'wait' FROM source_orders so WHERE "
            "so.site_code = $2::text AND so.order_no = $3::text AND so.lot_no = $4::text AND "
-           "so.cancelled_at IS NULL AND (SELECT count(*) FROM schedule_items i WHERE i.site_code = "
+           "so.cancelled_at IS NULL AND NOT EXISTS (SELECT 1 FROM legacy_items l WHERE l.moved_at "
+           "IS "
+           "NULL AND l.site_code = so.site_code AND l.order_no = so.order_no AND l.lot_no = "
+           "so.lot_no) AND (SELECT count(*) FROM schedule_items i WHERE i.site_code = "
            "so.site_code AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND i.status = "
            "'failed') < $5::bigint FOR SHARE OF so ON CONFLICT (site_code, order_no, lot_no) WHERE "
            "status NOT IN "
@@ -44,7 +50,10 @@ const SchedulingSql& scheduling_sql() {
            "site_code = $1 AND order_no = $2 AND lot_no = $3 AND status IN ('wait', "
            "'processing')), (SELECT count(*) FROM schedule_items WHERE site_code = $1 AND order_no "
            "= $2 AND lot_no = $3 AND status = 'failed'), (SELECT count(*) FROM source_orders WHERE "
-           "site_code = $1 AND order_no = $2 AND lot_no = $3 AND cancelled_at IS NOT NULL)"},
+           "site_code = $1 AND order_no = $2 AND lot_no = $3 AND cancelled_at IS NOT NULL), "
+           "(SELECT "
+           "count(*) FROM legacy_items WHERE site_code = $1 AND order_no = $2 AND lot_no = $3 AND "
+           "moved_at IS NULL)"},
       .set_run_status =
           {"sch_set_run_status",
            "UPDATE schedule_runs SET status = $2::text, error = $3::text, heartbeat_at = now(), "
@@ -125,7 +134,9 @@ const SchedulingSql& scheduling_sql() {
       .expired_leases = {"sch_expired_leases",
                          "UPDATE schedule_items SET status = 'failed', error = 'lease expired', "
                          "lease_until = NULL, updated_at = now() WHERE status = 'processing' AND "
-                         "lease_until < now() RETURNING item_id"},
+                         "lease_until < now() AND NOT EXISTS (SELECT 1 FROM schedule_runs r WHERE "
+                         "r.run_id = schedule_items.run_id AND r.kind = 'legacy') RETURNING "
+                         "item_id"},
       .get_run =
           {"sch_get_run",
            "SELECT r.run_id, r.kind, r.status, r.owner, r.error, to_char(r.created_at AT TIME ZONE "

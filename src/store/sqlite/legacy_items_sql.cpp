@@ -7,9 +7,18 @@ const LegacyItemsSql& legacy_items_sql() {
       .insert_staged = {"leg_insert_staged",
                         "INSERT INTO legacy_items (line_no, site_code, order_no, lot_no, status, "
                         "created_at, run_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
+      .has_resolution = {"leg_has_resolution",
+                         "SELECT count(*) FROM pragma_table_info('legacy_items') WHERE name = "
+                         "'resolution'"},
       .pending = {"leg_pending",
-                  "SELECT legacy_id, line_no, site_code, order_no, lot_no, status, created_at FROM "
-                  "legacy_items WHERE moved_at IS NULL ORDER BY legacy_id"},
+                  "SELECT legacy_id, line_no, site_code, order_no, lot_no, status, created_at, "
+                  "resolution FROM legacy_items WHERE moved_at IS NULL ORDER BY legacy_id"},
+      .pending_before_resolution = {"leg_pending_before_resolution",
+                                    "SELECT legacy_id, line_no, site_code, order_no, lot_no, "
+                                    "status, created_at, NULL FROM legacy_items WHERE moved_at IS "
+                                    "NULL ORDER BY legacy_id"},
+      // BEGIN IMMEDIATE already holds the only write lock.
+      .lock_pending = {"leg_lock_pending", "SELECT 1"},
       .live_rows = {"leg_live_rows",
                     "SELECT i.item_id, i.site_code, i.order_no, i.lot_no, i.status, i.created_at "
                     "FROM schedule_items i WHERE i.status NOT IN ('failed', 'aborted') AND (EXISTS "
@@ -39,6 +48,21 @@ const LegacyItemsSql& legacy_items_sql() {
                      "UPDATE schedule_items SET status = 'aborted', error = ?2, updated_at = "
                      "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE item_id = ?1 AND status NOT IN "
                      "('failed', 'aborted')"},
+      .resolve_staged = {"leg_resolve_staged",
+                         "UPDATE legacy_items SET resolution = ?4, resolved_at = "
+                         "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE moved_at IS NULL AND "
+                         "site_code = ?1 AND order_no = ?2 AND lot_no = ?3 AND status IN ('wait', "
+                         "'processing') RETURNING legacy_id"},
+      .settle_moved =
+          {"leg_settle_moved",
+           "UPDATE schedule_items SET status = ?4, error = coalesce(error || '; ', '') || ?5, "
+           "lease_until = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE "
+           "site_code = ?1 AND order_no = ?2 AND lot_no = ?3 AND status IN ('wait', "
+           "'processing') AND run_id IN (SELECT run_id FROM schedule_runs WHERE kind = 'legacy') "
+           "RETURNING item_id"},
+      .note_moved = {"leg_note_moved",
+                     "UPDATE legacy_items SET resolution = ?2, resolved_at = "
+                     "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE item_id = ?1"},
   };
   return sql;
 }

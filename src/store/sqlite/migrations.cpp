@@ -264,12 +264,29 @@ DROP TRIGGER source_orders_cancel_unproduced;
 DROP TRIGGER production_orders_live_source;
 )sql";
 
+// The operator's word on a legacy row the old system had in flight at the cutover (made or
+// not made): `legacy dedup --apply` refuses to move a `processing` row without it, so that
+// OnceOrder never makes again what the old system may have made. The index keeps the
+// "no candidate while its legacy history is staged" test cheap (empty after the cutover).
+constexpr std::string_view kLegacyResolutionUp = R"sql(
+ALTER TABLE legacy_items ADD COLUMN resolution TEXT CHECK (resolution IN ('made', 'not_made'));
+ALTER TABLE legacy_items ADD COLUMN resolved_at TEXT;
+CREATE INDEX legacy_items_pending ON legacy_items (site_code, order_no, lot_no) WHERE moved_at IS NULL;
+)sql";
+
+constexpr std::string_view kLegacyResolutionDown = R"sql(
+DROP INDEX legacy_items_pending;
+ALTER TABLE legacy_items DROP COLUMN resolved_at;
+ALTER TABLE legacy_items DROP COLUMN resolution;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
     {2, "production_scheduling", kSchedulingUp, kSchedulingDown},
     {3, "live_item_index", kLiveIndexUp, kLiveIndexDown},
     {4, "order_intake", kIntakeUp, kIntakeDown},
     {5, "cancel_guard", kCancelGuardUp, kCancelGuardDown},
+    {6, "legacy_resolution", kLegacyResolutionUp, kLegacyResolutionDown},
 };
 
 }  // namespace
