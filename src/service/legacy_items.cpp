@@ -353,10 +353,18 @@ Result<DedupPlan> apply_legacy_dedup(store::Database& db, store::Clock::time_poi
     for (const auto& r : computed.legacy_rows) {
       auto it = computed.keep.find({true, r.id});
       const bool loser = it != computed.keep.end() && !it->second;
-      const std::string status = loser ? "aborted" : r.status;
+      // A kept `wait` row waited in the old system's queue, which ends here: it belongs to
+      // no live run, so it moves as `aborted` (the order is a candidate again) rather than
+      // as a `wait` that nothing will take until the reaper notices.
+      const bool queued = !loser && r.status == "wait";
+      const std::string status = loser || queued ? "aborted" : r.status;
       std::string note = loser
                              ? fmt::format("legacy line {}: a duplicate of the kept row", r.line_no)
-                             : fmt::format("legacy line {}", r.line_no);
+                         : queued ? fmt::format(
+                                        "legacy line {}: queued in the old system, never started; "
+                                        "OnceOrder schedules it anew",
+                                        r.line_no)
+                                  : fmt::format("legacy line {}", r.line_no);
       if (r.outcome) note += "; " + resolved_note(*r.outcome);
       OO_ASSIGN_OR_RETURN(auto item,
                           c.query(sql.insert_item, {plan.run_id, r.key.site_code, r.key.order_no,
