@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -119,6 +120,11 @@ class Intake {
   store::Database& db_;
   IntakeOptions options_;
   std::unique_ptr<IntakeStore> store_;
+  // (customer, key) of the placements running in this process, with how many: a request
+  // that gave up while another one holds its key is request_in_progress, not busy. On
+  // PostgreSQL the wait on the receipt row says so too; SQLite's one write lock does not.
+  std::mutex keys_mu_;
+  std::map<std::pair<std::int64_t, std::string>, int> keys_in_flight_;
   std::mutex id_mu_;
   std::unique_ptr<NodeLease> lease_;
   std::unique_ptr<IdGenerator> ids_;

@@ -45,6 +45,8 @@ std::string format_number(std::int64_t value, int radix, int width) {
 
 bool is_valid_scope_name(std::string_view scope) {
   if (scope.empty() || scope.size() > 64) return false;
+  // "." and ".." are path segments: proxies and clients normalize them away.
+  if (scope == "." || scope == "..") return false;
   for (char c : scope) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                     c == '.' || c == '_' || c == '-';

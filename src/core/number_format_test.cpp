@@ -40,6 +40,10 @@ TEST(NumberFormat, ScopeNames) {
   EXPECT_FALSE(is_valid_scope_name("a b"));
   EXPECT_FALSE(is_valid_scope_name("a/b"));
   EXPECT_FALSE(is_valid_scope_name("測試"));
+  EXPECT_FALSE(is_valid_scope_name("."));
+  EXPECT_FALSE(is_valid_scope_name(".."));
+  EXPECT_TRUE(is_valid_scope_name("..."));
+  EXPECT_TRUE(is_valid_scope_name(".a"));
 }
 
 TEST(LegacyNumbers, ConvertByDeclaredSchemeNeverByLooks) {

@@ -107,6 +107,17 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
   if (!errors.empty()) return Status(Code::invalid_request, "invalid request", std::move(errors));
 
   OO_ASSIGN_OR_RETURN(const std::int64_t order_id, next_order_id());
+  const auto key = std::make_pair(req.customer_id, req.idempotency_key);
+  {
+    std::lock_guard lock(keys_mu_);
+    ++keys_in_flight_[key];
+  }
+  const auto leave = [&] {
+    std::lock_guard lock(keys_mu_);
+    const bool shared = keys_in_flight_[key] > 1;
+    if (--keys_in_flight_[key] == 0) keys_in_flight_.erase(key);
+    return shared;
+  };
   const Then last = options_.fault_after_deduction ? Then::stay : Then::commit;
   bool waiting_on_key = false;
   auto placed = store::transact<Placed>(
@@ -172,7 +183,8 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
         if (options_.fault_after_deduction) OO_RETURN_IF_ERROR(options_.fault_after_deduction());
         return Placed{false, std::move(order), {}, false};
       });
-  if (!placed.ok() && placed.status().code() == Code::busy && waiting_on_key) {
+  const bool key_shared = leave();
+  if (!placed.ok() && placed.status().code() == Code::busy && (waiting_on_key || key_shared)) {
     return Status(Code::request_in_progress,
                   "another request with this Idempotency-Key is still being processed; retry it");
   }

@@ -6,6 +6,7 @@
 
 #include <barrier>
 #include <deque>
+#include <latch>
 #include <random>
 #include <set>
 #include <thread>
@@ -226,6 +227,40 @@ TEST_P(IntakeTest, ADeductionThatMissesFailsBeforeCommitAndStoresNothing) {
   EXPECT_EQ(count("SELECT count(*) FROM stock_ledger WHERE kind = 'reservation'"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM source_orders"), 0);
   expect_invariants_hold();
+}
+
+// The same key arrives while the first request is still running (held after its
+// deductions): the second gives up with request_in_progress, never busy, and once the
+// first has committed the key replays its answer.
+TEST_P(IntakeTest, SameKeyWhileTheFirstIsStillRunningIsRequestInProgress) {
+  stock(101, 5);
+  std::atomic<bool> first{true};
+  std::latch entered(1), release(1);
+  IntakeOptions options;
+  options.fault_after_deduction = [&] {
+    if (first.exchange(false)) {
+      entered.count_down();
+      release.wait();
+    }
+    return Status::Ok();
+  };
+  Intake slow(*db_, options);
+  Result<Placed> r1 = Status(Code::internal, "not run");
+  std::thread holder([&] { r1 = place("same", {{101, 1}}, 7, &slow); });
+  entered.wait();
+  auto r2 =
+      slow.place({7, 1, {{101, 1}}, "same"}, store::Clock::now() + std::chrono::milliseconds(500));
+  release.count_down();
+  holder.join();
+  ASSERT_FALSE(r2.ok());
+  EXPECT_EQ(r2.status().code(), Code::request_in_progress) << r2.status().to_string();
+  ASSERT_TRUE(r1.ok()) << r1.status().to_string();
+  auto r3 = place("same", {{101, 1}}, 7, &slow);
+  ASSERT_TRUE(r3.ok());
+  EXPECT_TRUE(r3->replayed);
+  EXPECT_EQ(r3->order.order_id, r1->order.order_id);
+  EXPECT_EQ(count("SELECT count(*) FROM orders"), 1);
+  EXPECT_EQ(available(101), 4);
 }
 
 TEST_P(IntakeTest, LockTimeoutIsNotOutOfStockAndTheSameKeySucceedsLater) {

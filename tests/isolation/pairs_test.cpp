@@ -311,6 +311,37 @@ std::vector<PairSpec> pairs() {
                  },
                  -1});
 
+  out.push_back({"issue/issue with one Idempotency-Key",
+                 [](Fixture&) {},
+                 {[](Fixture&, SessionContext& s) {
+                    auto r = s.numbering->issue({"S", "t", std::string("key")}, later());
+                    return r.ok() ? std::to_string(r->document.value) : outcome(r.status());
+                  },
+                  [](Fixture&, SessionContext& s) {
+                    auto r = s.numbering->issue({"S", "t", std::string("key")}, later());
+                    return r.ok() ? std::to_string(r->document.value) : outcome(r.status());
+                  }},
+                 [](Fixture& f, const std::string& a, const std::string& b) {
+                   auto v = expect(a == "1" && b == "1", "one key must answer one number to both");
+                   if (count(f, "SELECT count(*) FROM documents") != 1)
+                     v.push_back("one key, two documents");
+                   return v;
+                 },
+                 -1});
+
+  out.push_back({"cancel/cancel (one order)",
+                 [](Fixture& f) { placed_order(f, 2); },
+                 {[](Fixture& f, SessionContext& s) { return cancel(s, f.ids["order"]); },
+                  [](Fixture& f, SessionContext& s) { return cancel(s, f.ids["order"]); }},
+                 [](Fixture& f, const std::string& a, const std::string& b) {
+                   auto v = expect(a == "cancelled" && b == "cancelled",
+                                   "both cancels answer cancelled");
+                   if (count(f, "SELECT count(*) FROM stock_ledger WHERE kind = 'release'") != 2)
+                     v.push_back("the reservations were not released exactly once");
+                   return v;
+                 },
+                 -1});
+
   out.push_back(
       {"issue/scope reconfigure",
        [](Fixture& f) {
