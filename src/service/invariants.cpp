@@ -17,6 +17,12 @@ Result<std::vector<InvariantResult>> check_invariants(store::Database& db,
                             static_cast<std::int64_t>(rows.size()),
                             {}};
           for (size_t i = 0; i < rows.size() && i < 5; ++i) r.sample.push_back(rows[i].text(0));
+          if (!inv.accepted.sql.empty()) {
+            OO_ASSIGN_OR_RETURN(auto known, c.query(inv.accepted, {}));
+            r.accepted = static_cast<std::int64_t>(known.size());
+            for (size_t i = 0; i < known.size() && i < 5; ++i)
+              r.accepted_sample.push_back(known[i].text(0));
+          }
           out.push_back(std::move(r));
         }
         return out;
