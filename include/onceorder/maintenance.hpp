@@ -1,7 +1,8 @@
 // The periodic jobs of `onceorder serve`: the batch run every `batch_interval`, the
-// reaper every `reap_interval`, and receipt expiry (receipts.hpp) every `expiry_interval`. When several processes share one PostgreSQL database they
-// elect one leader (advisory lock) to run them; that only saves duplicate work —
-// correctness never depends on it (the live-item index and fencing do).
+// reaper every `reap_interval`, and receipt expiry (receipts.hpp) every `expiry_interval`. When
+// several processes share one PostgreSQL database they elect one leader (advisory lock) to run
+// them; that only saves duplicate work — correctness never depends on it (the live-item index and
+// fencing do).
 //
 // Thread-safety: start/stop from one controlling thread; is_leader from any.
 #pragma once

@@ -75,7 +75,8 @@ void Maintenance::loop() {
                      r->order_receipts, r->document_receipts);
       }
       // Not done within the pass's deadline: go on at the next reaper tick.
-      next_expiry = now + (r.ok() && !r->complete ? options_.reap_interval : options_.expiry_interval);
+      next_expiry =
+          now + (r.ok() && !r->complete ? options_.reap_interval : options_.expiry_interval);
     }
     if (leader && now >= next_batch) {
       auto run =
@@ -97,8 +98,8 @@ void Maintenance::loop() {
       next_batch = Clock::now() + options_.batch_interval;
     }
     std::unique_lock lock(mu_);
-    const auto wake_at =
-        leader ? std::min({next_reap, next_batch, next_expiry}) : Clock::now() + options_.reap_interval;
+    const auto wake_at = leader ? std::min({next_reap, next_batch, next_expiry})
+                                : Clock::now() + options_.reap_interval;
     wake_.wait_until(lock, std::min(wake_at, Clock::now() + std::chrono::seconds(1)),
                      [this] { return stopping_.load(); });
   }

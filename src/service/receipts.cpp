@@ -15,15 +15,14 @@ Result<bool> expire_table(store::Database& db, const store::Statement& stmt,
                           int batch, std::int64_t& deleted) {
   while (store::Clock::now() < deadline) {
     OO_ASSIGN_OR_RETURN(
-        auto n,
-        store::transact<std::int64_t>(
-            db, store::TxOptions{deadline, 3, store::TxMode::write},
-            [&](store::Connection& c) -> Result<std::int64_t> {
-              OO_ASSIGN_OR_RETURN(auto rows, c.query(stmt, {static_cast<std::int64_t>(
-                                                                retention.count()),
-                                                            static_cast<std::int64_t>(batch)}));
-              return static_cast<std::int64_t>(rows.size());
-            }));
+        auto n, store::transact<std::int64_t>(
+                    db, store::TxOptions{deadline, 3, store::TxMode::write},
+                    [&](store::Connection& c) -> Result<std::int64_t> {
+                      OO_ASSIGN_OR_RETURN(
+                          auto rows, c.query(stmt, {static_cast<std::int64_t>(retention.count()),
+                                                    static_cast<std::int64_t>(batch)}));
+                      return static_cast<std::int64_t>(rows.size());
+                    }));
     deleted += n;
     if (n < batch) return true;
   }

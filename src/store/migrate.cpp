@@ -112,8 +112,7 @@ Result<std::string> concurrent_up_script(Connection& c, const Migration& m, Live
 // session of its own: the build takes as long as the table is big and first waits for the
 // transactions already running, so the pool's statement and lock timeouts do not apply. The
 // migration lock stays held on `locked`, which then records the version.
-Status run_concurrently(Database& db, Connection& locked, const Migration& m,
-                        LiveIndexMode mode) {
+Status run_concurrently(Database& db, Connection& locked, const Migration& m, LiveIndexMode mode) {
   OO_ASSIGN_OR_RETURN(auto session, db.connect_dedicated());
   Connection& c = *session;
   OO_RETURN_IF_ERROR(c.exec_script("SET statement_timeout = 0"));

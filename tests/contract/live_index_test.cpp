@@ -23,15 +23,17 @@ class LiveIndexTest : public ::testing::TestWithParam<Engine> {
   // A database at version 2 (no live index) holding `statuses` as items of one key.
   void version_2_with_items(std::initializer_list<const char*> statuses) {
     ASSERT_TRUE(store::migrate_down(*db_, 2).ok());
-    tdb_.sql("INSERT INTO source_orders (site_code, order_no, lot_no, quantity) VALUES ('S1', "
-             "'A12345', '1', 5), ('S1', 'B1', '1', 5)");
+    tdb_.sql(
+        "INSERT INTO source_orders (site_code, order_no, lot_no, quantity) VALUES ('S1', "
+        "'A12345', '1', 5), ('S1', 'B1', '1', 5)");
     tdb_.sql("INSERT INTO schedule_runs (kind, status, owner) VALUES ('batch', 'done', 'old')");
     for (const char* st : statuses) insert_item("A12345", st);
   }
   void insert_item(const std::string& order_no, const std::string& status) {
-    tdb_.sql("INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) VALUES "
-             "(1, 'S1', '" +
-             order_no + "', '1', '" + status + "')");
+    tdb_.sql(
+        "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) VALUES "
+        "(1, 'S1', '" +
+        order_no + "', '1', '" + status + "')");
   }
   const InvariantResult& inv(const std::vector<InvariantResult>& all, const std::string& id) {
     for (const auto& r : all)
@@ -63,22 +65,25 @@ TEST_P(LiveIndexTest, PostgresWritersGoOnWhileTheIndexBuilds) {
   version_2_with_items({"success"});
   RawPg open_writer(tdb_.url());
   open_writer.exec("BEGIN");
-  open_writer.exec("INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) "
-                   "VALUES (1, 'S1', 'B1', '1', 'failed')");
+  open_writer.exec(
+      "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) "
+      "VALUES (1, 'S1', 'B1', '1', 'failed')");
   auto migrating = std::async(std::launch::async, [&] { return store::migrate(*db_); });
   // Until the build is under way and waiting for the open transaction.
   bool waiting = false;
   for (int i = 0; i < 500 && !waiting; ++i) {
-    waiting = count("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                    "AND query LIKE 'CREATE UNIQUE INDEX CONCURRENTLY%' AND wait_event_type = "
-                    "'Lock'") > 0;
+    waiting = count(
+                  "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                  "AND query LIKE 'CREATE UNIQUE INDEX CONCURRENTLY%' AND wait_event_type = "
+                  "'Lock'") > 0;
     if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_TRUE(waiting) << "the build never started waiting";
   RawPg writer(tdb_.url());
   writer.exec("SET lock_timeout = '2s'");
-  writer.exec("INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) VALUES "
-              "(1, 'S1', 'B1', '1', 'failed')");  // not blocked: it would time out here
+  writer.exec(
+      "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) VALUES "
+      "(1, 'S1', 'B1', '1', 'failed')");  // not blocked: it would time out here
   EXPECT_EQ(migrating.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
   open_writer.exec("COMMIT");
   auto v = migrating.get();
@@ -93,8 +98,9 @@ TEST_P(LiveIndexTest, PostgresWritersGoOnWhileTheIndexBuilds) {
 TEST_P(LiveIndexTest, PostgresInvalidIndexIsReportedThenRebuiltAfterDedup) {
   if (GetParam() != Engine::postgres) GTEST_SKIP() << "PostgreSQL builds concurrently";
   tdb_.sql("DROP INDEX schedule_items_live");
-  tdb_.sql("INSERT INTO source_orders (site_code, order_no, lot_no, quantity) VALUES ('S1', "
-           "'A12345', '1', 5)");
+  tdb_.sql(
+      "INSERT INTO source_orders (site_code, order_no, lot_no, quantity) VALUES ('S1', "
+      "'A12345', '1', 5)");
   tdb_.sql("INSERT INTO schedule_runs (kind, status, owner) VALUES ('batch', 'done', 'old')");
   insert_item("A12345", "success");
   insert_item("A12345", "wait");
@@ -115,7 +121,8 @@ TEST_P(LiveIndexTest, PostgresInvalidIndexIsReportedThenRebuiltAfterDedup) {
   const auto& i10 = inv(*before, "I10");
   ASSERT_GE(i10.violations, 1);
   bool named = false;
-  for (const auto& s : i10.sample) named = named || s.find("schedule_items_live is INVALID") != std::string::npos;
+  for (const auto& s : i10.sample)
+    named = named || s.find("schedule_items_live is INVALID") != std::string::npos;
   EXPECT_TRUE(named);
 
   store::MigrateOptions repair;

@@ -3,9 +3,9 @@
 namespace onceorder::store::sqlite {
 
 // created_at is ISO 8601 text with milliseconds: compared as text, as it sorts.
-#define OO_EXPIRE(TABLE, KEY)                                                                \
-  "DELETE FROM " TABLE " WHERE (" KEY ") IN (SELECT " KEY " FROM " TABLE                     \
-  " WHERE created_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || (?1 / 1000.0) || ' "     \
+#define OO_EXPIRE(TABLE, KEY)                                                            \
+  "DELETE FROM " TABLE " WHERE (" KEY ") IN (SELECT " KEY " FROM " TABLE                 \
+  " WHERE created_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || (?1 / 1000.0) || ' " \
   "seconds') ORDER BY created_at LIMIT ?2) RETURNING 1"
 
 const ReceiptsSql& receipts_sql() {
