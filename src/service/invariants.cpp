@@ -15,6 +15,8 @@ Result<std::vector<InvariantResult>> check_invariants(store::Database& db,
           InvariantResult r{std::string(inv.id),
                             std::string(inv.name),
                             static_cast<std::int64_t>(rows.size()),
+                            {},
+                            0,
                             {}};
           for (size_t i = 0; i < rows.size() && i < 5; ++i) r.sample.push_back(rows[i].text(0));
           if (!inv.accepted.sql.empty()) {
