@@ -1,4 +1,4 @@
-// Durations on the command line: "4h", "60s", "5m", "500ms", "1h30m". Pure, thread-safe.
+// Durations on the command line: "30d", "4h", "60s", "5m", "500ms", "1h30m". Pure, thread-safe.
 #pragma once
 
 #include <chrono>

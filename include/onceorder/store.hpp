@@ -224,6 +224,22 @@ Result<T> transact(Database& db, const TxOptions& options,
 // processes start at once). Returns the schema version now in place. A migration that
 // fails leaves the versions before it applied and says which one failed and why.
 Result<int> migrate(Database& db, int target = 1 << 30);
+
+// How migration 3 builds the live-item index (docs/CUTOVER.md "An audit forbids touching
+// old rows"). `full`: every live item, as the design says; refused while duplicates exist.
+// `new_rows_only`: only items created after the migration (item_id above the largest at that
+// moment), so that duplicates an audit forbids touching stay as they are. Only a migration
+// that builds the index reads it; an index already in place is kept as it is.
+enum class LiveIndexMode { full, new_rows_only };
+struct MigrateOptions {
+  int target = 1 << 30;
+  LiveIndexMode live_index = LiveIndexMode::full;
+  // PostgreSQL: also rebuild an index of an applied concurrent migration that is INVALID
+  // (a failed concurrent rebuild, invariant I10) or missing. `onceorder migrate` sets it; the
+  // migration every other command runs first does not (`check` must be able to report).
+  bool repair_indexes = false;
+};
+Result<int> migrate(Database& db, const MigrateOptions& options);
 // Rolls back to `version` with the migrations' down scripts (tests and operators).
 Status migrate_down(Database& db, int version);
 // Latest version this build knows, and the version the database has.

@@ -2,6 +2,7 @@
 // process exit code: 0 done, 1 `check` found violations, 2 an error (printed on stderr).
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "onceorder/scheduling.hpp"
@@ -20,6 +21,8 @@ int schedule_batch(store::Database& db, const SchedulerOptions& options);
 int schedule_reap(store::Database& db, const SchedulerOptions& options);
 int import_items(store::Database& db, const std::string& file);
 int dedup(store::Database& db, bool apply);
+// One receipt-expiry pass now (the leader of `serve` runs it on its own schedule).
+int expire_receipts(store::Database& db, std::chrono::milliseconds retention);
 // The operator's word (made / not made) on legacy rows the old system had in flight.
 int resolve(store::Database& db, const std::string& file);
 

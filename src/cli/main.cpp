@@ -15,6 +15,7 @@
 #include "onceorder/http_server.hpp"
 #include "onceorder/intake.hpp"
 #include "onceorder/maintenance.hpp"
+#include "onceorder/receipts.hpp"
 #include "onceorder/store.hpp"
 
 namespace {
@@ -94,9 +95,22 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   add_duration(serve, "--batch-interval", maint.batch_interval, "time between batch runs (4h)");
   add_duration(serve, "--reap-interval", maint.reap_interval, "time between reaper passes (60s)");
+  add_duration(serve, "--receipt-retention", maint.receipt_retention,
+               "how long an Idempotency-Key's receipt lives (30d)");
   add_sched_options(serve);
 
   auto* migrate = app.add_subcommand("migrate", "bring the schema up to date");
+  store::MigrateOptions migrate_options;
+  migrate_options.repair_indexes = true;
+  migrate
+      ->add_option("--live-index", migrate_options.live_index,
+                   "full | new-rows-only: what the live-item index covers when it is built "
+                   "(new-rows-only leaves legacy duplicates alone; docs/CUTOVER.md)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, store::LiveIndexMode>{
+              {"full", store::LiveIndexMode::full},
+              {"new-rows-only", store::LiveIndexMode::new_rows_only}},
+          CLI::ignore_case));
   auto* demo = app.add_subcommand("demo", "load a small demo data set");
   auto* check = app.add_subcommand("check", "run the invariants; exit 1 when any is violated");
   bool check_json = false;
@@ -108,6 +122,13 @@ int main(int argc, char** argv) {
   add_sched_options(batch);
   auto* reap = schedule->add_subcommand("reap", "one reaper pass");
   add_sched_options(reap);
+
+  auto* maintenance_cmd = app.add_subcommand("maintenance", "maintenance passes, run now");
+  maintenance_cmd->require_subcommand(1);
+  auto* expire = maintenance_cmd->add_subcommand(
+      "expire-receipts", "delete Idempotency-Key receipts older than the retention");
+  std::chrono::milliseconds retention = kDefaultReceiptRetention;
+  add_duration(expire, "--receipt-retention", retention, "how long a receipt lives (30d)");
 
   auto* legacy = app.add_subcommand("legacy", "legacy data tools");
   legacy->require_subcommand(1);
@@ -140,7 +161,7 @@ int main(int argc, char** argv) {
   store::Database& database = **db;
 
   if (*migrate) {
-    auto version = store::migrate(database);
+    auto version = store::migrate(database, migrate_options);
     if (!version.ok()) return cli::fail(version.status());
     std::cout << fmt::format("schema at version {} ({})\n", *version,
                              engine_name(database.engine()));
@@ -155,6 +176,7 @@ int main(int argc, char** argv) {
   if (*import_items) return cli::import_items(database, file);
   if (*resolve) return cli::resolve(database, file);
   if (*dedup) return cli::dedup(database, apply);
+  if (*expire) return cli::expire_receipts(database, retention);
   if (*batch) return cli::schedule_batch(database, sched);
   if (*reap) return cli::schedule_reap(database, sched);
   if (*serve) {

@@ -7,8 +7,9 @@ namespace onceorder {
 
 Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
   auto bad = [&] {
-    return Status(Code::invalid_request,
-                  "'" + std::string(text) + "' is not a duration (e.g. 4h, 5m, 60s, 500ms, 1h30m)");
+    return Status(
+        Code::invalid_request,
+        "'" + std::string(text) + "' is not a duration (e.g. 30d, 4h, 5m, 60s, 500ms, 1h30m)");
   };
   if (text.empty()) return bad();
   std::int64_t total = 0;
@@ -34,6 +35,9 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
       ++i;
     } else if (i < text.size() && text[i] == 'h') {
       unit = 3'600'000;
+      ++i;
+    } else if (i < text.size() && text[i] == 'd') {  // receipt retention: "30d"
+      unit = 86'400'000;
       ++i;
     } else
       return bad();

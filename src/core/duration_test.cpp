@@ -12,7 +12,8 @@ TEST(Duration, Parses) {
   EXPECT_EQ(*parse_duration("5m"), milliseconds(300000));
   EXPECT_EQ(*parse_duration("500ms"), milliseconds(500));
   EXPECT_EQ(*parse_duration("1h30m"), milliseconds(5400000));
-  for (const char* bad : {"", "5", "m", "-5s", "5d", "0s", "1.5h", "5 s"})
+  EXPECT_EQ(*parse_duration("30d"), milliseconds(30LL * 86400000));
+  for (const char* bad : {"", "5", "m", "-5s", "5w", "0s", "1.5h", "5 s", "d"})
     EXPECT_FALSE(parse_duration(bad).ok()) << bad;
 }
 

@@ -15,8 +15,16 @@ Result<std::vector<InvariantResult>> check_invariants(store::Database& db,
           InvariantResult r{std::string(inv.id),
                             std::string(inv.name),
                             static_cast<std::int64_t>(rows.size()),
+                            {},
+                            0,
                             {}};
           for (size_t i = 0; i < rows.size() && i < 5; ++i) r.sample.push_back(rows[i].text(0));
+          if (!inv.accepted.sql.empty()) {
+            OO_ASSIGN_OR_RETURN(auto known, c.query(inv.accepted, {}));
+            r.accepted = static_cast<std::int64_t>(known.size());
+            for (size_t i = 0; i < known.size() && i < 5; ++i)
+              r.accepted_sample.push_back(known[i].text(0));
+          }
           out.push_back(std::move(r));
         }
         return out;

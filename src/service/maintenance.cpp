@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace onceorder {
 namespace {
 
@@ -49,6 +51,7 @@ void Maintenance::loop() {
   using Clock = store::Clock;
   auto next_batch = Clock::now() + options_.batch_interval;
   auto next_reap = Clock::now();  // reap once at start: a restart cleans up after a crash
+  auto next_expiry = Clock::now();
   while (!stopping_) {
     const bool leader = ensure_leadership();
     const auto now = Clock::now();
@@ -61,6 +64,19 @@ void Maintenance::loop() {
                      r->dead_runs, r->aborted_waiting, r->released_processing);
       }
       next_reap = now + options_.reap_interval;
+    }
+    if (leader && now >= next_expiry) {
+      auto r = expire_receipts(db_, options_.receipt_retention, now + std::chrono::seconds(30));
+      if (!r.ok()) {
+        spdlog::warn("msg=\"receipt expiry failed\" error=\"{}\"", r.status().message());
+      } else if (r->order_receipts + r->document_receipts > 0) {
+        receipts_expired_ += r->order_receipts + r->document_receipts;
+        spdlog::info("msg=\"receipts expired\" order_receipts={} document_receipts={}",
+                     r->order_receipts, r->document_receipts);
+      }
+      // Not done within the pass's deadline: go on at the next reaper tick.
+      next_expiry =
+          now + (r.ok() && !r->complete ? options_.reap_interval : options_.expiry_interval);
     }
     if (leader && now >= next_batch) {
       auto run =
@@ -82,8 +98,8 @@ void Maintenance::loop() {
       next_batch = Clock::now() + options_.batch_interval;
     }
     std::unique_lock lock(mu_);
-    const auto wake_at =
-        leader ? std::min(next_reap, next_batch) : Clock::now() + options_.reap_interval;
+    const auto wake_at = leader ? std::min({next_reap, next_batch, next_expiry})
+                                : Clock::now() + options_.reap_interval;
     wake_.wait_until(lock, std::min(wake_at, Clock::now() + std::chrono::seconds(1)),
                      [this] { return stopping_.load(); });
   }

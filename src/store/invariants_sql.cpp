@@ -5,10 +5,27 @@ namespace {
 
 // Text both engines read the same way (`||` concatenates on both); only the catalog (I10),
 // "now" (I8) and string aggregation (I6, I12) differ.
-#define OO_I1_SQL                                                                          \
+// WATERMARK: the live index's watermark when it protects new rows only (migrate
+// --live-index=new-rows-only), NULL for the full index; read from the index itself, which is
+// the one record of its mode. Duplicates all of whose items lie at or below it are the ones
+// the operator chose to leave alone: not violations, but counted apart (OO_I1_ACCEPTED_SQL).
+#define OO_I1_SQL(WATERMARK)                                                               \
   "SELECT 'key ' || site_code || '/' || order_no || '/' || lot_no || ' has ' || count(*) " \
   "|| ' live items' FROM schedule_items WHERE status NOT IN ('failed', 'aborted') "        \
-  "GROUP BY site_code, order_no, lot_no HAVING count(*) > 1"
+  "GROUP BY site_code, order_no, lot_no HAVING count(*) > 1 AND max(item_id) > "           \
+  "coalesce(" WATERMARK ", -1)"
+#define OO_I1_ACCEPTED_SQL(WATERMARK)                                                         \
+  "SELECT 'key ' || site_code || '/' || order_no || '/' || lot_no || ' has ' || count(*) || " \
+  "' live items, all at or below the new-rows-only watermark ' || " WATERMARK                 \
+  " FROM schedule_items WHERE status NOT IN ('failed', 'aborted') GROUP BY site_code, "       \
+  "order_no, lot_no HAVING count(*) > 1 AND max(item_id) <= " WATERMARK
+#define OO_WATERMARK_POSTGRES                                                        \
+  "(SELECT CAST(substring(pg_get_indexdef(to_regclass('schedule_items_live')) FROM " \
+  "'item_id > (\\d+)') AS bigint))"
+#define OO_WATERMARK_SQLITE                                                                     \
+  "(SELECT CASE WHEN instr(sql, 'item_id > ') > 0 THEN CAST(substr(sql, instr(sql, 'item_id > " \
+  "') + 10) AS INTEGER) END FROM sqlite_master WHERE type = 'index' AND name = "                \
+  "'schedule_items_live')"
 
 #define OO_I2_SQL                                                                              \
   "SELECT 'item ' || i.item_id || ' is ' || i.status || ' but run ' || i.run_id || ' is ' || " \
@@ -150,9 +167,10 @@ namespace {
 // I10: the objects the design relies on, each from the schema version that creates it (a
 // database not yet migrated that far is /readyz's finding, not a violation).
 #define OO_SCHEMA_VERSION "(SELECT coalesce(max(version), 0) FROM schema_migrations)"
-#define OO_LIVE_INDEX_TEXT                                                                 \
-  "'schedule_items: unique index schedule_items_live (site_code, order_no, lot_no) WHERE " \
-  "status NOT IN (''failed'', ''aborted'') is missing or differs'"
+#define OO_LIVE_INDEX_TEXT                                                                    \
+  "'schedule_items: unique index schedule_items_live (site_code, order_no, lot_no) WHERE "    \
+  "status NOT IN (''failed'', ''aborted'') [AND item_id > watermark] is missing, invalid or " \
+  "differs'"
 
 // PostgreSQL: constraints by definition (and name where the design names them), validated
 // (not NOT VALID) and with a valid index; the live index with its exact columns and predicate.
@@ -180,45 +198,53 @@ namespace {
   "x.indisready))) UNION ALL SELECT " OO_LIVE_INDEX_TEXT " WHERE 3 <= " OO_SCHEMA_VERSION        \
   " AND NOT EXISTS (SELECT 1 FROM pg_index x WHERE x.indexrelid = "                              \
   "to_regclass('schedule_items_live') AND x.indrelid = to_regclass('schedule_items') AND "       \
-  "x.indisunique AND x.indisvalid AND x.indisready AND pg_get_indexdef(x.indexrelid) LIKE '% "   \
+  "x.indisunique AND x.indisvalid AND x.indisready AND (pg_get_indexdef(x.indexrelid) LIKE '% "  \
   "USING btree (site_code, order_no, lot_no) WHERE (status <> ALL "                              \
-  "(ARRAY[''failed''::text, ''aborted''::text]))') UNION ALL SELECT 'function "                  \
+  "(ARRAY[''failed''::text, ''aborted''::text]))' OR pg_get_indexdef(x.indexrelid) LIKE '% "     \
+  "USING btree (site_code, order_no, lot_no) WHERE ((status <> ALL (ARRAY[''failed''::text, "    \
+  "''aborted''::text])) AND (item_id > %))')) UNION ALL SELECT 'function "                       \
   "oo_assert(boolean, text) is missing' WHERE 5 <= " OO_SCHEMA_VERSION                           \
-  " AND to_regprocedure('oo_assert(boolean, text)') IS NULL"
+  " AND to_regprocedure('oo_assert(boolean, text)') IS NULL UNION ALL SELECT 'index ' || "       \
+  "c.relname || ' is INVALID (a concurrent build is running or failed): `onceorder legacy "      \
+  "dedup` if duplicates blocked it, then `onceorder migrate` drops and rebuilds it' FROM "       \
+  "pg_index x JOIN pg_class c ON c.oid = x.indexrelid WHERE c.relnamespace = "                   \
+  "to_regnamespace(current_schema()) AND NOT (x.indisvalid AND x.indisready)"
 
 // SQLite: unique and primary-key indexes by their columns, CHECKs in the table's text,
 // triggers by name and table, the live index by its text.
-#define OO_I10_SQLITE                                                                           \
-  "WITH u(since, tbl, origin, cols) AS (VALUES "                                                \
-  "(4, 'orders', 'u', 'order_no'), "                                                            \
-  "(2, 'production_orders', 'pk', 'site_code, order_no, lot_no'), "                             \
-  "(2, 'production_orders', 'u', 'item_id'), "                                                  \
-  "(1, 'documents', 'pk', 'scope, value'), "                                                    \
-  "(4, 'order_receipts', 'pk', 'customer_id, idempotency_key'), "                               \
-  "(1, 'document_receipts', 'pk', 'scope, idempotency_key'), "                                  \
-  "(4, 'reservations', 'pk', 'order_id, line_no')), "                                           \
-  "c(since, tbl, def) AS (VALUES "                                                              \
-  "(1, 'doc_scopes', 'CHECK (last_value >= 0 AND last_value <= max_value)'), "                  \
-  "(4, 'stock', 'CHECK (available >= 0)')), "                                                   \
-  "t(since, tbl, name) AS (VALUES "                                                             \
-  "(5, 'production_orders', 'production_orders_live_source'), "                                 \
-  "(5, 'source_orders', 'source_orders_cancel_unproduced')) "                                   \
-  "SELECT u.tbl || ': ' || CASE u.origin WHEN 'pk' THEN 'PRIMARY KEY' ELSE 'UNIQUE' END || "    \
-  "' (' || u.cols || ') is missing' FROM u WHERE u.since <= " OO_SCHEMA_VERSION                 \
-  " AND NOT EXISTS (SELECT 1 FROM pragma_index_list(u.tbl) l WHERE l.\"unique\" = 1 AND "       \
-  "l.origin = u.origin AND l.partial = 0 AND (SELECT group_concat(name, ', ') FROM (SELECT "    \
-  "name FROM pragma_index_info(l.name) ORDER BY seqno)) = u.cols) UNION ALL SELECT c.tbl || "   \
-  "': ' || c.def || ' is missing' FROM c WHERE c.since <= " OO_SCHEMA_VERSION                   \
-  " AND NOT EXISTS (SELECT 1 FROM sqlite_master m WHERE m.type = 'table' AND m.name = c.tbl "   \
-  "AND instr(m.sql, c.def) > 0) UNION ALL SELECT t.tbl || ': trigger ' || t.name || ' is "      \
-  "missing' FROM t WHERE t.since <= " OO_SCHEMA_VERSION                                         \
-  " AND NOT EXISTS (SELECT 1 FROM "                                                             \
-  "sqlite_master m WHERE m.type = 'trigger' AND m.name = t.name AND m.tbl_name = t.tbl) UNION " \
-  "ALL SELECT " OO_LIVE_INDEX_TEXT " WHERE 3 <= " OO_SCHEMA_VERSION                             \
-  " AND NOT EXISTS (SELECT 1 "                                                                  \
-  "FROM sqlite_master m WHERE m.type = 'index' AND m.name = 'schedule_items_live' AND "         \
-  "m.tbl_name = 'schedule_items' AND m.sql LIKE 'CREATE UNIQUE INDEX schedule_items_live ON "   \
-  "schedule_items (site_code, order_no, lot_no)%WHERE status NOT IN (''failed'', ''aborted'')')"
+#define OO_I10_SQLITE                                                                            \
+  "WITH u(since, tbl, origin, cols) AS (VALUES "                                                 \
+  "(4, 'orders', 'u', 'order_no'), "                                                             \
+  "(2, 'production_orders', 'pk', 'site_code, order_no, lot_no'), "                              \
+  "(2, 'production_orders', 'u', 'item_id'), "                                                   \
+  "(1, 'documents', 'pk', 'scope, value'), "                                                     \
+  "(4, 'order_receipts', 'pk', 'customer_id, idempotency_key'), "                                \
+  "(1, 'document_receipts', 'pk', 'scope, idempotency_key'), "                                   \
+  "(4, 'reservations', 'pk', 'order_id, line_no')), "                                            \
+  "c(since, tbl, def) AS (VALUES "                                                               \
+  "(1, 'doc_scopes', 'CHECK (last_value >= 0 AND last_value <= max_value)'), "                   \
+  "(4, 'stock', 'CHECK (available >= 0)')), "                                                    \
+  "t(since, tbl, name) AS (VALUES "                                                              \
+  "(5, 'production_orders', 'production_orders_live_source'), "                                  \
+  "(5, 'source_orders', 'source_orders_cancel_unproduced')) "                                    \
+  "SELECT u.tbl || ': ' || CASE u.origin WHEN 'pk' THEN 'PRIMARY KEY' ELSE 'UNIQUE' END || "     \
+  "' (' || u.cols || ') is missing' FROM u WHERE u.since <= " OO_SCHEMA_VERSION                  \
+  " AND NOT EXISTS (SELECT 1 FROM pragma_index_list(u.tbl) l WHERE l.\"unique\" = 1 AND "        \
+  "l.origin = u.origin AND l.partial = 0 AND (SELECT group_concat(name, ', ') FROM (SELECT "     \
+  "name FROM pragma_index_info(l.name) ORDER BY seqno)) = u.cols) UNION ALL SELECT c.tbl || "    \
+  "': ' || c.def || ' is missing' FROM c WHERE c.since <= " OO_SCHEMA_VERSION                    \
+  " AND NOT EXISTS (SELECT 1 FROM sqlite_master m WHERE m.type = 'table' AND m.name = c.tbl "    \
+  "AND instr(m.sql, c.def) > 0) UNION ALL SELECT t.tbl || ': trigger ' || t.name || ' is "       \
+  "missing' FROM t WHERE t.since <= " OO_SCHEMA_VERSION                                          \
+  " AND NOT EXISTS (SELECT 1 FROM "                                                              \
+  "sqlite_master m WHERE m.type = 'trigger' AND m.name = t.name AND m.tbl_name = t.tbl) UNION "  \
+  "ALL SELECT " OO_LIVE_INDEX_TEXT " WHERE 3 <= " OO_SCHEMA_VERSION                              \
+  " AND NOT EXISTS (SELECT 1 "                                                                   \
+  "FROM sqlite_master m WHERE m.type = 'index' AND m.name = 'schedule_items_live' AND "          \
+  "m.tbl_name = 'schedule_items' AND (m.sql LIKE 'CREATE UNIQUE INDEX schedule_items_live ON "   \
+  "schedule_items (site_code, order_no, lot_no)%WHERE status NOT IN (''failed'', ''aborted'')' " \
+  "OR m.sql LIKE 'CREATE UNIQUE INDEX schedule_items_live ON schedule_items (site_code, "        \
+  "order_no, lot_no)%WHERE status NOT IN (''failed'', ''aborted'') AND item_id > %'))"
 
 constexpr std::string_view kI1 = "at most one live (non-failed, non-aborted) item per business key";
 constexpr std::string_view kI2 = "every wait/processing item belongs to a run in creating/running";
@@ -254,8 +280,12 @@ constexpr std::string_view kI15 =
     "a document receipt points at a document with the receipt's title (a replay returns the "
     "original)";
 
+#define OO_WATERMARK_ENGINE OO_WATERMARK_SQLITE
 constexpr InvariantSql kSqlite[] = {
-    {"I1", kI1, {"inv_i1", OO_I1_SQL}},
+    {"I1",
+     kI1,
+     {"inv_i1", OO_I1_SQL(OO_WATERMARK_ENGINE)},
+     {"inv_i1_accepted", OO_I1_ACCEPTED_SQL(OO_WATERMARK_ENGINE)}},
     {"I2", kI2, {"inv_i2", OO_I2_SQL}},
     {"I3", kI3, {"inv_i3", OO_I3_SQL}},
     {"I4", kI4, {"inv_i4", OO_I4_SQL}},
@@ -280,8 +310,13 @@ constexpr InvariantSql kSqlite[] = {
     {"I15", kI15, {"inv_i15", OO_I15_SQL}},
 };
 
+#undef OO_WATERMARK_ENGINE
+#define OO_WATERMARK_ENGINE OO_WATERMARK_POSTGRES
 constexpr InvariantSql kPostgres[] = {
-    {"I1", kI1, {"inv_i1", OO_I1_SQL}},
+    {"I1",
+     kI1,
+     {"inv_i1", OO_I1_SQL(OO_WATERMARK_ENGINE)},
+     {"inv_i1_accepted", OO_I1_ACCEPTED_SQL(OO_WATERMARK_ENGINE)}},
     {"I2", kI2, {"inv_i2", OO_I2_SQL}},
     {"I3", kI3, {"inv_i3", OO_I3_SQL}},
     {"I4", kI4, {"inv_i4", OO_I4_SQL}},

@@ -12,6 +12,9 @@ struct InvariantSql {
   std::string_view id;
   std::string_view name;
   store::Statement violations;
+  // Rows the operator accepted knowingly (I1: legacy duplicates below a new-rows-only live
+  // index's watermark), each described: reported, but not violations. Empty SQL: none.
+  store::Statement accepted = {};
 };
 
 std::span<const InvariantSql> invariant_sql(Engine engine);

@@ -142,12 +142,21 @@ DROP TABLE source_orders;
 
 // Its own version so that a database holding duplicate live items (legacy data loaded
 // before it) stops here with a clear message, and can be fixed with `legacy dedup`.
-constexpr std::string_view kLiveIndexUp = R"sql(
--- At most one live item per business key. A deny-list: a status added later blocks
--- duplicates until it is deliberately listed here (fail-closed).
-CREATE UNIQUE INDEX schedule_items_live ON schedule_items (site_code, order_no, lot_no)
-  WHERE status NOT IN ('failed', 'aborted');
-)sql";
+// CONCURRENTLY: schedule_items can be big by the time this runs, and a plain CREATE INDEX
+// holds off every writer for the whole build. One statement: it runs outside a transaction.
+// At most one live item per business key. A deny-list: a status added later blocks
+// duplicates until it is deliberately listed here (fail-closed).
+constexpr std::string_view kLiveIndexUp =
+    "CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS schedule_items_live ON schedule_items "
+    "(site_code, order_no, lot_no) WHERE status NOT IN ('failed', 'aborted')";
+
+// The seed's ENABLE NOVALIDATE: rows above the watermark are held to the rule, older rows
+// (and their duplicates) are left as they are. The watermark lives in the predicate, so the
+// index itself says which mode it is in (invariants I1 and I10 read it from the catalog).
+constexpr std::string_view kLiveIndexNewRowsOnlyUp =
+    "CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS schedule_items_live ON schedule_items "
+    "(site_code, order_no, lot_no) WHERE status NOT IN ('failed', 'aborted') AND item_id > "
+    "{watermark}";
 
 constexpr std::string_view kLiveIndexDown = R"sql(
 DROP INDEX schedule_items_live;
@@ -307,13 +316,29 @@ DROP INDEX legacy_items_pending;
 ALTER TABLE legacy_items DROP COLUMN resolved_at, DROP COLUMN resolution;
 )sql";
 
+// Receipts expire after the published retention (API.md "How long a key lives"); the
+// maintenance pass finds the old ones by age, a batch at a time. Built concurrently: by the
+// time a database gets here its receipt tables can be big, and intake must go on.
+constexpr std::string_view kOrderReceiptsByAgeUp =
+    "CREATE INDEX CONCURRENTLY IF NOT EXISTS order_receipts_by_age ON order_receipts (created_at)";
+constexpr std::string_view kOrderReceiptsByAgeDown = "DROP INDEX order_receipts_by_age";
+constexpr std::string_view kDocumentReceiptsByAgeUp =
+    "CREATE INDEX CONCURRENTLY IF NOT EXISTS document_receipts_by_age ON document_receipts "
+    "(created_at)";
+constexpr std::string_view kDocumentReceiptsByAgeDown = "DROP INDEX document_receipts_by_age";
+
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
     {2, "production_scheduling", kSchedulingUp, kSchedulingDown},
-    {3, "live_item_index", kLiveIndexUp, kLiveIndexDown},
+    {3, "live_item_index", kLiveIndexUp, kLiveIndexDown, true, "schedule_items_live",
+     kLiveIndexNewRowsOnlyUp},
     {4, "order_intake", kIntakeUp, kIntakeDown},
     {5, "cancel_guard", kCancelGuardUp, kCancelGuardDown},
     {6, "legacy_resolution", kLegacyResolutionUp, kLegacyResolutionDown},
+    {7, "order_receipts_by_age", kOrderReceiptsByAgeUp, kOrderReceiptsByAgeDown, true,
+     "order_receipts_by_age"},
+    {8, "document_receipts_by_age", kDocumentReceiptsByAgeUp, kDocumentReceiptsByAgeDown, true,
+     "document_receipts_by_age"},
 };
 
 }  // namespace

@@ -133,6 +133,13 @@ CREATE UNIQUE INDEX schedule_items_live ON schedule_items (site_code, order_no, 
   WHERE status NOT IN ('failed', 'aborted');
 )sql";
 
+// The seed's ENABLE NOVALIDATE (`migrate --live-index=new-rows-only`): rows above the
+// watermark are held to the rule, older rows (and their duplicates) are left as they are.
+// The watermark lives in the index's text, where invariants I1 and I10 read it.
+constexpr std::string_view kLiveIndexNewRowsOnlyUp =
+    "CREATE UNIQUE INDEX schedule_items_live ON schedule_items (site_code, order_no, lot_no) "
+    "WHERE status NOT IN ('failed', 'aborted') AND item_id > {watermark}";
+
 constexpr std::string_view kLiveIndexDown = R"sql(
 DROP INDEX schedule_items_live;
 )sql";
@@ -280,13 +287,25 @@ ALTER TABLE legacy_items DROP COLUMN resolved_at;
 ALTER TABLE legacy_items DROP COLUMN resolution;
 )sql";
 
+// Receipts expire after the published retention (API.md "How long a key lives"); the
+// maintenance pass finds the old ones by age, a batch at a time.
+constexpr std::string_view kOrderReceiptsByAgeUp =
+    "CREATE INDEX order_receipts_by_age ON order_receipts (created_at)";
+constexpr std::string_view kOrderReceiptsByAgeDown = "DROP INDEX order_receipts_by_age";
+constexpr std::string_view kDocumentReceiptsByAgeUp =
+    "CREATE INDEX document_receipts_by_age ON document_receipts (created_at)";
+constexpr std::string_view kDocumentReceiptsByAgeDown = "DROP INDEX document_receipts_by_age";
+
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
     {2, "production_scheduling", kSchedulingUp, kSchedulingDown},
-    {3, "live_item_index", kLiveIndexUp, kLiveIndexDown},
+    {3, "live_item_index", kLiveIndexUp, kLiveIndexDown, false, "schedule_items_live",
+     kLiveIndexNewRowsOnlyUp},
     {4, "order_intake", kIntakeUp, kIntakeDown},
     {5, "cancel_guard", kCancelGuardUp, kCancelGuardDown},
     {6, "legacy_resolution", kLegacyResolutionUp, kLegacyResolutionDown},
+    {7, "order_receipts_by_age", kOrderReceiptsByAgeUp, kOrderReceiptsByAgeDown},
+    {8, "document_receipts_by_age", kDocumentReceiptsByAgeUp, kDocumentReceiptsByAgeDown},
 };
 
 }  // namespace

@@ -1,0 +1,48 @@
+#include "onceorder/receipts.hpp"
+
+#include "store/receipts_sql.hpp"
+
+namespace onceorder {
+namespace {
+
+const ReceiptsSql& sql_for(Engine engine) {
+  return engine == Engine::sqlite ? store::sqlite::receipts_sql() : store::postgres::receipts_sql();
+}
+
+// Batches of one table until a batch comes back short (none left) or the deadline passes.
+Result<bool> expire_table(store::Database& db, const store::Statement& stmt,
+                          std::chrono::milliseconds retention, store::Clock::time_point deadline,
+                          int batch, std::int64_t& deleted) {
+  while (store::Clock::now() < deadline) {
+    OO_ASSIGN_OR_RETURN(
+        auto n, store::transact<std::int64_t>(
+                    db, store::TxOptions{deadline, 3, store::TxMode::write},
+                    [&](store::Connection& c) -> Result<std::int64_t> {
+                      OO_ASSIGN_OR_RETURN(
+                          auto rows, c.query(stmt, {static_cast<std::int64_t>(retention.count()),
+                                                    static_cast<std::int64_t>(batch)}));
+                      return static_cast<std::int64_t>(rows.size());
+                    }));
+    deleted += n;
+    if (n < batch) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<ExpiredReceipts> expire_receipts(store::Database& db, std::chrono::milliseconds retention,
+                                        store::Clock::time_point deadline, int batch) {
+  if (retention.count() < 0 || batch < 1)
+    return Status(Code::invalid_request, "receipt retention must be >= 0 and batch >= 1");
+  const ReceiptsSql& sql = sql_for(db.engine());
+  ExpiredReceipts out;
+  OO_ASSIGN_OR_RETURN(bool orders_done, expire_table(db, sql.expire_order, retention, deadline,
+                                                     batch, out.order_receipts));
+  OO_ASSIGN_OR_RETURN(bool documents_done, expire_table(db, sql.expire_document, retention,
+                                                        deadline, batch, out.document_receipts));
+  out.complete = orders_done && documents_done;
+  return out;
+}
+
+}  // namespace onceorder

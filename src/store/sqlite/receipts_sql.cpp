@@ -1,0 +1,21 @@
+#include "store/receipts_sql.hpp"
+
+namespace onceorder::store::sqlite {
+
+// created_at is ISO 8601 text with milliseconds: compared as text, as it sorts.
+#define OO_EXPIRE(TABLE, KEY)                                                            \
+  "DELETE FROM " TABLE " WHERE (" KEY ") IN (SELECT " KEY " FROM " TABLE                 \
+  " WHERE created_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || (?1 / 1000.0) || ' " \
+  "seconds') ORDER BY created_at LIMIT ?2) RETURNING 1"
+
+const ReceiptsSql& receipts_sql() {
+  static const ReceiptsSql sql{
+      .expire_order = {"rc_expire_order",
+                       OO_EXPIRE("order_receipts", "customer_id, idempotency_key")},
+      .expire_document = {"rc_expire_document",
+                          OO_EXPIRE("document_receipts", "scope, idempotency_key")},
+  };
+  return sql;
+}
+
+}  // namespace onceorder::store::sqlite
