@@ -12,6 +12,7 @@
 // Thread-safety: an Intake is safe to use from many threads at once.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -80,6 +81,9 @@ struct IntakeOptions {
   int max_attempts = 3;
   // Test seam: called after the deductions were written, before commit.
   std::function<Status()> fault_after_deduction;
+  // Test seam: an order id to use instead of the generator's next one (a collision planted
+  // by a test, as two processes holding one node id would make it).
+  std::function<std::optional<std::int64_t>()> fault_order_id;
 };
 
 class IntakeStore;
@@ -113,9 +117,14 @@ class Intake {
 
   // The node id this process issues order ids with (leased on first use).
   Result<int> node_id();
+  // Times the order-number backstop (the unique keys of orders) fired and the placement
+  // was retried with a fresh id from another node: each one is an alarm.
+  std::uint64_t id_collisions() const { return id_collisions_.load(); }
 
  private:
   Result<std::int64_t> next_order_id();
+  // After a collision this process's node id is not its own: lease another one.
+  Result<std::int64_t> order_id_from_another_node();
 
   store::Database& db_;
   IntakeOptions options_;
@@ -128,6 +137,7 @@ class Intake {
   std::mutex id_mu_;
   std::unique_ptr<NodeLease> lease_;
   std::unique_ptr<IdGenerator> ids_;
+  std::atomic<std::uint64_t> id_collisions_{0};
 };
 
 // Node-id leases: one row per node id; a process holds one while its lease lasts, and

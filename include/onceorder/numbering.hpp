@@ -54,9 +54,29 @@ struct DocumentPage {
   std::optional<std::int64_t> next_after;  // pass as `after` for the next page
 };
 
+// What a legacy file holds per scheme, for the reconciliation report.
+struct LegacySchemeSummary {
+  std::string scheme;  // dec3 | hex3 | dec4
+  std::int64_t count = 0;
+  std::int64_t min = 0;  // values, not the numbers as written
+  std::int64_t max = 0;
+  std::int64_t collisions = 0;  // lines whose value another line or a document already has
+};
+
 struct LegacyImportReport {
-  std::int64_t imported = 0;
-  std::int64_t last_value = 0;
+  std::int64_t imported = 0;    // 0 on a dry run
+  std::int64_t last_value = 0;  // the scope's counter after the import (as it would be)
+  std::vector<LegacySchemeSummary> schemes;
+  std::vector<FieldError> collisions;  // "line N": what a real import refuses
+  bool dry_run = false;
+};
+
+struct LegacyImportOptions {
+  // The scheme of every number in a file without a `scheme` column; a file with one
+  // declares it per row (a mixed history), and then this must be empty. Never guessed.
+  std::optional<LegacyScheme> scheme;
+  // Reads and reconciles, writes nothing: the report says what an import would do.
+  bool dry_run = false;
 };
 
 struct NumberingOptions {
@@ -92,6 +112,9 @@ class Numbering {
   // Imports a legacy CSV (`number[,title]` with a header line). Every line is checked
   // first; any bad line, any collision with an existing document or any value past the
   // scope's max rejects the whole file (field errors name the line) and writes nothing.
+  Result<LegacyImportReport> import_legacy(std::string_view scope,
+                                           const LegacyImportOptions& options, std::string_view csv,
+                                           store::Clock::time_point deadline);
   Result<LegacyImportReport> import_legacy(std::string_view scope, LegacyScheme scheme,
                                            std::string_view csv, store::Clock::time_point deadline);
 

@@ -89,14 +89,34 @@ int expire_receipts(store::Database& db, std::chrono::milliseconds retention) {
 }
 
 int import_documents(store::Database& db, const std::string& scope, const std::string& scheme_text,
-                     const std::string& file) {
-  auto scheme = parse_scheme(scheme_text);
-  if (!scheme.ok()) return fail(scheme.status());
+                     bool dry_run, const std::string& file) {
+  LegacyImportOptions options;
+  options.dry_run = dry_run;
+  if (!scheme_text.empty()) {
+    auto scheme = parse_scheme(scheme_text);
+    if (!scheme.ok()) return fail(scheme.status());
+    options.scheme = *scheme;
+  }
   auto text = read_file(file);
   if (!text.ok()) return fail(text.status());
   Numbering numbering(db);
-  auto report = numbering.import_legacy(scope, *scheme, *text, minutes(5));
+  auto report = numbering.import_legacy(scope, options, *text, minutes(5));
   if (!report.ok()) return fail(report.status());
+  // The reconciliation report, per declared scheme (values, not the numbers as written).
+  std::cout << fmt::format("{:<8} {:>8} {:>12} {:>12} {:>10}\n", "scheme", "count", "min", "max",
+                           "collisions");
+  for (const auto& s : report->schemes) {
+    std::cout << fmt::format("{:<8} {:>8} {:>12} {:>12} {:>10}\n", s.scheme, s.count, s.min, s.max,
+                             s.collisions);
+  }
+  for (const auto& c : report->collisions) std::cout << c.field << ": " << c.message << '\n';
+  if (report->dry_run) {
+    std::cout << fmt::format(
+        "dry run: nothing was written; an import would {} and leave the counter of scope '{}' "
+        "at {}\n",
+        report->collisions.empty() ? "succeed" : "be refused", scope, report->last_value);
+    return report->collisions.empty() ? 0 : 1;
+  }
   std::cout << fmt::format("imported {} documents into scope '{}'; its counter is at {}\n",
                            report->imported, scope, report->last_value);
   return 0;

@@ -15,7 +15,7 @@ int fail(const Status& st);
 
 int check(store::Database& db, bool json);
 int import_documents(store::Database& db, const std::string& scope, const std::string& scheme,
-                     const std::string& file);
+                     bool dry_run, const std::string& file);
 // One batch run now, with progress (items done / total, rate) on the terminal.
 int schedule_batch(store::Database& db, const SchedulerOptions& options);
 int schedule_reap(store::Database& db, const SchedulerOptions& options);

@@ -134,9 +134,12 @@ int main(int argc, char** argv) {
   legacy->require_subcommand(1);
   auto* import_docs = legacy->add_subcommand("import-documents", "import legacy document numbers");
   std::string scope, scheme, file;
+  bool dry_run = false;
   import_docs->add_option("--scope", scope, "document scope")->required();
-  import_docs->add_option("--scheme", scheme, "dec3 | hex3 | dec4")->required();
-  import_docs->add_option("FILE", file, "UTF-8 CSV: number[,title]")->required();
+  import_docs->add_option("--scheme", scheme,
+                          "dec3 | hex3 | dec4 (a file with a scheme column declares it per row)");
+  import_docs->add_flag("--dry-run", dry_run, "print the reconciliation report, write nothing");
+  import_docs->add_option("FILE", file, "UTF-8 CSV: number[,scheme][,title]")->required();
   auto* import_items = legacy->add_subcommand("import-items", "stage legacy schedule items");
   import_items
       ->add_option("FILE", file, "UTF-8 CSV: site_code,order_no,lot_no,status,created_at[,run_id]")
@@ -172,7 +175,7 @@ int main(int argc, char** argv) {
     return st.ok() ? 0 : cli::fail(st);
   }
   if (*check) return cli::check(database, check_json);
-  if (*import_docs) return cli::import_documents(database, scope, scheme, file);
+  if (*import_docs) return cli::import_documents(database, scope, scheme, dry_run, file);
   if (*import_items) return cli::import_items(database, file);
   if (*resolve) return cli::resolve(database, file);
   if (*dedup) return cli::dedup(database, apply);

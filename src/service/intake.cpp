@@ -1,6 +1,7 @@
 #include "onceorder/intake.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -93,6 +94,16 @@ Result<std::int64_t> Intake::next_order_id() {
   return ids_->next();
 }
 
+Result<std::int64_t> Intake::order_id_from_another_node() {
+  {
+    std::lock_guard lock(id_mu_);
+    // Not released: another process holds that node now; it expires on its own.
+    lease_.reset();
+    ids_.reset();
+  }
+  return next_order_id();
+}
+
 Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point deadline) {
   if (req.idempotency_key.empty()) {
     return Status(Code::missing_idempotency_key, "POST /v1/orders needs an Idempotency-Key header");
@@ -106,7 +117,9 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
     errors.insert(errors.end(), cart.status().fields().begin(), cart.status().fields().end());
   if (!errors.empty()) return Status(Code::invalid_request, "invalid request", std::move(errors));
 
-  OO_ASSIGN_OR_RETURN(const std::int64_t order_id, next_order_id());
+  OO_ASSIGN_OR_RETURN(std::int64_t order_id, next_order_id());
+  if (options_.fault_order_id)
+    if (auto planted = options_.fault_order_id()) order_id = *planted;
   const auto key = std::make_pair(req.customer_id, req.idempotency_key);
   {
     std::lock_guard lock(keys_mu_);
@@ -120,69 +133,84 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
   };
   const Then last = options_.fault_after_deduction ? Then::stay : Then::commit;
   bool waiting_on_key = false;
-  auto placed = store::transact<Placed>(
-      db_, store::TxOptions{deadline, options_.max_attempts, store::TxMode::write},
-      [&](Connection& c) -> Result<Placed> {
-        // 1. The receipt first: a concurrent request with this key waits here.
-        auto inserted = store_->insert_receipt(c, req.customer_id, req.idempotency_key, *cart);
-        waiting_on_key = !inserted.ok() && inserted.status().code() == Code::lock_timeout;
-        if (!inserted.ok()) return inserted.status();
-        if (!*inserted) {
-          OO_ASSIGN_OR_RETURN(auto receipt,
-                              store_->find_receipt(c, req.customer_id, req.idempotency_key));
-          if (!receipt) return Status(Code::retry_transaction, "receipt vanished");
-          if (receipt->normalized != cart->text() || receipt->warehouse_id != cart->warehouse_id ||
-              receipt->version != kNormalizationVersion) {
-            return Status(Code::idempotency_key_reused,
-                          "this Idempotency-Key was used for a different order");
-          }
-          if (receipt->outcome == "out_of_stock")
-            return Placed{true, {}, parse_shortages(receipt->shortages), true};
-          OO_ASSIGN_OR_RETURN(auto order, store_->get_order(c, receipt->order_id));
-          if (!order) return Status(Code::internal, "a placed receipt without its order");
-          order->status = "placed";  // replay the first answer, whatever happened since
-          return Placed{false, std::move(*order), {}, true};
+  bool id_taken = false;
+  const auto attempt = [&](Connection& c) -> Result<Placed> {
+    // 1. The receipt first: a concurrent request with this key waits here.
+    auto inserted = store_->insert_receipt(c, req.customer_id, req.idempotency_key, *cart);
+    waiting_on_key = !inserted.ok() && inserted.status().code() == Code::lock_timeout;
+    if (!inserted.ok()) return inserted.status();
+    if (!*inserted) {
+      OO_ASSIGN_OR_RETURN(auto receipt,
+                          store_->find_receipt(c, req.customer_id, req.idempotency_key));
+      if (!receipt) return Status(Code::retry_transaction, "receipt vanished");
+      if (receipt->normalized != cart->text() || receipt->warehouse_id != cart->warehouse_id ||
+          receipt->version != kNormalizationVersion) {
+        return Status(Code::idempotency_key_reused,
+                      "this Idempotency-Key was used for a different order");
+      }
+      if (receipt->outcome == "out_of_stock")
+        return Placed{true, {}, parse_shortages(receipt->shortages), true};
+      OO_ASSIGN_OR_RETURN(auto order, store_->get_order(c, receipt->order_id));
+      if (!order) return Status(Code::internal, "a placed receipt without its order");
+      order->status = "placed";  // replay the first answer, whatever happened since
+      return Placed{false, std::move(*order), {}, true};
+    }
+    // 2. Every stock row of the cart, locked in (warehouse, sku) order, before deciding.
+    OO_ASSIGN_OR_RETURN(auto rows, store_->lock_stock(c, *cart));
+    if (rows.size() != cart->lines.size()) {
+      std::vector<FieldError> unknown;
+      size_t j = 0;
+      for (size_t i = 0; i < cart->lines.size(); ++i) {
+        if (j < rows.size() && rows[j].sku_id == cart->lines[i].sku_id) {
+          ++j;
+        } else {
+          unknown.push_back({"lines", fmt::format("sku {} has no stock row in warehouse {}",
+                                                  cart->lines[i].sku_id, cart->warehouse_id)});
         }
-        // 2. Every stock row of the cart, locked in (warehouse, sku) order, before deciding.
-        OO_ASSIGN_OR_RETURN(auto rows, store_->lock_stock(c, *cart));
-        if (rows.size() != cart->lines.size()) {
-          std::vector<FieldError> unknown;
-          size_t j = 0;
-          for (size_t i = 0; i < cart->lines.size(); ++i) {
-            if (j < rows.size() && rows[j].sku_id == cart->lines[i].sku_id) {
-              ++j;
-            } else {
-              unknown.push_back({"lines", fmt::format("sku {} has no stock row in warehouse {}",
-                                                      cart->lines[i].sku_id, cart->warehouse_id)});
-            }
-          }
-          return Status(Code::unknown_sku,
-                        "a SKU is not stocked in this warehouse; nothing was stored",
-                        std::move(unknown));
-        }
-        // 3. The decision, on data read under lock.
-        std::vector<Shortage> shortages;
-        for (size_t i = 0; i < rows.size(); ++i) {
-          if (rows[i].available < cart->lines[i].quantity)
-            shortages.push_back({rows[i].sku_id, cart->lines[i].quantity, rows[i].available});
-        }
-        if (!shortages.empty()) {
-          OO_RETURN_IF_ERROR(store_->record_out_of_stock(c, req.customer_id, req.idempotency_key,
-                                                         shortages_text(shortages), last));
-          return Placed{true, {}, std::move(shortages), false};
-        }
-        Order order{
-            order_id, order_number(order_id), "placed", req.customer_id, cart->warehouse_id, {}, 0,
-            ""};
-        for (size_t i = 0; i < rows.size(); ++i) {
-          order.lines.push_back({static_cast<int>(i + 1), rows[i].sku_id, cart->lines[i].quantity,
-                                 rows[i].price_cents});
-          order.total_cents += rows[i].price_cents * cart->lines[i].quantity;
-        }
-        OO_ASSIGN_OR_RETURN(order.created_at, store_->place(c, order, req.idempotency_key, last));
-        if (options_.fault_after_deduction) OO_RETURN_IF_ERROR(options_.fault_after_deduction());
-        return Placed{false, std::move(order), {}, false};
-      });
+      }
+      return Status(Code::unknown_sku, "a SKU is not stocked in this warehouse; nothing was stored",
+                    std::move(unknown));
+    }
+    // 3. The decision, on data read under lock.
+    std::vector<Shortage> shortages;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i].available < cart->lines[i].quantity)
+        shortages.push_back({rows[i].sku_id, cart->lines[i].quantity, rows[i].available});
+    }
+    if (!shortages.empty()) {
+      OO_RETURN_IF_ERROR(store_->record_out_of_stock(c, req.customer_id, req.idempotency_key,
+                                                     shortages_text(shortages), last));
+      return Placed{true, {}, std::move(shortages), false};
+    }
+    Order order{
+        order_id, order_number(order_id), "placed", req.customer_id, cart->warehouse_id, {}, 0, ""};
+    for (size_t i = 0; i < rows.size(); ++i) {
+      order.lines.push_back(
+          {static_cast<int>(i + 1), rows[i].sku_id, cart->lines[i].quantity, rows[i].price_cents});
+      order.total_cents += rows[i].price_cents * cart->lines[i].quantity;
+    }
+    auto created = store_->place(c, order, req.idempotency_key, last);
+    id_taken = created.status().code() == Code::unique_violation;
+    OO_ASSIGN_OR_RETURN(order.created_at, std::move(created));
+    if (options_.fault_after_deduction) OO_RETURN_IF_ERROR(options_.fault_after_deduction());
+    return Placed{false, std::move(order), {}, false};
+  };
+  const store::TxOptions tx{deadline, options_.max_attempts, store::TxMode::write};
+  auto placed = store::transact<Placed>(db_, tx, attempt);
+  // Seed 002's backstop: the order id (and so its number) existed already — two processes
+  // on one node id, or a clock that went back. Never a 500: the whole placement again with
+  // an id from another node (taken outside the transaction: SQLite has one writer), and an
+  // alarm in the log and the metrics.
+  for (int retry = 0; retry < 2 && id_taken; ++retry) {
+    id_collisions_.fetch_add(1);
+    spdlog::error(
+        "msg=\"order id collision: the unique order number backstop fired; retrying with a "
+        "fresh id\" order_id={} error=\"{}\"",
+        order_id, placed.status().message());
+    OO_ASSIGN_OR_RETURN(order_id, order_id_from_another_node());
+    id_taken = false;
+    placed = store::transact<Placed>(db_, tx, attempt);
+  }
   const bool key_shared = leave();
   if (!placed.ok() && placed.status().code() == Code::busy && (waiting_on_key || key_shared)) {
     return Status(Code::request_in_progress,

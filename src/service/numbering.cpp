@@ -159,6 +159,13 @@ Result<DocumentPage> Numbering::list(std::string_view scope, std::int64_t after,
 Result<LegacyImportReport> Numbering::import_legacy(std::string_view scope, LegacyScheme scheme,
                                                     std::string_view csv,
                                                     store::Clock::time_point deadline) {
+  return import_legacy(scope, LegacyImportOptions{scheme, false}, csv, deadline);
+}
+
+Result<LegacyImportReport> Numbering::import_legacy(std::string_view scope,
+                                                    const LegacyImportOptions& options,
+                                                    std::string_view csv,
+                                                    store::Clock::time_point deadline) {
   OO_RETURN_IF_ERROR(check_scope_name(scope));
   OO_ASSIGN_OR_RETURN(auto lines, parse_csv(csv));
   std::vector<FieldError> errors;
@@ -166,74 +173,154 @@ Result<LegacyImportReport> Numbering::import_legacy(std::string_view scope, Lega
     errors.push_back({"line " + std::to_string(line_no), std::move(msg)});
   };
   if (lines.empty()) return invalid("file", "is empty: expected a header line 'number[,title]'");
+  // number[,title] with one declared scheme, or number,scheme[,title]: a scheme per row.
   const auto& header = lines.front().fields;
-  if (header.empty() || header[0] != "number" || header.size() > 2 ||
-      (header.size() == 2 && header[1] != "title")) {
+  const bool per_row = header.size() >= 2 && header[1] == "scheme";
+  const size_t title_col = per_row ? 2 : 1;
+  const bool header_ok = !header.empty() && header[0] == "number" &&
+                         header.size() <= title_col + 1 &&
+                         (header.size() <= title_col || header[title_col] == "title");
+  if (!header_ok) {
     return invalid("line " + std::to_string(lines.front().line_no),
-                   "the header must be 'number' or 'number,title'");
+                   "the header must be 'number[,title]' or 'number,scheme[,title]'");
+  }
+  if (per_row && options.scheme) {
+    return invalid("scheme", "the file declares a scheme on every row: give no scheme as well");
+  }
+  if (!per_row && !options.scheme) {
+    return invalid("scheme",
+                   "declare the file's scheme (dec3, hex3, dec4), or add a scheme column");
   }
   struct Entry {
     int line_no;
     std::int64_t value;
     std::string number;
+    LegacyScheme scheme;
     std::string title;
+    bool collides = false;
   };
   std::vector<Entry> entries;
+  std::vector<FieldError> collisions;
   std::map<std::int64_t, int> first_line;  // value → line that holds it
   for (size_t i = 1; i < lines.size(); ++i) {
     const CsvLine& l = lines[i];
-    if (l.fields.size() > header.size()) {
+    if (l.fields.size() > header.size() || (per_row && l.fields.size() < 2)) {
       line_error(l.line_no,
                  fmt::format("has {} fields, the header has {}", l.fields.size(), header.size()));
       continue;
     }
-    auto value = parse_legacy_number(l.fields[0], scheme);
+    LegacyScheme row_scheme = options.scheme.value_or(LegacyScheme::dec3);
+    if (per_row) {
+      auto declared = parse_scheme(l.fields[1]);
+      if (!declared.ok()) {
+        line_error(l.line_no, "scheme '" + l.fields[1] + "' is not one of dec3, hex3, dec4");
+        continue;
+      }
+      row_scheme = *declared;
+    }
+    auto value = parse_legacy_number(l.fields[0], row_scheme);
     if (!value.ok()) {
       line_error(l.line_no, value.status().message());
       continue;
     }
-    std::string title = l.fields.size() > 1 ? l.fields[1] : "";
+    std::string title = l.fields.size() > title_col ? l.fields[title_col] : "";
     if (title.empty()) title = "legacy " + l.fields[0];
     if (auto p = title_problem(title)) {
       line_error(l.line_no, "title " + *p);
       continue;
     }
+    Entry e{l.line_no, *value, l.fields[0], row_scheme, std::move(title)};
     if (auto [it, fresh] = first_line.emplace(*value, l.line_no); !fresh) {
-      line_error(l.line_no, fmt::format("'{}' is value {}, the same as line {}", l.fields[0],
-                                        *value, it->second));
-      continue;
+      e.collides = true;
+      collisions.push_back({"line " + std::to_string(l.line_no),
+                            fmt::format("'{}' ({}) is value {}, the same as line {}", l.fields[0],
+                                        scheme_name(row_scheme), *value, it->second)});
     }
-    entries.push_back({l.line_no, *value, l.fields[0], std::move(title)});
+    entries.push_back(std::move(e));
   }
   if (!errors.empty()) {
     return Status(Code::invalid_request, "the file has bad lines; nothing was imported",
                   std::move(errors));
   }
   if (entries.empty()) return invalid("file", "has no numbers after the header");
+  if (!collisions.empty() && !options.dry_run) {
+    return Status(Code::invalid_request, "the file has bad lines; nothing was imported",
+                  std::move(collisions));
+  }
+
+  auto report = [&](const std::vector<Entry>& all, std::vector<FieldError> found,
+                    std::int64_t last_value) {
+    LegacyImportReport r;
+    r.dry_run = options.dry_run;
+    r.last_value = last_value;
+    std::map<std::string, LegacySchemeSummary> by_scheme;
+    for (const Entry& e : all) {
+      auto& sum = by_scheme[std::string(scheme_name(e.scheme))];
+      sum.scheme = std::string(scheme_name(e.scheme));
+      sum.min = sum.count == 0 ? e.value : std::min(sum.min, e.value);
+      sum.max = std::max(sum.max, e.value);
+      ++sum.count;
+      if (e.collides) ++sum.collisions;
+    }
+    for (auto& [name, sum] : by_scheme) r.schemes.push_back(sum);
+    r.collisions = std::move(found);
+    std::sort(r.collisions.begin(), r.collisions.end(), [](const auto& a, const auto& b) {
+      return std::stoi(a.field.substr(5)) < std::stoi(b.field.substr(5));
+    });
+    if (!options.dry_run) r.imported = static_cast<std::int64_t>(all.size());
+    return r;
+  };
 
   return store::transact<LegacyImportReport>(
-      db_, TxOptions{deadline, 3, store::TxMode::write},
+      db_, TxOptions{deadline, 3, options.dry_run ? store::TxMode::read : store::TxMode::write},
       [&](Connection& c) -> Result<LegacyImportReport> {
-        OO_RETURN_IF_ERROR(store_->ensure_scope(c, scope, ScopeFormat{}));
-        OO_ASSIGN_OR_RETURN(auto row, store_->lock_scope(c, scope));
-        if (!row) return Status(Code::internal, "scope vanished during import");
+        // Copies: a retried transaction starts from the file's own findings again.
+        std::vector<Entry> rows = entries;
+        std::vector<FieldError> found = collisions;
+        ScopeFormat format;
+        std::int64_t last_value = 0;
+        if (options.dry_run) {
+          OO_ASSIGN_OR_RETURN(auto info, store_->scope_info(c, scope));
+          if (info) {
+            format = info->format;
+            last_value = info->last_value;
+          }
+        } else {
+          OO_RETURN_IF_ERROR(store_->ensure_scope(c, scope, ScopeFormat{}));
+          OO_ASSIGN_OR_RETURN(auto row, store_->lock_scope(c, scope));
+          if (!row) return Status(Code::internal, "scope vanished during import");
+          format = row->format;
+          last_value = row->last_value;
+        }
         std::vector<FieldError> problems;
         std::vector<std::int64_t> values;
         std::int64_t largest = 0;
         for (const Entry& e : entries) {
           values.push_back(e.value);
           largest = std::max(largest, e.value);
-          if (e.value > row->format.max) {
+          if (e.value > format.max) {
             problems.push_back(
                 {"line " + std::to_string(e.line_no),
-                 fmt::format("value {} is past the scope's max {}", e.value, row->format.max)});
+                 fmt::format("value {} is past the scope's max {}", e.value, format.max)});
           }
         }
         OO_ASSIGN_OR_RETURN(auto taken, store_->existing_values(c, scope, values));
         for (auto v : taken) {
+          for (Entry& e : rows) {
+            if (e.value != v || e.collides) continue;
+            e.collides = true;
+            found.push_back(
+                {"line " + std::to_string(e.line_no),
+                 fmt::format("value {} is already used by a document in scope '{}'", v, scope)});
+          }
           problems.push_back(
               {"line " + std::to_string(first_line[v]),
                fmt::format("value {} is already used by a document in scope '{}'", v, scope)});
+        }
+        if (options.dry_run) {
+          for (auto& p : problems)
+            if (p.message.find("past the scope's max") != std::string::npos) found.push_back(p);
+          return report(rows, std::move(found), std::max(largest, last_value));
         }
         if (!problems.empty()) {
           std::sort(problems.begin(), problems.end(), [](const auto& a, const auto& b) {
@@ -245,11 +332,10 @@ Result<LegacyImportReport> Numbering::import_legacy(std::string_view scope, Lega
         }
         for (const Entry& e : entries) {
           OO_RETURN_IF_ERROR(
-              store_->insert_legacy(c, scope, e.value, e.number, scheme_name(scheme), e.title));
+              store_->insert_legacy(c, scope, e.value, e.number, scheme_name(e.scheme), e.title));
         }
         OO_RETURN_IF_ERROR(store_->raise_last_value(c, scope, largest));
-        return LegacyImportReport{static_cast<std::int64_t>(entries.size()),
-                                  std::max(largest, row->last_value)};
+        return report(rows, {}, std::max(largest, last_value));
       });
 }
 

@@ -263,6 +263,34 @@ TEST_P(IntakeTest, SameKeyWhileTheFirstIsStillRunningIsRequestInProgress) {
   EXPECT_EQ(available(101), 4);
 }
 
+// Seed 002's backstop: an order id another process already used (two processes on one
+// node id, a clock that lied — planted here) fires the unique keys of orders. The request
+// is retried with a fresh id from another node, never a 500, and the alarm is counted.
+TEST_P(IntakeTest, ATakenOrderIdIsRetriedWithAFreshIdAndCounted) {
+  stock(101, 5);
+  auto first = place("one", {{101, 1}});
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  std::atomic<bool> once{true};
+  IntakeOptions options;
+  options.fault_order_id = [&]() -> std::optional<std::int64_t> {
+    if (once.exchange(false)) return first->order.order_id;
+    return std::nullopt;
+  };
+  Intake twin(*db_, options);
+  auto second = place("two", {{101, 1}}, 7, &twin);
+  ASSERT_TRUE(second.ok()) << second.status().to_string();
+  EXPECT_FALSE(second->out_of_stock);
+  EXPECT_NE(second->order.order_id, first->order.order_id);
+  EXPECT_NE(second->order.order_no, first->order.order_no);
+  EXPECT_EQ(twin.id_collisions(), 1u);
+  EXPECT_EQ(count("SELECT count(*) FROM orders"), 2);
+  EXPECT_EQ(available(101), 3);
+  auto replay = place("two", {{101, 1}}, 7, &twin);
+  ASSERT_TRUE(replay.ok());
+  EXPECT_EQ(replay->order.order_id, second->order.order_id);
+  expect_invariants_hold();
+}
+
 TEST_P(IntakeTest, LockTimeoutIsNotOutOfStockAndTheSameKeySucceedsLater) {
   stock(101, 5);
   stock(202, 5);

@@ -3,6 +3,10 @@
 // connections.
 #include <gtest/gtest.h>
 
+#include <atomic>
+
+#include <latch>
+
 #include <algorithm>
 #include <barrier>
 #include <set>
@@ -262,6 +266,104 @@ TEST_P(NumberingTest, LegacyImportConvertsByDeclaredSchemeAndCounterContinues) {
   ASSERT_TRUE(rest.ok());
   EXPECT_EQ(rest->documents.size(), 4u);
   EXPECT_FALSE(rest->next_after.has_value());
+  expect_invariants_hold();
+}
+
+// Seed 003's mixed history: one old file whose rows were written under different schemes
+// (295 in dec3, 3E8 in hex3, 0296 in dec4), each declared on its row, never guessed. A dry
+// run reconciles per scheme before anything is written.
+TEST_P(NumberingTest, MixedLegacyHistoryIsDeclaredPerRowAndReconciledFirst) {
+  const std::string csv = "number,scheme,title\n295,dec3,a\n3E8,hex3,b\n0296,dec4,c\n";
+  auto dry = numbering_.import_legacy("MIX", LegacyImportOptions{std::nullopt, true}, csv, soon());
+  ASSERT_TRUE(dry.ok()) << dry.status().to_string();
+  EXPECT_TRUE(dry->dry_run);
+  EXPECT_EQ(dry->imported, 0);
+  EXPECT_EQ(dry->last_value, 1000);
+  ASSERT_EQ(dry->schemes.size(), 3u);
+  EXPECT_EQ(dry->schemes[0].scheme, "dec3");
+  EXPECT_EQ(dry->schemes[0].min, 295);
+  EXPECT_EQ(dry->schemes[1].scheme, "dec4");
+  EXPECT_EQ(dry->schemes[1].max, 296);
+  EXPECT_EQ(dry->schemes[2].scheme, "hex3");
+  EXPECT_EQ(dry->schemes[2].max, 1000);
+  EXPECT_TRUE(dry->collisions.empty());
+  EXPECT_EQ(count_documents("MIX"), 0) << "a dry run wrote";
+
+  auto real = numbering_.import_legacy("MIX", LegacyImportOptions{}, csv, soon());
+  ASSERT_TRUE(real.ok()) << real.status().to_string();
+  EXPECT_EQ(real->imported, 3);
+  EXPECT_EQ(last_value("MIX"), 1000);
+  auto rows = tdb_.sql("SELECT value, scheme FROM documents WHERE scope = 'MIX' ORDER BY value");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1].i64(0), 296);
+  EXPECT_EQ(rows[1].text(1), "dec4");
+
+  // 064 in hex3 is 100, which line 2 already holds, and 295 is in the scope: the dry run
+  // counts both collisions; the import refuses and writes nothing.
+  const std::string clash = "number,scheme\n100,dec3\n064,hex3\n295,dec3\n";
+  auto report =
+      numbering_.import_legacy("MIX", LegacyImportOptions{std::nullopt, true}, clash, soon());
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  ASSERT_EQ(report->collisions.size(), 2u);
+  EXPECT_EQ(report->collisions[0].field, "line 3");
+  EXPECT_EQ(report->collisions[1].field, "line 4");
+  EXPECT_EQ(report->schemes[0].collisions + report->schemes[1].collisions, 2);
+  EXPECT_FALSE(numbering_.import_legacy("MIX", LegacyImportOptions{}, clash, soon()).ok());
+  EXPECT_EQ(count_documents("MIX"), 3);
+
+  // The scheme is declared once, per file or per row, never both and never guessed.
+  auto both = numbering_.import_legacy("MIX", LegacyImportOptions{LegacyScheme::dec3, false},
+                                       "number,scheme\n401,dec3\n", soon());
+  EXPECT_EQ(both.status().code(), Code::invalid_request);
+  auto neither = numbering_.import_legacy("MIX", LegacyImportOptions{}, "number\n401\n", soon());
+  EXPECT_EQ(neither.status().code(), Code::invalid_request);
+  auto unknown = numbering_.import_legacy("MIX", LegacyImportOptions{},
+                                          "number,scheme\n401,dec3\n402,oct3\n", soon());
+  ASSERT_FALSE(unknown.ok());
+  ASSERT_FALSE(unknown.status().fields().empty());
+  EXPECT_EQ(unknown.status().fields()[0].field, "line 3");
+  EXPECT_EQ(count_documents("MIX"), 3);
+  expect_invariants_hold();
+}
+
+// Seed 003's two-session script: A takes the next number and holds it; B waits for it;
+// A commits → B gets the next one; A rolls back → B gets A's number.
+TEST_P(NumberingTest, TwoSessionScriptCommitAndRollbackRace) {
+  ASSERT_TRUE(issue("SEQ", "first").ok());
+  for (const bool commit : {true, false}) {
+    std::latch allocated(1), release(1);
+    NumberingOptions options;
+    options.fault_after_allocate = [&] {
+      allocated.count_down();
+      release.wait();
+      return commit ? Status::Ok() : Status(Code::internal, "A rolls back");
+    };
+    Numbering a(*db_, options);
+    const auto before = last_value("SEQ");
+    Result<Issued> ra = Status(Code::internal, "not run");
+    std::thread session_a([&] { ra = a.issue({"SEQ", "A", std::nullopt}, soon()); });
+    allocated.wait();
+    std::atomic<bool> b_done{false};
+    Result<Issued> rb = Status(Code::internal, "not run");
+    std::thread session_b([&] {
+      rb = issue("SEQ", "B");
+      b_done = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_FALSE(b_done.load()) << "B did not wait for A's number";
+    release.count_down();
+    session_a.join();
+    session_b.join();
+    ASSERT_TRUE(rb.ok()) << rb.status().to_string();
+    if (commit) {
+      ASSERT_TRUE(ra.ok()) << ra.status().to_string();
+      EXPECT_EQ(ra->document.value, before + 1);
+      EXPECT_EQ(rb->document.value, before + 2) << "A committed: B takes the next one";
+    } else {
+      EXPECT_FALSE(ra.ok());
+      EXPECT_EQ(rb->document.value, before + 1) << "A rolled back: B takes A's number";
+    }
+  }
   expect_invariants_hold();
 }
 

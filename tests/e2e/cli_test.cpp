@@ -136,6 +136,24 @@ TEST_F(CliTest, LegacyImportReportsLinesAndWritesNothingOnError) {
   EXPECT_NE(scheme.output.find("unknown scheme"), std::string::npos) << scheme.output;
 }
 
+TEST_F(CliTest, MixedLegacyHistoryDryRunReportsPerSchemeAndWritesNothing) {
+  auto mixed = write("mixed.csv", "number,scheme\n295,dec3\n3E8,hex3\n0296,dec4\n064,hex3\n");
+  auto dry = run(db_ + " legacy import-documents --scope MIX --dry-run " + mixed);
+  EXPECT_EQ(dry.exit_code, 0) << dry.output;
+  EXPECT_NE(dry.output.find("hex3"), std::string::npos) << dry.output;
+  EXPECT_NE(dry.output.find("dry run: nothing was written"), std::string::npos) << dry.output;
+  EXPECT_NE(dry.output.find("at 1000"), std::string::npos) << dry.output;
+  auto both = run(db_ + " legacy import-documents --scope MIX --scheme dec3 " + mixed);
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  auto real = run(db_ + " legacy import-documents --scope MIX " + mixed);
+  EXPECT_EQ(real.exit_code, 0) << real.output;
+  EXPECT_NE(real.output.find("imported 4 documents"), std::string::npos) << real.output;
+  auto again = run(db_ + " legacy import-documents --scope MIX --dry-run " + mixed);
+  EXPECT_EQ(again.exit_code, 1) << again.output;
+  EXPECT_NE(again.output.find("line 2: value 295 is already used"), std::string::npos)
+      << again.output;
+}
+
 // The cutover runbook (docs/CUTOVER.md) on one engine: `sql` runs a statement as the
 // operator's database client would. A1 was in flight in the old system at the cutover.
 void legacy_cutover(CliTest& t, const std::string& db,

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <thread>
 #include <unordered_set>
 
 namespace onceorder::store::postgres {
@@ -108,7 +109,20 @@ class PgConnection final : public Connection {
     return simple(std::string(sql));
   }
 
-  Status lock_migrations() override { return simple("SELECT pg_advisory_lock(7210431190431903)"); }
+  // Polls instead of waiting inside one statement: a waiting statement holds a snapshot,
+  // and CREATE INDEX CONCURRENTLY (run by the lock's holder) waits for every older snapshot.
+  Status lock_migrations() override {
+    static constexpr Statement kTry{"migrate_try_lock",
+                                    "SELECT pg_try_advisory_lock(7210431190431903)"};
+    const auto give_up = Clock::now() + std::chrono::minutes(30);
+    for (;;) {
+      OO_ASSIGN_OR_RETURN(auto rows, Connection::query(kTry, {}));
+      if (rows.at(0).boolean(0)) return Status::Ok();
+      if (Clock::now() > give_up)
+        return Status(Code::busy, "another process has been migrating for 30 minutes");
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
   Result<bool> try_lead(std::int64_t key) override {
     static constexpr Statement kTryLead{"try_lead", "SELECT pg_try_advisory_lock($1)"};
     OO_ASSIGN_OR_RETURN(auto rows, Connection::query(kTryLead, {key}));
