@@ -1,11 +1,18 @@
 // The HTTP front end (Boost.Beast): API.md's routes over the services, problem+json
 // errors, bearer-token auth, /healthz /readyz /metrics and the operator dashboard.
 //
-// I/O runs on its own thread(s); request handlers run on a bounded worker pool sized to
-// the database pool, each under a per-request deadline. Bodies over 1 MiB are refused,
-// idle keep-alive connections are closed, and stop() finishes requests in flight. Manual
-// schedule runs in progress (also `?wait=false` ones, on threads of their own) are ended
-// cleanly by stop(): set to `error` so that their orders are candidates again at once.
+// I/O runs on its own thread; request handlers run on a bounded worker pool sized to the
+// database pool, each under a per-request deadline. What needs no database — health,
+// readiness and metrics (from a cache the server refreshes in the background on connections
+// of its own), dashboard files, and refusals of requests without a valid token — is
+// answered on the I/O thread, so unauthenticated clients never take a worker or a pooled
+// connection. Bodies over 1 MiB are refused; a request's header must arrive within
+// `header_timeout`; idle keep-alive connections are closed. At most `max_connections`
+// connections are held (within the open-file limit, which start() raises to the hard
+// limit); at the cap the longest-idle, else the slowest-sending, connection is closed to
+// serve a new one. stop() finishes requests being handled and closes the rest at once.
+// Manual schedule runs in progress (also `?wait=false` ones, on threads of their own) are
+// ended cleanly by stop(): set to `error` so that their orders are candidates again at once.
 // Thread-safety: start/stop/wait from one controlling thread; port() from any.
 #pragma once
 
@@ -28,7 +35,12 @@ struct ServerOptions {
   std::optional<std::string> tokens_file;  // none: loopback only, no auth
   int workers = 0;                         // 0: the database pool size
   std::chrono::milliseconds request_deadline{5000};
-  std::chrono::seconds idle_timeout{30};
+  std::chrono::seconds idle_timeout{30};    // keep-alive wait for a request; a body's total
+  std::chrono::seconds header_timeout{10};  // a request's whole header, from its first byte
+  // Most client connections held at once; fewer when the open-file limit is lower.
+  int max_connections = 1024;
+  // Time between the background invariant runs /metrics reports (0: none).
+  std::chrono::milliseconds invariants_interval{30000};
   std::size_t body_limit = 1024 * 1024;
   std::string web_dir;  // static dashboard files; empty: the built-in default
 };
@@ -43,7 +55,8 @@ class Server {
   virtual ~Server() = default;
 
   virtual std::uint16_t port() const = 0;
-  // Stops accepting, lets requests in flight finish, closes idle connections.
+  // Stops accepting, lets requests being handled finish, closes idle connections and those
+  // still sending a request at once, and the rest (slow readers) after a short grace.
   virtual void stop() = 0;
   // Blocks until the server has stopped (after stop(), or SIGTERM/SIGINT when
   // `handle_signals` was called).

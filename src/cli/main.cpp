@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -84,6 +85,7 @@ int main(int argc, char** argv) {
   int pool_size = 8;
   int request_timeout_ms = 5000;
   std::string tokens;
+  std::chrono::milliseconds header_timeout{10000};
   serve->add_option("--listen", server_options.listen, "host:port to listen on")
       ->capture_default_str();
   serve->add_option("--tokens", tokens, "tokens file: one 'token role' per line");
@@ -93,6 +95,14 @@ int main(int argc, char** argv) {
   serve->add_option("--request-timeout-ms", request_timeout_ms, "deadline per request")
       ->check(CLI::Range(100, 600000))
       ->capture_default_str();
+  serve
+      ->add_option("--max-connections", server_options.max_connections,
+                   "most client connections held at once (fewer if the open-file limit is low)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  add_duration(serve, "--header-timeout", header_timeout, "time to send a request's header (10s)");
+  add_duration(serve, "--invariants-interval", server_options.invariants_interval,
+               "time between the background invariant runs /metrics shows (30s)");
   add_duration(serve, "--batch-interval", maint.batch_interval, "time between batch runs (4h)");
   add_duration(serve, "--reap-interval", maint.reap_interval, "time between reaper passes (60s)");
   add_duration(serve, "--receipt-retention", maint.receipt_retention,
@@ -185,6 +195,8 @@ int main(int argc, char** argv) {
   if (*serve) {
     if (!tokens.empty()) server_options.tokens_file = tokens;
     server_options.request_deadline = std::chrono::milliseconds(request_timeout_ms);
+    server_options.header_timeout = std::max(
+        std::chrono::seconds(1), std::chrono::duration_cast<std::chrono::seconds>(header_timeout));
     Scheduler scheduler(database, sched);
     Intake intake(database);
     auto server = Server::start(database, scheduler, intake, server_options);

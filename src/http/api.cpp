@@ -8,20 +8,34 @@
 namespace onceorder::http {
 
 Api::Api(store::Database& db, Scheduler& scheduler, Intake& intake,
-         std::optional<TokenTable> tokens, std::string web_dir)
+         std::optional<TokenTable> tokens, std::string web_dir,
+         std::chrono::milliseconds invariants_interval)
     : numbering_(db),
       runs_(scheduler),
       tokens_(std::move(tokens)),
-      services_{db, numbering_, scheduler, intake, runs_, metrics_, std::move(web_dir)} {}
+      monitor_(db, invariants_interval),
+      services_{db, numbering_, scheduler, intake, runs_, metrics_, monitor_, std::move(web_dir)} {}
 
 std::string_view Api::route_label(std::string_view target) {
   const auto m = match_route(split_target(target).first);
   return m ? m->route->pattern : kUnmatchedRoute;
 }
 
-bool Api::answers_inline(const Request& req) {
+bool Api::answers_inline(const Request& req) const {
   const auto m = match_route(split_target(sv(req.target())).first);
-  return m && m->route->id == RouteId::healthz;
+  if (!m || m->route->access == Access::open) return true;
+  const auto& methods = m->route->methods;
+  if (std::find(methods.begin(), methods.end(), req.method()) == methods.end()) return true;
+  std::optional<std::string_view> authorization;
+  if (auto it = req.find(bhttp::field::authorization); it != req.end()) {
+    authorization = sv(it->value());
+  }
+  return !authorize(tokens_ ? &*tokens_ : nullptr, authorization, m->route->access).ok();
+}
+
+bool Api::is_readiness_probe(const Request& req) {
+  const auto m = match_route(split_target(sv(req.target())).first);
+  return m && m->route->id == RouteId::readyz && req.method() == bhttp::verb::get;
 }
 
 Response Api::handle(const Request& req, Deadline deadline, std::string_view& route) {
@@ -99,9 +113,9 @@ Response Api::dispatch(const RouteMatch& m, const Principal& who, const Request&
     case RouteId::healthz:
       return get_healthz();
     case RouteId::readyz:
-      return get_readyz(s, deadline);
+      return get_readyz(s);
     case RouteId::metrics:
-      return get_metrics(s, deadline);
+      return get_metrics(s);
     case RouteId::dashboard:
       return get_dashboard_file(s, m);
   }

@@ -1,9 +1,11 @@
 // The application behind the socket: routes a parsed request, checks its token, runs the
 // handler and always comes back with a response (errors as problem+json, exceptions as
-// 500). Knows nothing about connections; the server calls it on a worker thread.
+// 500). Knows nothing about connections; the server calls it on a worker thread, or on its
+// I/O thread for what answers_inline() says needs no database.
 // Thread-safety: handle() may run on many threads at once.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +13,7 @@
 #include "http/auth.hpp"
 #include "http/message.hpp"
 #include "http/metrics.hpp"
+#include "http/ops_monitor.hpp"
 #include "http/routes.hpp"
 #include "http/run_executor.hpp"
 #include "onceorder/intake.hpp"
@@ -23,8 +26,9 @@ namespace onceorder::http {
 class Api {
  public:
   // `tokens`: nullopt turns authentication off. The services outlive the Api.
+  // `invariants_interval`: time between the background invariant runs /metrics shows.
   Api(store::Database& db, Scheduler& scheduler, Intake& intake, std::optional<TokenTable> tokens,
-      std::string web_dir);
+      std::string web_dir, std::chrono::milliseconds invariants_interval);
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
 
@@ -36,13 +40,19 @@ class Api {
   // request (body too large, queue full).
   static std::string_view route_label(std::string_view target);
 
-  // True for requests answered without blocking (liveness), which the server may run on
-  // its I/O thread.
-  static bool answers_inline(const Request& req);
+  // True for requests answered without the database or a worker, which the server runs
+  // on its I/O thread: the open routes (health, readiness and metrics from the monitor's
+  // cache, dashboard files) and every request refused before its handler (no such route,
+  // wrong method, missing or bad token). So nothing a client without a token sends can
+  // take a worker or a connection that authenticated requests need.
+  bool answers_inline(const Request& req) const;
+  // True for GET /readyz: the server first lets the monitor refresh a stale answer.
+  static bool is_readiness_probe(const Request& req);
 
   HttpMetrics& metrics() { return metrics_; }
   // Manual runs in progress: the server stops them before it stops itself.
   RunExecutor& runs() { return runs_; }
+  OpsMonitor& monitor() { return monitor_; }
 
  private:
   Response dispatch(const RouteMatch& m, const Principal& who, const Request& req,
@@ -52,6 +62,7 @@ class Api {
   RunExecutor runs_;
   std::optional<TokenTable> tokens_;
   HttpMetrics metrics_;
+  OpsMonitor monitor_;
   Services services_;
 };
 

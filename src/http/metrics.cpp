@@ -47,6 +47,15 @@ void HttpMetrics::render(std::string& out) const {
   prom_header(out, "onceorder_http_requests_in_flight", "gauge",
               "Requests accepted and not yet answered.");
   fmt::format_to(put, "onceorder_http_requests_in_flight {}\n", in_flight_.load());
+  prom_header(out, "onceorder_http_connections", "gauge", "Open client connections.");
+  fmt::format_to(put, "onceorder_http_connections {}\n", connections_.load());
+  prom_header(out, "onceorder_http_connections_max", "gauge",
+              "Most client connections held open at once (--max-connections, within the "
+              "descriptor limit).");
+  fmt::format_to(put, "onceorder_http_connections_max {}\n", max_connections_.load());
+  prom_header(out, "onceorder_http_connections_shed_total", "counter",
+              "Idle or slow connections closed, or new ones refused, at the cap.");
+  fmt::format_to(put, "onceorder_http_connections_shed_total {}\n", connections_shed_.load());
 
   std::lock_guard lock(mu_);
   prom_header(out, "onceorder_http_requests_total", "counter", "HTTP requests answered.");

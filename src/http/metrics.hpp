@@ -20,6 +20,10 @@ class HttpMetrics {
 
   // Requests accepted by the server and not yet answered (queued or running).
   std::atomic<int>& in_flight() { return in_flight_; }
+  // Open client connections, the cap on them, and connections closed to make room.
+  std::atomic<int>& connections() { return connections_; }
+  std::atomic<int>& max_connections() { return max_connections_; }
+  std::atomic<std::uint64_t>& connections_shed() { return connections_shed_; }
 
   // Appends the HTTP series in Prometheus text format.
   void render(std::string& out) const;
@@ -34,6 +38,9 @@ class HttpMetrics {
   };
 
   std::atomic<int> in_flight_{0};
+  std::atomic<int> connections_{0};
+  std::atomic<int> max_connections_{0};
+  std::atomic<std::uint64_t> connections_shed_{0};
   mutable std::mutex mu_;
   std::map<std::tuple<std::string, std::string, int>, std::uint64_t> requests_;  // guarded
   std::map<std::string, Histogram, std::less<>> durations_;                      // guarded

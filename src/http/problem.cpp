@@ -47,14 +47,29 @@ std::string_view title_of(Code code) {
   }
 }
 
-// Correlates a 500 answer with its log line without exposing what went wrong. The clock
-// is fine-grained enough to tell two failures apart and needs no shared counter.
-std::string next_reference() {
+// What a client is told about a server-side failure: the same words whatever went wrong.
+std::string_view generic_detail(Code code) {
+  switch (code) {
+    case Code::busy:
+      return "the server is busy; retry";
+    case Code::unavailable:
+      return "the service is unavailable (the database is unreachable or not ready, or the "
+             "server is stopping); retry later";
+    default:
+      return "the server failed to handle the request";
+  }
+}
+
+bool server_side(Code code) { return static_cast<int>(http_status(code)) >= 500; }
+
+}  // namespace
+
+// Correlates an answer with its log line without exposing what went wrong. The clock is
+// fine-grained enough to tell two failures apart and needs no shared counter.
+std::string problem_reference() {
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   return fmt::format("{:x}", std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
 }
-
-}  // namespace
 
 bhttp::status http_status(Code code) {
   switch (code) {
@@ -112,9 +127,9 @@ nlohmann::json problem_json(const Status& status, std::string_view reference) {
       {"type", "urn:onceorder:problem:" + std::string(code)},
       {"title", title_of(server_fault ? Code::internal : status.code())},
       {"status", static_cast<int>(http)},
-      {"detail", server_fault ? "the server failed to handle the request (reference " +
-                                    std::string(reference) + ")"
-                              : status.message()},
+      {"detail", server_side(status.code())
+                     ? fmt::format("{} (reference {})", generic_detail(status.code()), reference)
+                     : status.message()},
       {"code", code},
   };
   if (!status.fields().empty()) {
@@ -127,10 +142,19 @@ nlohmann::json problem_json(const Status& status, std::string_view reference) {
 
 Response problem_response(const Status& status) {
   std::string reference;
-  if (http_status(status.code()) == bhttp::status::internal_server_error) {
-    reference = next_reference();
-    spdlog::error("internal error (reference {}): {}", reference, status.to_string());
+  if (server_side(status.code())) {
+    reference = problem_reference();
+    if (http_status(status.code()) == bhttp::status::internal_server_error) {
+      spdlog::error("internal error (reference {}): {}", reference, status.to_string());
+    } else {
+      spdlog::warn("answered {} (reference {}): {}", code_name(status.code()), reference,
+                   status.to_string());
+    }
   }
+  return problem_response(status, reference);
+}
+
+Response problem_response(const Status& status, std::string_view reference) {
   Response res = json_response(http_status(status.code()), problem_json(status, reference));
   res.set(bhttp::field::content_type, "application/problem+json");
   if (status.code() == Code::busy) res.set(bhttp::field::retry_after, "1");

@@ -51,6 +51,21 @@ TEST(Problem, InternalErrorsDoNotLeak) {
   EXPECT_NE(body["detail"].get<std::string>().find("ref-1"), std::string::npos);
 }
 
+TEST(Problem, UnavailableAndBusyDoNotLeakTheDatabasesText) {
+  const std::string libpq =
+      "cannot connect to PostgreSQL: connection to server at \"10.1.2.3\", port 5433 failed";
+  for (Code c : {Code::unavailable, Code::busy}) {
+    const auto body = problem_json(Status(c, libpq), "ref-2");
+    EXPECT_EQ(body["status"], 503);
+    EXPECT_EQ(body["code"], code_name(c));
+    const auto detail = body["detail"].get<std::string>();
+    EXPECT_EQ(detail.find("10.1.2.3"), std::string::npos) << detail;
+    EXPECT_EQ(detail.find("5433"), std::string::npos) << detail;
+    EXPECT_EQ(detail.find("PostgreSQL"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("ref-2"), std::string::npos) << detail;
+  }
+}
+
 TEST(Problem, BusyHasRetryAfter) {
   const Response res = problem_response(Status(Code::busy, "busy"));
   EXPECT_EQ(res.result(), bhttp::status::service_unavailable);

@@ -3,7 +3,8 @@
 // routes_scheduling.cpp (source orders, runs, items, production orders, reaper),
 // routes_ops.cpp (health, readiness, metrics, invariants), static_files.cpp (dashboard).
 // Each turns one request into one response; errors come back as problem+json. Handlers
-// block on the database and run on the worker pool. Thread-safe.
+// that block on the database run on the worker pool; the open ones (health, readiness,
+// metrics, dashboard) never touch it and run on the I/O thread. Thread-safe.
 #pragma once
 
 #include <string>
@@ -12,6 +13,7 @@
 #include "http/auth.hpp"
 #include "http/message.hpp"
 #include "http/metrics.hpp"
+#include "http/ops_monitor.hpp"
 #include "http/router.hpp"
 #include "http/run_executor.hpp"
 #include "onceorder/intake.hpp"
@@ -29,6 +31,7 @@ struct Services {
   Intake& intake;
   RunExecutor& runs;
   const HttpMetrics& metrics;
+  const OpsMonitor& monitor;  // cached readiness and invariants for the open endpoints
   std::string web_dir;
 };
 
@@ -59,8 +62,9 @@ Response post_reap(Services& s, const Request& req, Deadline deadline);
 
 Response get_invariants(Services& s, Deadline deadline);
 Response get_healthz();
-Response get_readyz(Services& s, Deadline deadline);
-Response get_metrics(Services& s, Deadline deadline);
+// These two never touch the database: they answer from OpsMonitor's cache.
+Response get_readyz(const Services& s);
+Response get_metrics(const Services& s);
 
 Response get_dashboard_file(const Services& s, const RouteMatch& m);
 

@@ -1,5 +1,4 @@
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "http/problem.hpp"
 #include "http/routes.hpp"
@@ -24,23 +23,18 @@ Response get_invariants(Services& s, Deadline deadline) {
 
 Response get_healthz() { return json_response(bhttp::status::ok, {{"status", "ok"}}); }
 
-Response get_readyz(Services& s, Deadline) {
-  auto current = store::current_schema_version(s.db);
-  if (!current.ok()) {
-    return problem_response(
-        Status(Code::unavailable, "the database is not reachable: " + current.status().message()));
+Response get_readyz(const Services& s) {
+  const OpsMonitor::Readiness r = s.monitor.readiness();
+  if (!r.at) {
+    return problem_response(Status(Code::unavailable, "the readiness check has not finished yet"));
   }
-  const int latest = store::latest_schema_version(s.db.engine());
-  if (*current != latest) {
-    return problem_response(Status(
-        Code::unavailable, fmt::format("the database schema is at version {}, this build needs {}; "
-                                       "run `onceorder migrate`",
-                                       *current, latest)));
-  }
-  return json_response(bhttp::status::ok, {{"status", "ready"}, {"schema_version", *current}});
+  // Logged once when checked: a probe repeating the answer adds no log line.
+  if (!r.status.ok()) return problem_response(r.status, r.reference);
+  return json_response(bhttp::status::ok,
+                       {{"status", "ready"}, {"schema_version", r.schema_version}});
 }
 
-Response get_metrics(Services& s, Deadline deadline) {
+Response get_metrics(const Services& s) {
   std::string out;
   auto put = std::back_inserter(out);
   s.metrics.render(out);
@@ -66,20 +60,24 @@ Response get_metrics(Services& s, Deadline deadline) {
               "Transactions given up as busy after their retries or deadline.");
   fmt::format_to(put, "onceorder_tx_busy_total {}\n", db.gave_up_busy.load());
 
-  // A failed check leaves the series out (absent, not zero): zero would claim health.
-  auto results = check_invariants(s.db, deadline);
+  // The scheduled run's results, never a query per scrape: a scrape must cost nothing that
+  // a request needs. No results yet leaves the series out (absent, not zero: zero would
+  // claim health); the age says how old the results shown are.
+  const OpsMonitor::Invariants inv = s.monitor.invariants();
   prom_header(out, "onceorder_invariants_checked", "gauge",
-              "1 when the invariant queries ran for this scrape.");
-  fmt::format_to(put, "onceorder_invariants_checked {}\n", results.ok() ? 1 : 0);
-  if (results.ok()) {
+              "1 when the last scheduled invariant run succeeded.");
+  fmt::format_to(put, "onceorder_invariants_checked {}\n", inv.last_run_ok ? 1 : 0);
+  if (inv.results && inv.at) {
+    prom_header(out, "onceorder_invariants_age_seconds", "gauge",
+                "Seconds since the invariant results below were computed.");
+    fmt::format_to(put, "onceorder_invariants_age_seconds {:.3f}\n",
+                   std::chrono::duration<double>(store::Clock::now() - *inv.at).count());
     prom_header(out, "onceorder_invariant_violations", "gauge",
-                "Rows violating each invariant (docs/INVARIANTS.md).");
-    for (const InvariantResult& r : *results) {
+                "Rows violating each invariant (docs/INVARIANTS.md), as of the last run.");
+    for (const InvariantResult& r : *inv.results) {
       fmt::format_to(put, "onceorder_invariant_violations{{id={}}} {}\n", prom_label(r.id),
                      r.violations);
     }
-  } else {
-    spdlog::warn("metrics: invariant check failed: {}", results.status().to_string());
   }
   return text_response(bhttp::status::ok, "text/plain; version=0.0.4; charset=utf-8",
                        std::move(out));

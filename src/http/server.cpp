@@ -22,6 +22,7 @@
 #include <spdlog/spdlog.h>
 
 #include "http/api.hpp"
+#include "http/fd_limit.hpp"
 #include "http/listen_address.hpp"
 #include "http/problem.hpp"
 
@@ -41,6 +42,17 @@ constexpr int kQueuePerWorker = 4;
 // How long, and how much, to read away after refusing an unread body.
 constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr std::size_t kLingerBytes = 16 * 1024 * 1024;
+// After stop(): how long a response may take to be written, and how long sessions get
+// before every connection still open is cut (requests still being handled finish first).
+constexpr auto kStopWriteTime = std::chrono::seconds(2);
+constexpr auto kStopGrace = std::chrono::seconds(2);
+// How long /readyz waits for a stale readiness answer to be checked again.
+constexpr auto kReadinessWait = std::chrono::seconds(1);
+constexpr auto kReadinessPoll = std::chrono::milliseconds(5);
+// Descriptors kept free below the open-file limit for everything but client connections:
+// a fixed share plus a few per database connection (SQLite opens three files each).
+constexpr int kReservedDescriptors = 64;
+constexpr int kReservedPerDbConnection = 4;
 
 // Completion of a detached coroutine: exceptions are logged, never lost silently.
 auto log_failure(std::string_view what) {
@@ -54,21 +66,44 @@ auto log_failure(std::string_view what) {
   };
 }
 
-// One client connection, as seen by stop(): idle ones are closed, busy ones finish.
+// One client connection, as seen by stop() and by the connection cap. Requests being
+// handled or answered are never cut short by either; connections waiting for a request
+// or still receiving one are closed at stop, and shed (the oldest first) at the cap.
 struct SessionEntry {
+  enum class State {
+    idle,       // waiting for a request (keep-alive): nothing received yet
+    receiving,  // part of a request (header or body) has arrived
+    handling,   // the request is complete and being handled
+    answering,  // the response is being written
+  };
   beast::tcp_stream* stream = nullptr;
-  bool busy = false;
+  State state = State::idle;
+  store::Clock::time_point since = store::Clock::now();  // when `state` began
+
+  void enter(State s) {
+    state = s;
+    since = store::Clock::now();
+  }
+  bool sheddable() const { return state == State::idle || state == State::receiving; }
+  // Closes the socket now, which frees its descriptor at once. (Cancelling would not do:
+  // a read that has completed but whose handler has not run yet is not cancelled, and the
+  // session would carry on.) The session's next operation fails and it ends.
+  void close_now() const { stream->close(); }
 };
 
 class ServerImpl final : public Server {
  public:
   ServerImpl(store::Database& db, Scheduler& scheduler, Intake& intake, ServerOptions options,
-             std::optional<http::TokenTable> tokens, int workers)
+             std::optional<http::TokenTable> tokens, int workers, int max_connections)
       : options_(std::move(options)),
         workers_count_(workers),
-        api_(db, scheduler, intake, std::move(tokens), options_.web_dir),
+        max_connections_(max_connections),
+        api_(db, scheduler, intake, std::move(tokens), options_.web_dir,
+             options_.invariants_interval),
         workers_(static_cast<std::size_t>(workers)),
-        acceptor_(io_) {}
+        acceptor_(io_) {
+    api_.metrics().max_connections().store(max_connections);
+  }
 
   ~ServerImpl() override {
     stop();
@@ -98,6 +133,7 @@ class ServerImpl final : public Server {
 
   void stop() override {
     api_.runs().stop();  // at once: a request running a run must not hold up stopping
+    api_.monitor().request_stop();
     asio::post(io_, [this] { begin_stop(); });
   }
 
@@ -106,6 +142,7 @@ class ServerImpl final : public Server {
     if (io_thread_.joinable()) io_thread_.join();
     workers_.join();
     api_.runs().join();
+    api_.monitor().join();
   }
 
   void handle_signals() override {
@@ -125,20 +162,56 @@ class ServerImpl final : public Server {
     if (stopping_) return;
     stopping_ = true;
     api_.runs().stop();  // also when the stop came from a signal
+    api_.monitor().request_stop();
     beast::error_code ec;
     acceptor_.close(ec);
     {
       std::lock_guard lock(signals_mu_);
       if (signals_) signals_->cancel(ec);
     }
+    // A client still sending its request (however slowly) has nothing in flight: close it
+    // now, like idle ones. Requests being handled finish and are answered.
     int busy = 0;
     for (SessionEntry* s : sessions_) {
-      if (s->busy)
-        ++busy;
+      if (s->sheddable())
+        s->close_now();
       else
-        s->stream->cancel();
+        ++busy;
     }
     spdlog::info("http server stopping: {} request(s) in flight will finish", busy);
+    if (sessions_.empty()) return;
+    // Then cut what is left (a client reading its answer slowly) after a short grace.
+    stop_timer_.expires_after(kStopGrace);
+    stop_timer_.async_wait([this](const beast::error_code& e) {
+      if (e) return;  // cancelled: every session ended in time
+      for (SessionEntry* s : sessions_) {
+        if (s->state != SessionEntry::State::handling) s->close_now();
+      }
+    });
+  }
+
+  // At the cap: closes the connection that has waited longest for a request, else the one
+  // that has taken longest to send its request. False when every connection is busy.
+  bool shed_one() {
+    auto rank = [](const SessionEntry& s) { return s.state == SessionEntry::State::idle ? 0 : 1; };
+    SessionEntry* victim = nullptr;
+    for (SessionEntry* s : sessions_) {
+      if (!s->sheddable()) continue;
+      if (!victim || rank(*s) < rank(*victim) ||
+          (rank(*s) == rank(*victim) && s->since < victim->since)) {
+        victim = s;
+      }
+    }
+    if (!victim) return false;
+    victim->close_now();
+    sessions_.erase(victim);  // no longer counted; its coroutine ends on its next step
+    return true;
+  }
+
+  void unregister(SessionEntry* entry) {
+    sessions_.erase(entry);
+    api_.metrics().connections().fetch_sub(1);
+    if (stopping_ && sessions_.empty()) stop_timer_.cancel();
   }
 
   asio::awaitable<void> accept_loop() {
@@ -153,6 +226,12 @@ class ServerImpl final : public Server {
         co_await pause.async_wait(asio::redirect_error(kUseAwaitable, ec));
         continue;
       }
+      if (static_cast<int>(sessions_.size()) >= max_connections_ && !shed_one()) {
+        // Every connection is busy with a request: this one cannot be served now.
+        api_.metrics().connections_shed().fetch_add(1);
+        socket.close(ec);
+        continue;
+      }
       socket.set_option(tcp::no_delay(true), ec);
       asio::co_spawn(io_, session(std::move(socket)), log_failure("session"));
     }
@@ -160,21 +239,20 @@ class ServerImpl final : public Server {
 
   asio::awaitable<void> session(tcp::socket socket) {
     beast::tcp_stream stream(std::move(socket));
-    SessionEntry entry{&stream, false};
+    SessionEntry entry{&stream};
     sessions_.insert(&entry);
+    api_.metrics().connections().fetch_add(1);
     struct Unregister {
-      std::set<SessionEntry*>& set;
+      ServerImpl& server;
       SessionEntry* entry;
-      ~Unregister() { set.erase(entry); }
-    } unregister{sessions_, &entry};
+      ~Unregister() { server.unregister(entry); }
+    } unregister{*this, &entry};
 
     beast::flat_buffer buffer;
     bool linger = false;
     while (!stopping_ && !linger) {
-      entry.busy = false;
       bhttp::request_parser<bhttp::string_body> parser;
       parser.body_limit(options_.body_limit);
-      stream.expires_after(options_.idle_timeout);
       beast::error_code ec = co_await read_request(stream, buffer, parser, entry);
       const auto arrival = store::Clock::now();
       stream.expires_never();
@@ -191,10 +269,12 @@ class ServerImpl final : public Server {
         res = std::move(*refusal);
         linger = true;  // the rest of the request was never read: close after answering
       } else {
+        entry.enter(SessionEntry::State::handling);
         Request req = parser.release();
         res = co_await answer(req, arrival, route);
         res.keep_alive(req.keep_alive());
       }
+      entry.enter(SessionEntry::State::answering);
       res.version(11);
       http::add_common_headers(res);
       if (linger || stopping_) res.keep_alive(false);
@@ -204,26 +284,40 @@ class ServerImpl final : public Server {
       spdlog::info("http method={} route={} status={} duration_ms={:.2f}", method, route,
                    res.result_int(), seconds * 1000);
 
-      stream.expires_after(options_.idle_timeout);
+      stream.expires_after(stopping_ ? kStopWriteTime : options_.idle_timeout);
       co_await bhttp::async_write(stream, res, asio::redirect_error(kUseAwaitable, ec));
       if (ec || !res.keep_alive()) break;
     }
+    entry.enter(SessionEntry::State::idle);  // sheddable while it drains and closes
     beast::error_code ec;
     stream.socket().shutdown(tcp::socket::shutdown_send, ec);
     if (linger) co_await drain(stream);
     stream.socket().close(ec);
   }
 
-  // Reads one request; `entry` turns busy once its header arrived (stop() then lets it
-  // finish). Answers `Expect: 100-continue` so that such clients send their body.
-  static asio::awaitable<beast::error_code> read_request(
-      beast::tcp_stream& stream, beast::flat_buffer& buffer,
-      bhttp::request_parser<bhttp::string_body>& parser, SessionEntry& entry) {
+  // Reads one request: waits up to the idle timeout for its first byte, then gives the
+  // whole header `header_timeout` (a total, not per byte: trickling does not extend it)
+  // and the body the idle timeout. Answers `Expect: 100-continue` so that such clients
+  // send their body.
+  asio::awaitable<beast::error_code> read_request(beast::tcp_stream& stream,
+                                                  beast::flat_buffer& buffer,
+                                                  bhttp::request_parser<bhttp::string_body>& parser,
+                                                  SessionEntry& entry) const {
     beast::error_code ec;
+    entry.enter(SessionEntry::State::idle);
+    if (buffer.size() == 0) {
+      stream.expires_after(options_.idle_timeout);
+      const std::size_t n = co_await stream.async_read_some(
+          buffer.prepare(4096), asio::redirect_error(kUseAwaitable, ec));
+      buffer.commit(n);
+      if (ec) co_return ec;
+    }
+    entry.enter(SessionEntry::State::receiving);
+    stream.expires_after(options_.header_timeout);
     co_await bhttp::async_read_header(stream, buffer, parser,
                                       asio::redirect_error(kUseAwaitable, ec));
     if (ec) co_return ec;
-    entry.busy = true;
+    stream.expires_after(options_.idle_timeout);
     if (beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
       bhttp::response<bhttp::empty_body> go_on{bhttp::status::continue_, 11};
       co_await bhttp::async_write(stream, go_on, asio::redirect_error(kUseAwaitable, ec));
@@ -254,6 +348,18 @@ class ServerImpl final : public Server {
         Status(Code::invalid_request, "malformed HTTP request: " + ec.message()));
   }
 
+  // Gives the monitor a moment to check a stale readiness answer again (one check however
+  // many probes wait), without holding the I/O thread.
+  asio::awaitable<void> await_fresh_readiness() {
+    const auto until = store::Clock::now() + kReadinessWait;
+    asio::steady_timer pause(io_);
+    while (!api_.monitor().readiness_fresh() && store::Clock::now() < until) {
+      beast::error_code ec;
+      pause.expires_after(kReadinessPoll);
+      co_await pause.async_wait(asio::redirect_error(kUseAwaitable, ec));
+    }
+  }
+
   // After refusing a request whose body was not read, keep reading (and discarding) for a
   // moment: closing with unread data would reset the connection and the client might
   // never see the answer.
@@ -268,12 +374,17 @@ class ServerImpl final : public Server {
     }
   }
 
-  // Runs the request on a worker, unless too many already wait for one. Liveness is
-  // answered here: a saturated pool must not make the process look dead.
+  // Runs the request on a worker, unless too many already wait for one. What needs no
+  // database (health, readiness and metrics from the cache, dashboard files, refusals of
+  // requests without a valid token) is answered here: a saturated pool must not make the
+  // process look dead, and a client without a token must not take a worker.
   asio::awaitable<Response> answer(const Request& req, store::Clock::time_point arrival,
                                    std::string_view& route) {
     const auto deadline = arrival + options_.request_deadline;
-    if (http::Api::answers_inline(req)) co_return api_.handle(req, deadline, route);
+    if (api_.answers_inline(req)) {
+      if (http::Api::is_readiness_probe(req)) co_await await_fresh_readiness();
+      co_return api_.handle(req, deadline, route);
+    }
     auto& in_flight = api_.metrics().in_flight();
     if (in_flight.load() >= workers_count_ * (1 + kQueuePerWorker)) {
       route = http::Api::route_label(http::sv(req.target()));
@@ -293,6 +404,7 @@ class ServerImpl final : public Server {
 
   const ServerOptions options_;
   const int workers_count_;
+  const int max_connections_;
   http::Api api_;
   asio::io_context io_{1};
   asio::thread_pool workers_;
@@ -306,7 +418,8 @@ class ServerImpl final : public Server {
 
   // I/O thread only.
   bool stopping_ = false;
-  std::set<SessionEntry*> sessions_;
+  std::set<SessionEntry*> sessions_;  // open connections, less those being shed
+  asio::steady_timer stop_timer_{io_};
 };
 
 }  // namespace
@@ -329,17 +442,34 @@ Result<std::unique_ptr<Server>> Server::start(store::Database& db, Scheduler& sc
   const int workers = options.workers > 0 ? options.workers : db.options().pool_size;
   const bool auth = tokens.has_value();
   const std::size_t token_count = auth ? tokens->size() : 0;
+  if (options.max_connections < 1) {
+    return Status(Code::invalid_request, "max_connections must be at least 1");
+  }
+  // Every connection is a descriptor: take what the hard limit allows, and hold no more
+  // connections than leave room for the database (the request pool and the monitor's
+  // two) and files, so that accept() never fails for want of a descriptor.
+  const std::uint64_t nofile = http::raise_open_file_limit();
+  const int reserved =
+      kReservedDescriptors + kReservedPerDbConnection * (db.options().pool_size + 2);
+  const int max_connections = http::connection_cap(options.max_connections, nofile, reserved);
+  if (max_connections < options.max_connections) {
+    spdlog::warn("holding at most {} connections (not {}): the open-file limit is {}",
+                 max_connections, options.max_connections, nofile);
+  }
 
-  auto server =
-      std::make_unique<ServerImpl>(db, scheduler, intake, options, std::move(tokens), workers);
+  auto server = std::make_unique<ServerImpl>(db, scheduler, intake, options, std::move(tokens),
+                                             workers, max_connections);
   OO_RETURN_IF_ERROR(server->listen(endpoint));
   server->run();
   if (auth) {
-    spdlog::info("listening on {} port {} ({} worker(s), {} token(s))",
-                 endpoint.address().to_string(), server->port(), workers, token_count);
+    spdlog::info("listening on {} port {} ({} worker(s), {} token(s), at most {} connections)",
+                 endpoint.address().to_string(), server->port(), workers, token_count,
+                 max_connections);
   } else {
-    spdlog::warn("listening on {} port {} on loopback WITHOUT authentication (no --tokens)",
-                 endpoint.address().to_string(), server->port());
+    spdlog::warn(
+        "listening on {} port {} on loopback WITHOUT authentication (no --tokens; at most {} "
+        "connections)",
+        endpoint.address().to_string(), server->port(), max_connections);
   }
   return std::unique_ptr<Server>(std::move(server));
 }

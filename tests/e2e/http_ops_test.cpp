@@ -1,15 +1,41 @@
 // Operations endpoints, the dashboard, invariants, and routing errors over HTTP.
+#include <future>
+#include <thread>
+
 #include "e2e/http_fixture.hpp"
 
 namespace onceorder::testing {
 namespace {
 
+using namespace std::chrono_literals;
 using json = nlohmann::json;
 
 class OpsHttpTest : public HttpTest {};
 
 bool contains(const std::string& text, const std::string& needle) {
   return text.find(needle) != std::string::npos;
+}
+
+// Readiness is cached for about a second: polls until /readyz answers `status`.
+HttpResponse readyz_until(HttpClient& c, int status) {
+  HttpResponse r;
+  for (int i = 0; i < 60; ++i) {
+    r = c.get("/readyz");
+    if (r.status == status) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  return r;
+}
+
+// The invariants behind /metrics run in the background: polls until a run has finished.
+std::string metrics_with_invariants(HttpClient& c) {
+  std::string m;
+  for (int i = 0; i < 60; ++i) {
+    m = c.get("/metrics").body;
+    if (contains(m, "\nonceorder_invariants_age_seconds ")) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  return m;
 }
 
 TEST_P(OpsHttpTest, Healthz) {
@@ -24,12 +50,12 @@ TEST_P(OpsHttpTest, ReadyzFollowsTheSchema) {
   EXPECT_EQ(ready.json()["status"], "ready");
 
   ASSERT_TRUE(store::migrate_down(db(), 0).ok());
-  expect_problem(client().get("/readyz"), 503, "unavailable");
+  expect_problem(readyz_until(client(), 503), 503, "unavailable");
   // Health only says the process is up.
   EXPECT_EQ(client().get("/healthz").status, 200);
 
   ASSERT_TRUE(store::migrate(db()).ok());
-  EXPECT_EQ(client().get("/readyz").status, 200);
+  EXPECT_EQ(readyz_until(client(), 200).status, 200);
 }
 
 TEST_P(OpsHttpTest, MetricsExposeTheExpectedSeries) {
@@ -42,7 +68,7 @@ TEST_P(OpsHttpTest, MetricsExposeTheExpectedSeries) {
   const auto r = client().get("/metrics");
   ASSERT_EQ(r.status, 200);
   EXPECT_TRUE(r.header("content-type").starts_with("text/plain; version=0.0.4"));
-  const std::string& m = r.body;
+  const std::string m = r.body + metrics_with_invariants(client());
   const std::vector<std::string> expected = {
       R"(onceorder_http_requests_total{route="/v1/scopes/{scope}/documents",method="POST",status="201"} 1)",
       R"(onceorder_http_requests_total{route="/v1/scopes/{scope}",method="GET",status="200"} 1)",
@@ -115,6 +141,105 @@ TEST_P(OpsHttpTest, UnknownPathsAndWrongMethods) {
   EXPECT_EQ(post.header("allow"), "GET");
   expect_problem(client().put("/v1/scopes/S/documents", "{}"), 405, "method_not_allowed");
   expect_problem(client().post("/v1/invariants", "{}"), 405, "method_not_allowed");
+}
+
+// The review's finding: every anonymous scrape ran the invariant queries on a request
+// worker, so scrapers filled the queue and admin orders were turned away as busy. Here
+// the only database connection is held: scrapes and readiness probes must still answer
+// at once, and an admin's request must wait its turn instead of being refused.
+TEST_P(OpsHttpTest, AnonymousProbesDoNotStarveAuthenticatedRequests) {
+  store::DatabaseOptions db_options;
+  db_options.pool_size = 1;  // one worker, four more requests may wait for it
+  open_database(db_options);
+  ServerOptions options;
+  options.request_deadline = 10s;
+  options.tokens_file = write_file("tokens", "admin-token admin\n");
+  start_server(options);
+  const Headers admin{{"Authorization", "Bearer admin-token"}};
+
+  struct Probe {
+    int status = 0;
+    std::string body;
+    std::chrono::duration<double> took{};
+  };
+  std::vector<std::future<Probe>> probes;
+  std::future<HttpResponse> order;
+  {
+    auto held = db().acquire(store::Clock::now() + 1s);
+    ASSERT_TRUE(held.ok());
+    for (int i = 0; i < 12; ++i) {
+      probes.push_back(std::async(std::launch::async, [port = port(), i] {
+        HttpClient c(port, 10s);
+        const auto start = std::chrono::steady_clock::now();
+        const auto r = c.get(i % 3 == 0 ? "/readyz" : i % 3 == 1 ? "/metrics" : "/");
+        return Probe{r.status, r.body, std::chrono::steady_clock::now() - start};
+      }));
+    }
+    std::this_thread::sleep_for(300ms);
+    order = std::async(std::launch::async, [port = port(), admin] {
+      HttpClient c(port, 15s);
+      return c.post("/v1/scopes/A/documents", R"({"title":"admin"})", admin);
+    });
+    std::this_thread::sleep_for(1200ms);
+  }
+  const auto r = order.get();
+  EXPECT_EQ(r.status, 201) << r.body;
+  for (auto& f : probes) {
+    const Probe p = f.get();
+    EXPECT_EQ(p.status, 200) << p.body;
+    EXPECT_LT(p.took.count(), 1.0) << p.body.substr(0, 300);
+  }
+  const auto metrics = client().get("/metrics").body;
+  EXPECT_TRUE(contains(metrics, "\nonceorder_invariants_age_seconds ")) << metrics;
+}
+
+// The review's finding: /readyz and 503 answers carried libpq's text (host, port, socket).
+// A server whose database cannot be reached says so in general terms, with a reference
+// to the log line that has the detail.
+TEST_P(OpsHttpTest, AnUnreachableDatabaseIsNotDescribedToClients) {
+  const std::string bad = GetParam() == Engine::sqlite
+                              ? "sqlite:/dev/null/oo/unreachable.db"
+                              : "postgresql://127.0.0.1:1/oo_unreachable?connect_timeout=2";
+  auto url = parse_db_url(bad);
+  ASSERT_TRUE(url.ok());
+  store::Database broken(GetParam(), {},
+                         [url = *url]() -> Result<std::unique_ptr<store::Connection>> {
+                           auto db = store::Database::open(url);
+                           if (db.ok())
+                             return Status(Code::internal, "the unreachable database was reached");
+                           return db.status();
+                         });
+  Scheduler scheduler(broken);
+  Intake intake(broken);
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  auto server = Server::start(broken, scheduler, intake, options);
+  ASSERT_TRUE(server.ok()) << server.status().to_string();
+  HttpClient c((*server)->port(), 10s);
+
+  const std::vector<std::string> secrets = {"127.0.0.1", "port",           "postgres",  "connect",
+                                            "socket",    "5432",           "/dev/null", "sqlite",
+                                            "SQLite",    "unreachable.db", "cannot"};
+  auto expect_generic = [&](const HttpResponse& r, const std::string& what) {
+    EXPECT_EQ(r.status, 503) << what << ": " << r.body;
+    for (const auto& s : secrets) EXPECT_FALSE(contains(r.body, s)) << what << ": " << r.body;
+    EXPECT_TRUE(contains(r.body, "reference")) << what << ": " << r.body;
+  };
+  expect_generic(c.get("/readyz"), "readyz");
+  expect_generic(c.get("/v1/invariants"), "invariants");
+  expect_generic(c.post("/v1/scopes/S/documents", R"({"title":"t"})"), "document");
+  expect_generic(c.get("/v1/warehouses/1/skus/2"), "sku");
+  expect_generic(c.post("/v1/orders",
+                        R"({"customer_id":1,"warehouse_id":1,"lines":[{"sku_id":2,"quantity":1}]})",
+                        {{"Idempotency-Key", "k1"}}),
+                 "order");
+  const auto metrics = c.get("/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  for (const std::string s : {"127.0.0.1", "postgresql:", "/dev/null", "cannot"}) {
+    EXPECT_FALSE(contains(metrics.body, s)) << metrics.body;
+  }
+  (*server)->stop();
+  (*server)->wait();
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, OpsHttpTest, ::testing::ValuesIn(test_engines()),

@@ -1,0 +1,119 @@
+#include "http/ops_monitor.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "http/problem.hpp"
+
+namespace onceorder::http {
+namespace {
+
+// One run of every invariant query may take this long before it counts as failed.
+constexpr auto kInvariantsDeadline = std::chrono::seconds(60);
+
+OpsMonitor::Readiness check_readiness(store::Database& db) {
+  OpsMonitor::Readiness r;
+  auto current = store::current_schema_version(db);
+  if (!current.ok()) {
+    r.status =
+        Status(Code::unavailable, "the database is not reachable: " + current.status().message());
+  } else if (const int latest = store::latest_schema_version(db.engine()); *current != latest) {
+    r.status = Status(Code::unavailable,
+                      fmt::format("the database schema is at version {}, this build needs {}; "
+                                  "run `onceorder migrate`",
+                                  *current, latest));
+  } else {
+    r.schema_version = *current;
+  }
+  if (!r.status.ok()) {
+    r.reference = problem_reference();
+    spdlog::warn("not ready (reference {}): {}", r.reference, r.status.to_string());
+  }
+  r.at = store::Clock::now();
+  return r;
+}
+
+}  // namespace
+
+OpsMonitor::OpsMonitor(store::Database& db, std::chrono::milliseconds interval)
+    : interval_(interval) {
+  // Its own connections, opened like the request pool's: a slow invariant query or an
+  // unreachable database never holds a connection a request is waiting for.
+  store::DatabaseOptions options = db.options();
+  options.pool_size = 2;  // one per thread
+  own_ = std::make_unique<store::Database>(db.engine(), options,
+                                           [&db] { return db.connect_dedicated(); });
+  readiness_thread_ = std::thread([this] { readiness_loop(); });
+  if (interval_.count() > 0) invariants_thread_ = std::thread([this] { invariants_loop(); });
+}
+
+OpsMonitor::~OpsMonitor() {
+  request_stop();
+  join();
+}
+
+void OpsMonitor::request_stop() {
+  std::lock_guard lock(mu_);
+  stopping_ = true;
+  wake_.notify_all();
+}
+
+void OpsMonitor::join() {
+  std::lock_guard lock(join_mu_);
+  if (readiness_thread_.joinable()) readiness_thread_.join();
+  if (invariants_thread_.joinable()) invariants_thread_.join();
+}
+
+bool OpsMonitor::readiness_fresh() {
+  std::lock_guard lock(mu_);
+  if (readiness_.at && store::Clock::now() - *readiness_.at < kReadinessMaxAge) return true;
+  if (!readiness_wanted_) {
+    readiness_wanted_ = true;
+    wake_.notify_all();
+  }
+  return false;
+}
+
+OpsMonitor::Readiness OpsMonitor::readiness() const {
+  std::lock_guard lock(mu_);
+  return readiness_;
+}
+
+OpsMonitor::Invariants OpsMonitor::invariants() const {
+  std::lock_guard lock(mu_);
+  return invariants_;
+}
+
+void OpsMonitor::readiness_loop() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stopping_ || readiness_wanted_; });
+    if (stopping_) return;
+    lock.unlock();
+    Readiness r = check_readiness(*own_);
+    lock.lock();
+    readiness_ = std::move(r);
+    readiness_wanted_ = false;
+  }
+}
+
+void OpsMonitor::invariants_loop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    auto results = check_invariants(*own_, store::Clock::now() + kInvariantsDeadline);
+    const auto at = store::Clock::now();
+    if (!results.ok()) {
+      spdlog::warn("scheduled invariant check failed: {}", results.status().to_string());
+    }
+    lock.lock();
+    invariants_.last_run_ok = results.ok();
+    if (results.ok()) {
+      invariants_.results = std::move(results).value();
+      invariants_.at = at;
+    }
+    wake_.wait_for(lock, interval_, [&] { return stopping_; });
+  }
+}
+
+}  // namespace onceorder::http

@@ -1,0 +1,99 @@
+// `onceorder serve` as a process: slow clients beyond the descriptor limit, and SIGTERM
+// with a client still sending its request. Runs the built binary (ONCEORDER_BIN) on
+// every engine.
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <thread>
+
+#include "e2e/http_fixture.hpp"
+#include "e2e/serve_process.hpp"
+
+namespace onceorder::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class ServeProcessTest : public ::testing::TestWithParam<Engine> {
+ protected:
+  void SetUp() override { scratch_ = std::make_unique<ScratchDatabase>(GetParam()); }
+  const std::string& url() const { return scratch_->url(); }
+
+ private:
+  std::unique_ptr<ScratchDatabase> scratch_;
+};
+
+// The review's finding: connections trickling headers used up the descriptors and a new
+// client waited for one of them to time out (30 s). Here the server may have 256
+// descriptors and 400 slow clients connect first.
+TEST_P(ServeProcessTest, SlowClientsBeyondTheDescriptorLimitDoNotStallANewOne) {
+  rlimit own{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &own), 0);
+  if (own.rlim_cur < 1024) GTEST_SKIP() << "this test needs 1024 descriptors of its own";
+  ServeProcess serve(url(), {}, /*nofile=*/256);
+  const std::uint16_t port = serve.port();
+  ASSERT_NE(port, 0) << serve.output();
+
+  std::vector<SlowClient> slow;
+  for (int i = 0; i < 400; ++i) {
+    slow.emplace_back(port, "GET /healthz HTTP/1.1\r\nHost: slow\r\nX-Pad: ");
+    ASSERT_GE(slow.back().fd(), 0) << "connection " << i;
+  }
+  std::this_thread::sleep_for(300ms);
+
+  const auto start = std::chrono::steady_clock::now();
+  HttpClient fresh(port, 4s);
+  int status = 0;
+  try {
+    status = fresh.get("/healthz").status;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "a new client was not served: " << e.what();
+  }
+  EXPECT_EQ(status, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+
+  serve.signal(SIGTERM);
+  const auto code = serve.wait_exit(10s);
+  ASSERT_TRUE(code.has_value()) << serve.output().substr(0, 4000);
+  EXPECT_EQ(*code, 0);
+}
+
+// The review's finding: SIGTERM waited ~30 s for one client trickling a body.
+TEST_P(ServeProcessTest, SigtermDoesNotWaitForAClientTricklingItsBody) {
+  ServeProcess serve(url());
+  const std::uint16_t port = serve.port();
+  ASSERT_NE(port, 0) << serve.output();
+  SlowClient trickler(port,
+                      "POST /v1/scopes/S/documents HTTP/1.1\r\nHost: slow\r\n"
+                      "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+                      "{\"title\": \"");
+  ASSERT_GE(trickler.fd(), 0);
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    for (int i = 0; i < 100 && !done && trickler.send_bytes("a"); ++i) {
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  // An idle keep-alive connection too, and a server that has answered once.
+  HttpClient idle(port, 5s);
+  ASSERT_EQ(idle.get("/healthz").status, 200);
+  std::this_thread::sleep_for(500ms);
+
+  const auto start = std::chrono::steady_clock::now();
+  serve.signal(SIGTERM);
+  const auto code = serve.wait_exit(8s);
+  const auto took = std::chrono::steady_clock::now() - start;
+  done = true;
+  trickle.join();
+  ASSERT_TRUE(code.has_value()) << "still running 8 s after SIGTERM\n"
+                                << serve.output().substr(0, 4000);
+  EXPECT_EQ(*code, 0) << serve.output();
+  EXPECT_LT(took, 5s);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, ServeProcessTest, ::testing::ValuesIn(test_engines()),
+                         engine_param_name);
+
+}  // namespace
+}  // namespace onceorder::testing
