@@ -8,6 +8,7 @@
 #include <random>
 
 #include "onceorder/numbering.hpp"
+#include "onceorder/text.hpp"
 #include "store/intake_store.hpp"
 
 namespace onceorder {
@@ -288,6 +289,8 @@ Result<Sku> Intake::adjust(std::int64_t warehouse_id, std::int64_t sku_id, std::
     errors.push_back({"delta", "must be a non-zero integer within ±10^12"});
   if (reason.empty() || reason.size() > 200)
     errors.push_back({"reason", "must be 1–200 characters"});
+  else if (auto problem = text_problem(reason))
+    errors.push_back({"reason", std::move(*problem)});
   if (!errors.empty()) return Status(Code::invalid_request, "invalid request", std::move(errors));
   const auto& sql = store_->sql();
   return store::transact<Sku>(
