@@ -1,10 +1,13 @@
 #include "store/postgres/pg_connection.hpp"
 
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include <fmt/format.h>
 
 #include <unordered_set>
+
+#include "onceorder/redact.hpp"
 
 namespace onceorder::store::postgres {
 
@@ -35,6 +38,13 @@ class PgConnection final : public Connection {
   Engine engine() const override { return Engine::postgres; }
 
   Status begin(TxMode) override {
+    lost_before_commit_ = false;
+    // A restarted server closed this idle connection: find out before anything of the
+    // transaction is sent, so that it can be replayed elsewhere without a doubt.
+    if (!idle_and_alive()) {
+      lost_before_commit_ = true;
+      return lost("the server closed the connection before the transaction started");
+    }
     // Sent lazily with the first statement (one round trip saved per transaction).
     pending_begin_ = true;
     in_tx_ = true;
@@ -67,8 +77,38 @@ class PgConnection final : public Connection {
 
   bool in_transaction() const override { return in_tx_; }
   bool broken() const override { return broken_ || PQstatus(conn_) != CONNECTION_OK; }
+  bool lost_before_commit() const override { return lost_before_commit_; }
 
   Result<Rows> do_query(const Statement& s, std::span<const Param> params, Then then) override {
+    // The transaction's first statement: until a COMMIT is sent with it, a connection lost
+    // now loses nothing that could have committed.
+    const bool first = pending_begin_;
+    auto rows = query_once(s, params, then);
+    if (first && !rows.ok() && rows.status().code() == Code::unavailable && !commit_sent_) {
+      lost_before_commit_ = true;
+    }
+    return rows;
+  }
+
+  Status exec_script(std::string_view sql) override {
+    if (pending_begin_) {  // the lazy BEGIN travels with the script
+      pending_begin_ = false;
+      return simple("BEGIN; " + std::string(sql));
+    }
+    return simple(std::string(sql));
+  }
+
+  Status lock_migrations() override { return simple("SELECT pg_advisory_lock(7210431190431903)"); }
+  Result<bool> try_lead(std::int64_t key) override {
+    static constexpr Statement kTryLead{"try_lead", "SELECT pg_try_advisory_lock($1)"};
+    OO_ASSIGN_OR_RETURN(auto rows, Connection::query(kTryLead, {key}));
+    return rows.at(0).boolean(0);
+  }
+  void unlock_migrations() override { (void)simple("SELECT pg_advisory_unlock(7210431190431903)"); }
+
+ private:
+  Result<Rows> query_once(const Statement& s, std::span<const Param> params, Then then) {
+    commit_sent_ = false;
     if (!prepared_.contains(s.name)) {
       ResultPtr r(
           PQprepare(conn_, std::string(s.name).c_str(), std::string(s.sql).c_str(), 0, nullptr));
@@ -100,23 +140,6 @@ class PgConnection final : public Connection {
     return pipelined(s, values, send_begin, send_commit);
   }
 
-  Status exec_script(std::string_view sql) override {
-    if (pending_begin_) {  // the lazy BEGIN travels with the script
-      pending_begin_ = false;
-      return simple("BEGIN; " + std::string(sql));
-    }
-    return simple(std::string(sql));
-  }
-
-  Status lock_migrations() override { return simple("SELECT pg_advisory_lock(7210431190431903)"); }
-  Result<bool> try_lead(std::int64_t key) override {
-    static constexpr Statement kTryLead{"try_lead", "SELECT pg_try_advisory_lock($1)"};
-    OO_ASSIGN_OR_RETURN(auto rows, Connection::query(kTryLead, {key}));
-    return rows.at(0).boolean(0);
-  }
-  void unlock_migrations() override { (void)simple("SELECT pg_advisory_unlock(7210431190431903)"); }
-
- private:
   // BEGIN? + statement + COMMIT? in one pipeline: one network round trip.
   Result<Rows> pipelined(const Statement& s, const std::vector<const char*>& values,
                          bool send_begin, bool send_commit) {
@@ -127,6 +150,9 @@ class PgConnection final : public Connection {
     sent = sent &&
            PQsendQueryPrepared(conn_, std::string(s.name).c_str(), static_cast<int>(values.size()),
                                values.data(), nullptr, nullptr, 0);
+    // From here on, the server may have received COMMIT: a lost connection is not
+    // replayed (it may have committed).
+    commit_sent_ = send_commit;
     if (send_commit)
       sent = sent && PQsendQueryParams(conn_, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0);
     sent = sent && PQpipelineSync(conn_);
@@ -151,6 +177,15 @@ class PgConnection final : public Connection {
     if (send_commit && first_error.ok()) in_tx_ = false;
     if (!first_error.ok()) return first_error;
     return rows;
+  }
+
+  // An idle connection has nothing to say but the server's goodbye: any input waiting
+  // (the FATAL message of a shut-down backend, then end of file) means it is gone. A
+  // healthy one taken for dead only costs a new connection.
+  bool idle_and_alive() {
+    if (broken_ || PQstatus(conn_) != CONNECTION_OK || PQsocket(conn_) < 0) return false;
+    pollfd p{PQsocket(conn_), POLLIN, 0};
+    return ::poll(&p, 1, 0) == 0;
   }
 
   Status lost(std::string why) {
@@ -199,6 +234,8 @@ class PgConnection final : public Connection {
   bool pending_begin_ = false;
   bool in_tx_ = false;
   bool broken_ = false;
+  bool lost_before_commit_ = false;
+  bool commit_sent_ = false;  // the last statement was sent with COMMIT behind it
   std::unordered_set<std::string_view> prepared_;
 };
 
@@ -214,7 +251,9 @@ Result<std::unique_ptr<Connection>> connect(const std::string& uri,
     std::string msg = PQerrorMessage(conn);
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     PQfinish(conn);
-    return Status(Code::unavailable, "cannot connect to PostgreSQL: " + msg);
+    // libpq may quote the URI, or a bad part of it such as the password.
+    return Status(Code::unavailable,
+                  "cannot connect to PostgreSQL: " + redact_db_message(msg, uri));
   }
   auto c = std::make_unique<PgConnection>(conn);
   Status st =
