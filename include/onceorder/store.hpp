@@ -81,6 +81,12 @@ class Connection {
   virtual bool in_transaction() const = 0;
   // Lost its server or its state is unknown: the pool drops it.
   virtual bool broken() const = 0;
+  // True when the last failure broke the connection at a point where nothing of the
+  // current transaction can have run, let alone committed: it was found dead before the
+  // transaction's first statement was sent (a server restart closes idle connections), or
+  // that first statement failed without a COMMIT in the same round trip. `transact` then
+  // replays the transaction on a new connection instead of failing the request.
+  virtual bool lost_before_commit() const { return false; }
 
   Result<Rows> query(const Statement& stmt, std::span<const Param> params, Then then = Then::stay) {
     before_statement(stmt.name);
@@ -133,6 +139,8 @@ struct StoreMetrics {
   std::atomic<std::uint64_t> retries_serialization{0};
   std::atomic<std::uint64_t> retries_requested{0};
   std::atomic<std::uint64_t> gave_up_busy{0};
+  // Transactions replayed on a new connection after theirs was found dead (lost_before_commit).
+  std::atomic<std::uint64_t> reconnects{0};
   std::atomic<int> connections_in_use{0};
 };
 
@@ -170,8 +178,10 @@ class Database {
   const DatabaseOptions& options() const { return options_; }
   StoreMetrics& metrics() { return metrics_; }
 
-  // Waits until `deadline` for a free connection: Code::busy if none frees up.
-  Result<PooledConnection> acquire(Clock::time_point deadline);
+  // Waits until `deadline` for a free connection: Code::busy if none frees up. `fresh`
+  // prefers a new connection to an idle one (when the pool has room): after one connection
+  // was found dead, the idle ones may well be dead too.
+  Result<PooledConnection> acquire(Clock::time_point deadline, bool fresh = false);
   // A connection outside the pool (e.g. to hold leadership for the process's lifetime).
   Result<std::unique_ptr<Connection>> connect_dedicated() { return factory_(); }
 
@@ -196,7 +206,10 @@ struct TxOptions {
 // Runs `body` in one transaction and commits it. On a retryable failure (deadlock, lock
 // timeout, serialization failure, Code::retry_transaction) everything is rolled back and
 // the *whole* body runs again, at most `max_attempts` times within the deadline; then
-// Code::busy. Any other error rolls back and is returned as is.
+// Code::busy. A connection found dead before anything of the transaction could commit
+// (Connection::lost_before_commit) is replaced and the transaction run again on the new
+// one, at most twice and not counted as an attempt. Any other error rolls back and is
+// returned as is.
 template <class T>
 Result<T> transact(Database& db, const TxOptions& options,
                    const std::function<Result<T>(Connection&)>& body);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace onceorder {
@@ -10,5 +11,9 @@ namespace onceorder {
 std::optional<size_t> utf8_length(std::string_view s);
 // True when `s` contains a control character (U+0000–U+001F, U+007F).
 bool has_control_chars(std::string_view s);
+// Why `s` is not text every string input must be (valid UTF-8, no control character: a
+// NUL would cut it short in PostgreSQL, which also refuses invalid UTF-8 with an error),
+// or nullopt when it is. The one check of every string a client sends.
+std::optional<std::string> text_problem(std::string_view s);
 
 }  // namespace onceorder

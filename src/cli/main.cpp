@@ -11,12 +11,14 @@
 
 #include "cli/commands.hpp"
 #include "cli/demo.hpp"
+#include "http/auth.hpp"
 #include "onceorder/db_url.hpp"
 #include "onceorder/duration.hpp"
 #include "onceorder/http_server.hpp"
 #include "onceorder/intake.hpp"
 #include "onceorder/maintenance.hpp"
 #include "onceorder/receipts.hpp"
+#include "onceorder/redact.hpp"
 #include "onceorder/store.hpp"
 
 namespace {
@@ -29,7 +31,11 @@ Result<std::unique_ptr<store::Database>> open_db(const std::string& url, int poo
   store::DatabaseOptions options;
   options.pool_size = pool_size;
   auto db = store::Database::open(parsed, options);
-  if (!db.ok()) return Status(db.status().code(), db.status().message() + " (--db " + url + ")");
+  // Never the URL itself: it may hold a password, and libpq's message may quote it.
+  if (!db.ok()) {
+    return Status(db.status().code(), redact_db_message(db.status().message(), url) + " (--db " +
+                                          redact_db_url(url) + ")");
+  }
   if (migrated) {
     auto version = store::migrate(**db);
     if (!version.ok()) return version.status();
@@ -88,7 +94,8 @@ int main(int argc, char** argv) {
   std::chrono::milliseconds header_timeout{10000};
   serve->add_option("--listen", server_options.listen, "host:port to listen on")
       ->capture_default_str();
-  serve->add_option("--tokens", tokens, "tokens file: one 'token role' per line");
+  auto* tokens_option =
+      serve->add_option("--tokens", tokens, "tokens file: one 'token role' per line");
   serve->add_option("--pool-size", pool_size, "database connections (and request workers)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
@@ -166,6 +173,15 @@ int main(int argc, char** argv) {
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z level=%l %v");
 
+  // `--tokens ""` (an unset variable) must not quietly mean "no authentication": a path
+  // given is a path to read, checked before anything else happens.
+  const bool tokens_given = *serve && tokens_option->count() > 0;
+  if (tokens_given) {
+    auto table = http::TokenTable::load(tokens);
+    if (!table.ok()) return cli::fail(table.status());
+    if (auto warning = http::TokenTable::exposure_warning(tokens)) spdlog::warn("{}", *warning);
+  }
+
   // `migrate` reports the version; `dedup` must run on a database whose last migration
   // is blocked by the very duplicates it fixes; everything else migrates first.
   const bool migrated = !*migrate && !*dedup;
@@ -193,7 +209,7 @@ int main(int argc, char** argv) {
   if (*batch) return cli::schedule_batch(database, sched);
   if (*reap) return cli::schedule_reap(database, sched);
   if (*serve) {
-    if (!tokens.empty()) server_options.tokens_file = tokens;
+    if (tokens_given) server_options.tokens_file = tokens;
     server_options.request_deadline = std::chrono::milliseconds(request_timeout_ms);
     server_options.header_timeout = std::max(
         std::chrono::seconds(1), std::chrono::duration_cast<std::chrono::seconds>(header_timeout));

@@ -33,7 +33,9 @@ Result<Cart> normalize_cart(std::int64_t warehouse_id, const std::vector<CartLin
                         fmt::format("must be an integer from 1 to {}", kMaxLineQuantity)});
       ok = false;
     }
-    if (ok) merged[l.sku_id] += l.quantity;
+    // Checked: each line is bounded, but their number is not (only by the body's size).
+    if (ok && __builtin_add_overflow(merged[l.sku_id], l.quantity, &merged[l.sku_id]))
+      merged[l.sku_id] = kMaxLineQuantity + 1;  // reported as too large below
   }
   for (const auto& [sku, qty] : merged) {
     if (qty > kMaxLineQuantity) {

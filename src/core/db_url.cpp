@@ -1,5 +1,7 @@
 #include "onceorder/db_url.hpp"
 
+#include "onceorder/redact.hpp"
+
 namespace onceorder {
 
 std::string_view engine_name(Engine engine) {
@@ -8,7 +10,7 @@ std::string_view engine_name(Engine engine) {
 
 Result<DbUrl> parse_db_url(std::string_view url) {
   auto bad = [&](std::string why) {
-    return Status(Code::invalid_request, "bad database URL '" + std::string(url) +
+    return Status(Code::invalid_request, "bad database URL '" + redact_db_url(url) +
                                              "': " + std::move(why) +
                                              " (expected sqlite:PATH or postgresql://…)");
   };

@@ -47,4 +47,10 @@ bool has_control_chars(std::string_view s) {
   return false;
 }
 
+std::optional<std::string> text_problem(std::string_view s) {
+  if (!utf8_length(s)) return "must be valid UTF-8";
+  if (has_control_chars(s)) return "must not contain control characters";
+  return std::nullopt;
+}
+
 }  // namespace onceorder

@@ -1,9 +1,11 @@
 #include "http/auth.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -93,6 +95,16 @@ Result<TokenTable> TokenTable::parse(std::string_view text) {
 }
 
 Result<TokenTable> TokenTable::load(const std::string& path) {
+  if (path.empty()) {
+    return Status(Code::invalid_request,
+                  "the tokens file path is empty (an unset variable?): name the file, or leave "
+                  "--tokens out to serve on loopback without authentication");
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return Status(Code::invalid_request, fmt::format("cannot read tokens file '{}': {}", path,
+                                                     ec ? ec.message() : "not a regular file"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(Code::invalid_request, fmt::format("cannot read tokens file '{}'", path));
   std::ostringstream text;
@@ -104,6 +116,16 @@ Result<TokenTable> TokenTable::load(const std::string& path) {
                   table.status().fields());
   }
   return table;
+}
+
+std::optional<std::string> TokenTable::exposure_warning(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  if ((st.st_mode & (S_IRWXG | S_IRWXO)) == 0) return std::nullopt;
+  return fmt::format(
+      "tokens file '{}' is readable by group or others (mode {:03o}): its tokens are "
+      "passwords; chmod 600 it",
+      path, st.st_mode & 0777);
 }
 
 std::optional<Principal> TokenTable::find(std::string_view token) const {

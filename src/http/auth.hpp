@@ -31,7 +31,12 @@ class TokenTable {
   // Parses the file's text. A malformed line, a duplicate token or a file without any
   // token is an error naming the line (or the file).
   static Result<TokenTable> parse(std::string_view text);
+  // Reads a regular file; an empty path is an error (an unset shell variable must not
+  // turn authentication off).
   static Result<TokenTable> load(const std::string& path);
+  // A warning when the file at `path` can be read (or written) by group or others: the
+  // tokens are passwords. nullopt when it is private (or cannot be examined).
+  static std::optional<std::string> exposure_warning(const std::string& path);
 
   // The principal a token stands for. Compares against every entry in constant time per
   // entry so that response timing does not reveal how much of a token was right.

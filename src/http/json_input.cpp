@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "onceorder/text.hpp"
+
 namespace onceorder::http {
 namespace {
 
@@ -100,6 +102,12 @@ std::optional<std::string> FieldReader::string(const std::string& name, bool req
   if (v == nullptr) return std::nullopt;
   if (!v->is_string()) {
     add_error(name, "must be a string");
+    return std::nullopt;
+  }
+  // The one check of every string a body carries: JSON escapes can spell a NUL (which
+  // PostgreSQL would cut the text at) or another control character in a valid body.
+  if (auto problem = text_problem(v->get_ref<const std::string&>())) {
+    add_error(name, std::move(*problem));
     return std::nullopt;
   }
   return v->get<std::string>();

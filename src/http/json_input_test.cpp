@@ -77,6 +77,21 @@ TEST(FieldReader, RequiredStringsAndUnknownMembers) {
   EXPECT_TRUE(ok.finish().ok());
 }
 
+// Issue 8: a NUL cut strings short on PostgreSQL. Every string read is UTF-8 text without
+// control characters (JSON escapes can spell them even in a valid UTF-8 body).
+TEST(FieldReader, StringsAreTextWithoutControlCharacters) {
+  auto body = parse_object(R"({"a": "x\u0000y", "b": "\u0001", "c": "tab\there", "d": "\u007f",
+                               "ok": "caf\u00e9 \ud83d\ude00"})");
+  ASSERT_TRUE(body.ok()) << body.status().to_string();
+  FieldReader r(*body);
+  for (const char* name : {"a", "b", "c", "d"}) EXPECT_EQ(r.string(name), std::nullopt) << name;
+  EXPECT_EQ(r.string("ok"), "caf\u00e9 \U0001F600");
+  Status st = r.finish();
+  std::vector<std::string> fields;
+  for (const auto& f : st.fields()) fields.push_back(f.field);
+  EXPECT_EQ(fields, (std::vector<std::string>{"a", "b", "c", "d"}));
+}
+
 TEST(FieldReader, ArraysOfObjectsNameTheirElements) {
   auto body = parse_object(
       R"({"lines": [{"sku_id": 1, "quantity": 2}, 5, {"sku_id": "x", "qty": 1}], "n": 5})");

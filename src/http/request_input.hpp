@@ -32,7 +32,9 @@ std::vector<std::int64_t> path_ids(const std::vector<std::string>& ids,
 // Reads query parameters by name; finish() reports the ones nobody asked for.
 class QueryReader {
  public:
-  // invalid_request when the query string itself is malformed (see parse_query).
+  // invalid_request when the query string itself is malformed (see parse_query) or a
+  // name is not text; a value that is not UTF-8 text without control characters is a
+  // field error under its name, and the parameter reads as absent.
   static Result<QueryReader> parse(std::string_view target);
 
   std::optional<std::string> string(const std::string& name, size_t max_size);

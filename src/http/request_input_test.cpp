@@ -102,5 +102,23 @@ TEST(EmptyBody, NothingOrAnEmptyObject) {
   EXPECT_EQ(empty_body(req).code(), Code::invalid_json);
 }
 
+// Issue 8: `%FF` was a 500 on PostgreSQL and `%00` cut a filter short. Every parameter is
+// checked once, where the query is read: the value's field is named, nothing else read.
+TEST(QueryReader, ParametersAreTextWithoutControlCharacters) {
+  auto q = QueryReader::parse("/x?a=%FF&b=N%00x&c=%C3%28&d=%0A&ok=%C3%A9&n=5");
+  ASSERT_TRUE(q.ok()) << q.status().to_string();
+  for (const char* name : {"a", "b", "c"}) EXPECT_EQ(q->string(name, 64), std::nullopt) << name;
+  EXPECT_EQ(q->integer("d", 0, 10), std::nullopt);
+  EXPECT_EQ(q->string("ok", 64), "\u00e9");
+  EXPECT_EQ(q->integer("n", 0, 10), 5);
+  Status st = q->finish();
+  std::vector<std::string> fields;
+  for (const auto& f : st.fields()) fields.push_back(f.field);
+  EXPECT_EQ(fields, (std::vector<std::string>{"a", "b", "c", "d"}));
+  // A name that is not text cannot be named back in an answer: the query is refused.
+  EXPECT_EQ(QueryReader::parse("/x?%FF=1").status().code(), Code::invalid_request);
+  EXPECT_EQ(QueryReader::parse("/x?a%00=1").status().code(), Code::invalid_request);
+}
+
 }  // namespace
 }  // namespace onceorder::http

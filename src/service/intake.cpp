@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <random>
 
 #include "onceorder/numbering.hpp"
+#include "onceorder/text.hpp"
 #include "store/intake_store.hpp"
 
 namespace onceorder {
@@ -53,6 +55,11 @@ Status in_production(std::int64_t order_id) {
       Code::in_production,
       fmt::format("order {} already has a production order; it cannot be cancelled", order_id));
 }
+
+// API.md "Stock bounds": prices, stock and one adjustment are at most 10^12.
+constexpr std::int64_t kMaxPriceCents = 1'000'000'000'000;
+constexpr std::int64_t kMaxStock = 1'000'000'000'000;
+constexpr std::int64_t kMaxTotalCents = std::numeric_limits<std::int64_t>::max();
 
 Status check_ids(std::int64_t warehouse_id, std::int64_t sku_id) {
   std::vector<FieldError> errors;
@@ -187,7 +194,15 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
     for (size_t i = 0; i < rows.size(); ++i) {
       order.lines.push_back(
           {static_cast<int>(i + 1), rows[i].sku_id, cart->lines[i].quantity, rows[i].price_cents});
-      order.total_cents += rows[i].price_cents * cart->lines[i].quantity;
+      // Prices up to 10^12 times quantities up to 10^6 over 20 lines do not fit in 64
+      // bits: refuse (rolling everything back) rather than store a wrapped total.
+      std::int64_t line_total = 0;
+      if (__builtin_mul_overflow(rows[i].price_cents, cart->lines[i].quantity, &line_total) ||
+          __builtin_add_overflow(order.total_cents, line_total, &order.total_cents)) {
+        return Status(
+            Code::invalid_request, "the order total does not fit in 64 bits; nothing was stored",
+            {FieldError{"lines", fmt::format("the total would exceed {} cents", kMaxTotalCents)}});
+      }
     }
     auto created = store_->place(c, order, req.idempotency_key, last);
     id_taken = created.status().code() == Code::unique_violation;
@@ -274,9 +289,9 @@ Result<Intake::PutSku> Intake::put_sku(std::int64_t warehouse_id, std::int64_t s
                                        store::Clock::time_point deadline) {
   Status ids = check_ids(warehouse_id, sku_id);
   std::vector<FieldError> errors = ids.fields();
-  if (price_cents < 0 || price_cents > 1'000'000'000'000)
+  if (price_cents < 0 || price_cents > kMaxPriceCents)
     errors.push_back({"price_cents", "must be an integer from 0 to 10^12"});
-  if (available && (*available < 0 || *available > 1'000'000'000'000))
+  if (available && (*available < 0 || *available > kMaxStock))
     errors.push_back({"available", "must be an integer from 0 to 10^12"});
   if (!errors.empty()) return Status(Code::invalid_request, "invalid request", std::move(errors));
   const auto& sql = store_->sql();
@@ -309,10 +324,12 @@ Result<Sku> Intake::adjust(std::int64_t warehouse_id, std::int64_t sku_id, std::
                            const std::string& reason, store::Clock::time_point deadline) {
   Status ids = check_ids(warehouse_id, sku_id);
   std::vector<FieldError> errors = ids.fields();
-  if (delta == 0 || delta < -1'000'000'000'000 || delta > 1'000'000'000'000)
+  if (delta == 0 || delta < -kMaxStock || delta > kMaxStock)
     errors.push_back({"delta", "must be a non-zero integer within ±10^12"});
   if (reason.empty() || reason.size() > 200)
     errors.push_back({"reason", "must be 1–200 characters"});
+  else if (auto problem = text_problem(reason))
+    errors.push_back({"reason", std::move(*problem)});
   if (!errors.empty()) return Status(Code::invalid_request, "invalid request", std::move(errors));
   const auto& sql = store_->sql();
   return store::transact<Sku>(
@@ -322,6 +339,12 @@ Result<Sku> Intake::adjust(std::int64_t warehouse_id, std::int64_t sku_id, std::
         if (locked.empty()) {
           return Status(Code::not_found, fmt::format("sku {} has no stock row in warehouse {}",
                                                      sku_id, warehouse_id));
+        }
+        // |delta| <= 10^12 and 0 <= available: the sum cannot wrap; the bound keeps it so.
+        if (delta > 0 && locked[0].i64(0) + delta > kMaxStock) {
+          return Status(Code::invalid_request, "invalid request",
+                        {FieldError{"delta", fmt::format("would make available {}, more than {}",
+                                                         locked[0].i64(0) + delta, kMaxStock)}});
         }
         if (locked[0].i64(0) + delta < 0) {
           return Status(Code::insufficient_stock,

@@ -29,11 +29,10 @@ Status check_scope_name(std::string_view scope) {
 }
 
 std::optional<std::string> title_problem(std::string_view title) {
+  if (auto problem = text_problem(title)) return problem;
   const auto len = utf8_length(title);
-  if (!len) return "must be valid UTF-8";
   if (*len == 0) return "must not be empty";
   if (*len > kMaxTitle) return "must be at most " + std::to_string(kMaxTitle) + " characters";
-  if (has_control_chars(title)) return "must not contain control characters";
   return std::nullopt;
 }
 

@@ -70,10 +70,19 @@ Status validate_order_key(const OrderKey& k, const std::string& prefix) {
   return Status(Code::invalid_request, "invalid request", std::move(errors));
 }
 
+namespace {
+
+FieldError too_many_orders(size_t given) {
+  return {"orders",
+          fmt::format("at most {} orders per request, got {}", kMaxOrdersPerRequest, given)};
+}
+
+}  // namespace
+
 Status validate_source_orders(std::span<const SourceOrder> orders) {
   std::vector<FieldError> errors;
   if (orders.empty()) errors.push_back({"orders", "must hold at least one order"});
-  if (orders.size() > 10000) errors.push_back({"orders", "at most 10000 orders per request"});
+  if (orders.size() > kMaxOrdersPerRequest) errors.push_back(too_many_orders(orders.size()));
   for (size_t i = 0; i < orders.size() && errors.size() < 50; ++i) {
     const auto prefix = fmt::format("orders[{}].", i);
     Status st = validate_order_key(orders[i].key, prefix);
@@ -138,12 +147,13 @@ Result<RunCreated> Scheduler::create_run(RunKind kind,
   std::vector<OrderKey> keys;
   if (orders) {
     std::vector<FieldError> errors;
-    for (size_t i = 0; i < orders->size(); ++i) {
+    if (orders->empty())
+      errors.push_back({"orders", "must hold at least one order (omit it for every candidate)"});
+    if (orders->size() > kMaxOrdersPerRequest) errors.push_back(too_many_orders(orders->size()));
+    for (size_t i = 0; i < orders->size() && errors.size() < 50; ++i) {
       Status st = validate_order_key((*orders)[i], fmt::format("orders[{}].", i));
       for (const auto& f : st.fields()) errors.push_back(f);
     }
-    if (orders->empty())
-      errors.push_back({"orders", "must hold at least one order (omit it for every candidate)"});
     if (!errors.empty()) return Status(Code::invalid_request, "invalid request", std::move(errors));
     std::set<OrderKey> unique(orders->begin(), orders->end());
     keys.assign(unique.begin(), unique.end());  // key order = lock order

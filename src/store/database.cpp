@@ -54,10 +54,10 @@ Result<std::unique_ptr<Database>> Database::open(const DbUrl& url, DatabaseOptio
   return db;
 }
 
-Result<PooledConnection> Database::acquire(Clock::time_point deadline) {
+Result<PooledConnection> Database::acquire(Clock::time_point deadline, bool fresh) {
   std::unique_lock lock(pool_->mu);
   for (;;) {
-    if (!pool_->idle.empty()) {
+    if (!pool_->idle.empty() && !(fresh && pool_->open < options_.pool_size)) {
       auto conn = std::move(pool_->idle.back());
       pool_->idle.pop_back();
       metrics_.connections_in_use.fetch_add(1);
@@ -129,9 +129,14 @@ Clock::duration backoff(int attempt) {
 
 Status transact_status(Database& db, const TxOptions& options,
                        const std::function<Status(Connection&)>& body) {
+  // Twice: a restart leaves every idle connection dead, and the new connection taken after
+  // the first dead one may itself meet the server going away once more.
+  constexpr int kMaxReconnects = 2;
+  int reconnects = 0;
+  bool fresh = false;
   Status last;
   for (int attempt = 1; attempt <= options.max_attempts; ++attempt) {
-    auto conn = db.acquire(options.deadline);
+    auto conn = db.acquire(options.deadline, fresh);
     if (!conn.ok()) return conn.status();
     Connection& c = **conn;
     Status st = c.begin(options.mode);
@@ -139,6 +144,17 @@ Status transact_status(Database& db, const TxOptions& options,
     if (st.ok() && c.in_transaction()) st = c.commit();
     if (st.ok()) return st;
     c.rollback();
+    // Nothing of this transaction can have committed: replay it on a new connection (the
+    // dead one is dropped when `conn` goes out of scope). Invisible to the caller.
+    if (st.code() == Code::unavailable && c.lost_before_commit() && reconnects < kMaxReconnects &&
+        Clock::now() < options.deadline) {
+      ++reconnects;
+      db.metrics().reconnects.fetch_add(1);
+      fresh = true;
+      --attempt;
+      continue;
+    }
+    fresh = false;
     if (!is_retryable(st.code())) return st;
     last = st;
     count_retry(db.metrics(), st.code());

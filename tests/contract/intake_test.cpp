@@ -557,6 +557,51 @@ TEST_P(IntakeTest, StockAdjustmentsAreLedgeredAndNeverNegative) {
   expect_invariants_hold();
 }
 
+// Issue 8: prices up to 10^12 and quantities up to 10^6 over 20 lines do not fit in 64 bits.
+// A total that would wrap is refused before anything is written, not stored negative.
+TEST_P(IntakeTest, ATotalThatDoesNotFitIn64BitsIsRefusedAndWritesNothing) {
+  constexpr std::int64_t kPrice = 1'000'000'000'000;
+  constexpr std::int64_t kQuantity = 1'000'000;
+  std::vector<CartLine> ten;
+  for (std::int64_t sku = 1; sku <= 10; ++sku) {
+    stock(sku, kQuantity, kPrice);
+    ten.push_back({sku, kQuantity});
+  }
+  auto huge = place("huge", ten);
+  ASSERT_FALSE(huge.ok()) << "total_cents " << huge->order.total_cents;
+  EXPECT_EQ(huge.status().code(), Code::invalid_request);
+  ASSERT_FALSE(huge.status().fields().empty());
+  EXPECT_EQ(huge.status().fields()[0].field, "lines");
+  EXPECT_EQ(count("SELECT count(*) FROM orders"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM order_receipts"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM reservations"), 0);
+  for (std::int64_t sku = 1; sku <= 10; ++sku) EXPECT_EQ(available(sku), kQuantity);
+  // Nine such lines (9 * 10^18) still fit, exactly.
+  ten.pop_back();
+  auto nine = place("nine", ten);
+  ASSERT_TRUE(nine.ok()) << nine.status().to_string();
+  EXPECT_EQ(nine->order.total_cents, 9 * kPrice * kQuantity);
+  expect_invariants_hold();
+}
+
+// Adjustments cannot push `available` past the bound PUT takes (10^12), so that repeated
+// adjustments can never make it wrap either.
+TEST_P(IntakeTest, AnAdjustmentCannotPushAvailablePastTheBound) {
+  constexpr std::int64_t kMax = 1'000'000'000'000;
+  stock(5, kMax);
+  auto over = intake_.adjust(1, 5, 1, "found one", soon());
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), Code::invalid_request);
+  ASSERT_FALSE(over.status().fields().empty());
+  EXPECT_EQ(over.status().fields()[0].field, "delta");
+  EXPECT_EQ(available(5), kMax);
+  EXPECT_EQ(count("SELECT count(*) FROM stock_ledger WHERE sku_id = 5"), 1);
+  ASSERT_TRUE(intake_.adjust(1, 5, -kMax, "all gone", soon()).ok());
+  ASSERT_TRUE(intake_.adjust(1, 5, kMax, "all back", soon()).ok());
+  EXPECT_EQ(available(5), kMax);
+  expect_invariants_hold();
+}
+
 TEST_P(IntakeTest, TwoProcessesNeverShareANodeId) {
   Intake other(*db_);
   auto a = intake_.node_id();

@@ -115,6 +115,34 @@ TEST_P(SchedulingTest, BatchAndManualAtTheSameInstantProduceEachOrderOnceRace) {
   expect_invariants_hold();
 }
 
+// Issue 8: source orders refused 10,001 orders but a run took them. One limit, both routes.
+TEST_P(SchedulingTest, SourceOrdersAndRunsTakeAtMostTenThousandOrders) {
+  constexpr int kMax = 10000;  // API.md
+  static_assert(kMaxOrdersPerRequest == static_cast<size_t>(kMax));
+  Scheduler s(*db_, opts());
+  auto max = make_orders("S1", "O", kMax);
+  ASSERT_TRUE(s.import_source_orders(max, soon(60)).ok());
+  auto over = make_orders("S2", "O", kMax + 1);
+  auto refused = s.import_source_orders(over, soon(60));
+  EXPECT_EQ(refused.status().code(), Code::invalid_request);
+  ASSERT_FALSE(refused.status().fields().empty());
+  EXPECT_EQ(refused.status().fields()[0].field, "orders");
+  EXPECT_EQ(count("SELECT count(*) FROM source_orders"), kMax);
+
+  // Runs over orders that do not exist: quick to create, every one skipped as unknown.
+  std::vector<OrderKey> keys;
+  for (const auto& o : make_orders("S3", "O", kMax + 1)) keys.push_back(o.key);
+  auto too_many = s.create_run(RunKind::manual, keys, soon(60));
+  EXPECT_EQ(too_many.status().code(), Code::invalid_request);
+  ASSERT_FALSE(too_many.status().fields().empty());
+  EXPECT_EQ(too_many.status().fields()[0].field, "orders");
+  EXPECT_EQ(count("SELECT count(*) FROM schedule_runs"), 0);
+  keys.pop_back();
+  auto run = s.create_run(RunKind::manual, keys, soon(60));
+  ASSERT_TRUE(run.ok()) << run.status().to_string();
+  EXPECT_EQ(run->skipped.size(), static_cast<size_t>(kMax));
+}
+
 TEST_P(SchedulingTest, SkippedOrdersSayWhy) {
   Scheduler s(*db_);
   ASSERT_TRUE(s.import_source_orders(make_orders("S1", "O", 3), soon()).ok());

@@ -3,6 +3,8 @@
 // pool's deadline.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <thread>
 
@@ -166,6 +168,98 @@ TEST(StoreOpenTest, BadUrlsAndUnreachableDatabasesSayWhat) {
   ASSERT_FALSE(pg.ok());
   EXPECT_EQ(pg.status().code(), Code::unavailable);
   EXPECT_NE(pg.status().message().find("cannot connect to PostgreSQL"), std::string::npos);
+}
+
+// Issue 8: after a PostgreSQL restart the first request on each pooled connection failed
+// (503 "postgresql: no pipeline sync"). Terminating every backend of the database from a
+// second client is what a restart does to the pool.
+class ReconnectTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto engines = engines_under_test();
+    if (std::find(engines.begin(), engines.end(), Engine::postgres) == engines.end())
+      GTEST_SKIP() << "PostgreSQL not configured";
+    tdb_ = std::make_unique<TestDb>(Engine::postgres);
+    db_ = tdb_->open({.pool_size = kPool});
+  }
+
+  // Every connection of the pool open and idle: kPool transactions at once.
+  void fill_pool() {
+    std::vector<store::PooledConnection> held;
+    for (int i = 0; i < kPool; ++i) {
+      auto c = db_->acquire(soon());
+      ASSERT_TRUE(c.ok()) << c.status().to_string();
+      held.push_back(std::move(*c));
+    }
+  }
+
+  void restart() {
+    const std::string others =
+        "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()";
+    tdb_->sql("SELECT pg_terminate_backend(pid) " + others);
+    // Until they are gone, as after a restart (a backend ends a moment after the signal).
+    for (int i = 0; i < 200 && tdb_->sql("SELECT count(*) " + others).at(0).i64(0) > 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    ASSERT_EQ(tdb_->sql("SELECT count(*) " + others).at(0).i64(0), 0);
+  }
+
+  // A one-statement read transaction (its first statement is sent with BEGIN).
+  Result<std::int64_t> select_one() {
+    static constexpr store::Statement kOne{"t_one", "SELECT 1"};
+    return store::transact<std::int64_t>(*db_, {soon(), 3, store::TxMode::read},
+                                         [&](store::Connection& c) -> Result<std::int64_t> {
+                                           OO_ASSIGN_OR_RETURN(auto rows, c.query(kOne, {}));
+                                           return rows.at(0).i64(0);
+                                         });
+  }
+
+  static constexpr int kPool = 4;
+  std::unique_ptr<TestDb> tdb_;
+  std::unique_ptr<store::Database> db_;
+};
+
+TEST_F(ReconnectTest, EveryRequestAfterARestartSucceeds) {
+  fill_pool();
+  ASSERT_TRUE(select_one().ok());
+  restart();
+  // One after another: each finds a dead connection (or the new one) and succeeds.
+  Numbering numbering(*db_);
+  for (int i = 0; i < kPool; ++i) {
+    auto r = select_one();
+    EXPECT_TRUE(r.ok()) << i << ": " << r.status().to_string();
+  }
+  EXPECT_GE(db_->metrics().reconnects.load(), 1u);
+  EXPECT_EQ(db_->metrics().gave_up_busy.load(), 0u);
+  restart();
+  // A one-statement write transaction (COMMIT pipelined with the statement).
+  auto doc = numbering.issue({"R", "after restart", {}}, soon());
+  EXPECT_TRUE(doc.ok()) << doc.status().to_string();
+}
+
+TEST_F(ReconnectTest, AllConnectionsBrokenAtOnceAreEachReplaced) {
+  fill_pool();
+  restart();
+  // kPool requests at the same time: each takes one of the dead connections.
+  std::atomic<int> inside{0};
+  std::vector<Status> results(kPool);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kPool; ++t) {
+    threads.emplace_back([&, t] {
+      static constexpr store::Statement kOne{"t_one", "SELECT 1"};
+      results[t] = store::transact_status(
+          *db_, {soon(), 3, store::TxMode::read}, [&](store::Connection& c) -> Status {
+            inside.fetch_add(1);
+            // Hold the connection until every request has one (or a moment has passed).
+            for (int i = 0; i < 200 && inside.load() < kPool; ++i)
+              std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            return c.query(kOne, {}).status();
+          });
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int t = 0; t < kPool; ++t)
+    EXPECT_TRUE(results[t].ok()) << t << ": " << results[t].to_string();
+  EXPECT_EQ(db_->metrics().reconnects.load(), static_cast<std::uint64_t>(kPool));
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, StoreTest, ::testing::ValuesIn(engines_under_test()),

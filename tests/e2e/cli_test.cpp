@@ -2,6 +2,7 @@
 // start-up refusal and graceful SIGTERM. Runs the built binary (ONCEORDER_BIN).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -26,9 +28,12 @@ std::string bin() {
   return b ? b : "./onceorder";
 }
 
-Run run(const std::string& args) {
+// `timeout_seconds` > 0: stopped with SIGTERM after that long (exit code 124 then).
+Run run(const std::string& args, int timeout_seconds = 0) {
   Run r;
-  FILE* p = popen((bin() + " " + args + " 2>&1").c_str(), "r");
+  const std::string prefix =
+      timeout_seconds > 0 ? "timeout " + std::to_string(timeout_seconds) + " " : "";
+  FILE* p = popen((prefix + bin() + " " + args + " 2>&1").c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf{};
   while (size_t n = fread(buf.data(), 1, buf.size(), p)) r.output.append(buf.data(), n);
@@ -234,6 +239,66 @@ TEST_F(CliTest, BadDatabaseUrlsSayWhatIsWrong) {
   unsetenv("ONCEORDER_DB");
   EXPECT_EQ(from_env.exit_code, 2);
   EXPECT_NE(from_env.output.find("nonsense"), std::string::npos) << from_env.output;
+}
+
+// Issue 8: the URL was printed whole, password included, and libpq's own messages can
+// quote parts of it. No form of password reaches the output.
+TEST_F(CliTest, PasswordsInDatabaseUrlsAreNeverPrinted) {
+  const std::vector<std::string> urls = {
+      "'postgresql://u:hunter2secret@127.0.0.1:1/x?connect_timeout=2'",
+      "'postgresql://u@127.0.0.1:1/x?connect_timeout=2&password=hunter2secret'",
+      "'postgresql://u:hunter2%ZZsecret@127.0.0.1:1/x'",
+      "'host=127.0.0.1 port=1 password=hunter2secret'",
+  };
+  for (const std::string& url : urls) {
+    SCOPED_TRACE(url);
+    for (const std::string command : {"migrate", "check", "serve --listen 127.0.0.1:0"}) {
+      auto r = run("--db " + url + " " + command, /*timeout_seconds=*/20);
+      EXPECT_EQ(r.exit_code, 2) << r.output;
+      EXPECT_EQ(r.output.find("hunter2"), std::string::npos) << r.output;
+      EXPECT_FALSE(r.output.empty());
+    }
+    setenv("ONCEORDER_DB", url.substr(1, url.size() - 2).c_str(), 1);
+    auto from_env = run("migrate");
+    unsetenv("ONCEORDER_DB");
+    EXPECT_EQ(from_env.exit_code, 2) << from_env.output;
+    EXPECT_EQ(from_env.output.find("hunter2"), std::string::npos) << from_env.output;
+  }
+  // The rest of the URL is still shown: the operator can tell which database it was.
+  auto r = run("--db 'postgresql://u:hunter2secret@127.0.0.1:1/x?connect_timeout=2' migrate");
+  EXPECT_NE(r.output.find("postgresql://u:***@127.0.0.1:1/x"), std::string::npos) << r.output;
+}
+
+// Issue 8: `--tokens "$UNSET"` turned authentication off without a word.
+TEST_F(CliTest, AnEmptyOrUnreadableTokensPathIsAnError) {
+  const std::vector<std::string> cases = {"--tokens ''", "--tokens " + (dir_ / "missing").string(),
+                                          "--tokens " + dir_.string()};
+  for (const std::string& args : cases) {
+    SCOPED_TRACE(args);
+    auto r = run(db_ + " serve --listen 127.0.0.1:0 " + args, /*timeout_seconds=*/10);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("tokens"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("serving"), std::string::npos) << r.output;
+  }
+}
+
+// A tokens file others can read gets a warning at start (the server still starts).
+TEST_F(CliTest, ATokensFileReadableByOthersIsWarnedAbout) {
+  const std::string tokens = write("tokens", "t0ken-admin admin\n");
+  ASSERT_EQ(chmod(tokens.c_str(), 0644), 0);
+  // Serves for a moment, then stops on SIGTERM: everything it said on the way.
+  auto serve = [&] {
+    return run(db_ + " serve --listen 127.0.0.1:0 --tokens " + tokens, /*timeout_seconds=*/3)
+        .output;
+  };
+  const std::string loose = serve();
+  EXPECT_NE(loose.find("serving"), std::string::npos) << loose;
+  EXPECT_NE(loose.find("readable by"), std::string::npos) << loose;
+  EXPECT_NE(loose.find("chmod 600"), std::string::npos) << loose;
+  ASSERT_EQ(chmod(tokens.c_str(), 0600), 0);
+  const std::string tight = serve();
+  EXPECT_NE(tight.find("serving"), std::string::npos) << tight;
+  EXPECT_EQ(tight.find("readable by"), std::string::npos) << tight;
 }
 
 TEST_F(CliTest, ServeRefusesNonLoopbackWithoutTokens) {

@@ -357,6 +357,30 @@ TEST_P(SchedulingHttpTest, ItemsAndProductionOrdersArePaged) {
   EXPECT_EQ(q[0]["document_number"], "000000001");  // numbered per site
 }
 
+// Issue 8: `?site_code=%FF` was a 500 on PostgreSQL and `NU%00x` matched `NU`. Query
+// parameters are UTF-8 text without control characters, checked where the query is read.
+TEST_P(SchedulingHttpTest, QueryTextMustBeUtf8WithoutControlCharacters) {
+  ASSERT_EQ(import({source("NU", "O", "1", 3)}).status, 200);
+  ASSERT_EQ(run("").status, 201);
+  ASSERT_EQ(get_json("/v1/production-orders?site_code=NU")["production_orders"].size(), 1u);
+  for (const std::string route : {"/v1/schedule/items", "/v1/production-orders"}) {
+    for (const std::string value : {"%FF", "NU%00x", "NU%00", "%C3%28", "a%0Ab", "%ED%A0%80"}) {
+      SCOPED_TRACE(route + "?site_code=" + value);
+      expect_problem(client().get(route + "?site_code=" + value), 400, "invalid_request",
+                     {"site_code"});
+    }
+  }
+  for (const std::string name : {"order_no", "lot_no", "status"}) {
+    SCOPED_TRACE(name);
+    expect_problem(client().get("/v1/schedule/items?" + name + "=O%00"), 400, "invalid_request",
+                   {name});
+  }
+  // A parameter name that is not text is refused too (it could not even be named back).
+  expect_problem(client().get("/v1/schedule/items?%FF=1"), 400, "invalid_request");
+  // Non-ASCII text is a valid (if unknown) site.
+  EXPECT_EQ(get_json("/v1/schedule/items?site_code=%C3%A9")["items"].size(), 0u);
+}
+
 TEST_P(SchedulingHttpTest, BadRunsAndQueriesWriteNothing) {
   ASSERT_EQ(import({source("A", "O", "1", 1)}).status, 200);
   struct Case {

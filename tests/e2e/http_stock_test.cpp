@@ -172,6 +172,22 @@ TEST_P(StockHttpTest, BadAdjustmentInputChangesNothing) {
   EXPECT_EQ(sku(1, 5), sku_json(1, 5, 5, 0, 100));
 }
 
+// Issue 8: a NUL cut the reason short on PostgreSQL ("a\u0000b" stored as "a"). Every JSON
+// string is UTF-8 text without control characters, checked once where bodies are read.
+TEST_P(StockHttpTest, ControlCharactersInStringsAreRefusedAndWriteNothing) {
+  ASSERT_EQ(client().put(sku_path(1, 5), R"({"price_cents": 100, "available": 5})").status, 201);
+  const std::string path = sku_path(1, 5) + "/adjustments";
+  for (const std::string reason :
+       {R"(a\u0000b)", R"(a\u0001b)", R"(line\nbreak)", R"(del\u007f)"}) {
+    SCOPED_TRACE(reason);
+    expect_problem(client().post(path, R"({"delta": 1, "reason": ")" + reason + R"("})"), 400,
+                   "invalid_request", {"reason"});
+  }
+  EXPECT_EQ(sku(1, 5), sku_json(1, 5, 5, 0, 100));
+  // Non-ASCII text is fine.
+  EXPECT_EQ(client().post(path, R"({"delta": 1, "reason": "beschädigt \u00e9"})").status, 201);
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, StockHttpTest, ::testing::ValuesIn(test_engines()),
                          engine_param_name);
 

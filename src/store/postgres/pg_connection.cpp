@@ -1,11 +1,14 @@
 #include "store/postgres/pg_connection.hpp"
 
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include <fmt/format.h>
 
 #include <thread>
 #include <unordered_set>
+
+#include "onceorder/redact.hpp"
 
 namespace onceorder::store::postgres {
 
@@ -36,6 +39,13 @@ class PgConnection final : public Connection {
   Engine engine() const override { return Engine::postgres; }
 
   Status begin(TxMode) override {
+    lost_before_commit_ = false;
+    // A restarted server closed this idle connection: find out before anything of the
+    // transaction is sent, so that it can be replayed elsewhere without a doubt.
+    if (!idle_and_alive()) {
+      lost_before_commit_ = true;
+      return lost("the server closed the connection before the transaction started");
+    }
     // Sent lazily with the first statement (one round trip saved per transaction).
     pending_begin_ = true;
     in_tx_ = true;
@@ -68,37 +78,17 @@ class PgConnection final : public Connection {
 
   bool in_transaction() const override { return in_tx_; }
   bool broken() const override { return broken_ || PQstatus(conn_) != CONNECTION_OK; }
+  bool lost_before_commit() const override { return lost_before_commit_; }
 
   Result<Rows> do_query(const Statement& s, std::span<const Param> params, Then then) override {
-    if (!prepared_.contains(s.name)) {
-      ResultPtr r(
-          PQprepare(conn_, std::string(s.name).c_str(), std::string(s.sql).c_str(), 0, nullptr));
-      if (Status st = check(r.get(), s.name); !st.ok()) return st;
-      prepared_.insert(s.name);
+    // The transaction's first statement: until a COMMIT is sent with it, a connection lost
+    // now loses nothing that could have committed.
+    const bool first = pending_begin_;
+    auto rows = query_once(s, params, then);
+    if (first && !rows.ok() && rows.status().code() == Code::unavailable && !commit_sent_) {
+      lost_before_commit_ = true;
     }
-    // Text parameters: both engines' SQL casts where it needs a type.
-    std::vector<std::string> storage(params.size());
-    std::vector<const char*> values(params.size(), nullptr);
-    for (size_t i = 0; i < params.size(); ++i) {
-      if (const auto* n = std::get_if<std::int64_t>(&params[i])) {
-        storage[i] = std::to_string(*n);
-        values[i] = storage[i].c_str();
-      } else if (const auto* v = std::get_if<std::string_view>(&params[i])) {
-        storage[i] = std::string(*v);
-        values[i] = storage[i].c_str();
-      }
-    }
-    const bool send_begin = pending_begin_;
-    const bool send_commit = then == Then::commit && in_tx_;
-    pending_begin_ = false;
-    if (!send_begin && !send_commit) {
-      ResultPtr r(PQexecPrepared(conn_, std::string(s.name).c_str(),
-                                 static_cast<int>(values.size()), values.data(), nullptr, nullptr,
-                                 0));
-      if (Status st = check(r.get(), s.name); !st.ok()) return st;
-      return rows_of(r.get());
-    }
-    return pipelined(s, values, send_begin, send_commit);
+    return rows;
   }
 
   Status exec_script(std::string_view sql) override {
@@ -131,6 +121,39 @@ class PgConnection final : public Connection {
   void unlock_migrations() override { (void)simple("SELECT pg_advisory_unlock(7210431190431903)"); }
 
  private:
+  Result<Rows> query_once(const Statement& s, std::span<const Param> params, Then then) {
+    commit_sent_ = false;
+    if (!prepared_.contains(s.name)) {
+      ResultPtr r(
+          PQprepare(conn_, std::string(s.name).c_str(), std::string(s.sql).c_str(), 0, nullptr));
+      if (Status st = check(r.get(), s.name); !st.ok()) return st;
+      prepared_.insert(s.name);
+    }
+    // Text parameters: both engines' SQL casts where it needs a type.
+    std::vector<std::string> storage(params.size());
+    std::vector<const char*> values(params.size(), nullptr);
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (const auto* n = std::get_if<std::int64_t>(&params[i])) {
+        storage[i] = std::to_string(*n);
+        values[i] = storage[i].c_str();
+      } else if (const auto* v = std::get_if<std::string_view>(&params[i])) {
+        storage[i] = std::string(*v);
+        values[i] = storage[i].c_str();
+      }
+    }
+    const bool send_begin = pending_begin_;
+    const bool send_commit = then == Then::commit && in_tx_;
+    pending_begin_ = false;
+    if (!send_begin && !send_commit) {
+      ResultPtr r(PQexecPrepared(conn_, std::string(s.name).c_str(),
+                                 static_cast<int>(values.size()), values.data(), nullptr, nullptr,
+                                 0));
+      if (Status st = check(r.get(), s.name); !st.ok()) return st;
+      return rows_of(r.get());
+    }
+    return pipelined(s, values, send_begin, send_commit);
+  }
+
   // BEGIN? + statement + COMMIT? in one pipeline: one network round trip.
   Result<Rows> pipelined(const Statement& s, const std::vector<const char*>& values,
                          bool send_begin, bool send_commit) {
@@ -141,6 +164,9 @@ class PgConnection final : public Connection {
     sent = sent &&
            PQsendQueryPrepared(conn_, std::string(s.name).c_str(), static_cast<int>(values.size()),
                                values.data(), nullptr, nullptr, 0);
+    // From here on, the server may have received COMMIT: a lost connection is not
+    // replayed (it may have committed).
+    commit_sent_ = send_commit;
     if (send_commit)
       sent = sent && PQsendQueryParams(conn_, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0);
     sent = sent && PQpipelineSync(conn_);
@@ -165,6 +191,15 @@ class PgConnection final : public Connection {
     if (send_commit && first_error.ok()) in_tx_ = false;
     if (!first_error.ok()) return first_error;
     return rows;
+  }
+
+  // An idle connection has nothing to say but the server's goodbye: any input waiting
+  // (the FATAL message of a shut-down backend, then end of file) means it is gone. A
+  // healthy one taken for dead only costs a new connection.
+  bool idle_and_alive() {
+    if (broken_ || PQstatus(conn_) != CONNECTION_OK || PQsocket(conn_) < 0) return false;
+    pollfd p{PQsocket(conn_), POLLIN, 0};
+    return ::poll(&p, 1, 0) == 0;
   }
 
   Status lost(std::string why) {
@@ -213,6 +248,8 @@ class PgConnection final : public Connection {
   bool pending_begin_ = false;
   bool in_tx_ = false;
   bool broken_ = false;
+  bool lost_before_commit_ = false;
+  bool commit_sent_ = false;  // the last statement was sent with COMMIT behind it
   std::unordered_set<std::string_view> prepared_;
 };
 
@@ -228,7 +265,9 @@ Result<std::unique_ptr<Connection>> connect(const std::string& uri,
     std::string msg = PQerrorMessage(conn);
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     PQfinish(conn);
-    return Status(Code::unavailable, "cannot connect to PostgreSQL: " + msg);
+    // libpq may quote the URI, or a bad part of it such as the password.
+    return Status(Code::unavailable,
+                  "cannot connect to PostgreSQL: " + redact_db_message(msg, uri));
   }
   auto c = std::make_unique<PgConnection>(conn);
   Status st =
