@@ -201,6 +201,8 @@ struct TxOptions {
   Clock::time_point deadline = Clock::now() + std::chrono::seconds(5);
   int max_attempts = 3;
   TxMode mode = TxMode::write;
+  // Tests: called before the pause between two attempts (the connection is back by then).
+  std::function<void()> before_pause{};
 };
 
 // Runs `body` in one transaction and commits it. On a retryable failure (deadlock, lock

@@ -59,6 +59,12 @@ Response get_metrics(const Services& s) {
   prom_header(out, "onceorder_tx_busy_total", "counter",
               "Transactions given up as busy after their retries or deadline.");
   fmt::format_to(put, "onceorder_tx_busy_total {}\n", db.gave_up_busy.load());
+  prom_header(out, "onceorder_db_reconnects_total", "counter",
+              "Transactions replayed on a new connection: the old one was dead before commit.");
+  fmt::format_to(put, "onceorder_db_reconnects_total {}\n", db.reconnects.load());
+  prom_header(out, "onceorder_order_id_collisions_total", "counter",
+              "Placements whose order id existed already (seed 002's backstop fired); an alarm.");
+  fmt::format_to(put, "onceorder_order_id_collisions_total {}\n", s.intake.id_collisions());
 
   // The scheduled run's results, never a query per scrape: a scrape must cost nothing that
   // a request needs. No results yet leaves the series out (absent, not zero: zero would

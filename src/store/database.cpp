@@ -136,17 +136,24 @@ Status transact_status(Database& db, const TxOptions& options,
   bool fresh = false;
   Status last;
   for (int attempt = 1; attempt <= options.max_attempts; ++attempt) {
-    auto conn = db.acquire(options.deadline, fresh);
-    if (!conn.ok()) return conn.status();
-    Connection& c = **conn;
-    Status st = c.begin(options.mode);
-    if (st.ok()) st = body(c);
-    if (st.ok() && c.in_transaction()) st = c.commit();
-    if (st.ok()) return st;
-    c.rollback();
-    // Nothing of this transaction can have committed: replay it on a new connection (the
-    // dead one is dropped when `conn` goes out of scope). Invisible to the caller.
-    if (st.code() == Code::unavailable && c.lost_before_commit() && reconnects < kMaxReconnects &&
+    Status st;
+    bool lost_before_commit = false;
+    {
+      // The connection goes back to the pool (or is dropped, when dead) at the end of this
+      // block: a retry's pause below holds neither a connection nor a transaction.
+      auto conn = db.acquire(options.deadline, fresh);
+      if (!conn.ok()) return conn.status();
+      Connection& c = **conn;
+      st = c.begin(options.mode);
+      if (st.ok()) st = body(c);
+      if (st.ok() && c.in_transaction()) st = c.commit();
+      if (st.ok()) return st;
+      c.rollback();
+      lost_before_commit = c.lost_before_commit();
+    }
+    // Nothing of this transaction can have committed: replay it on a new connection.
+    // Invisible to the caller.
+    if (st.code() == Code::unavailable && lost_before_commit && reconnects < kMaxReconnects &&
         Clock::now() < options.deadline) {
       ++reconnects;
       db.metrics().reconnects.fetch_add(1);
@@ -160,6 +167,7 @@ Status transact_status(Database& db, const TxOptions& options,
     count_retry(db.metrics(), st.code());
     const auto pause = backoff(attempt);
     if (attempt == options.max_attempts || Clock::now() + pause >= options.deadline) break;
+    if (options.before_pause) options.before_pause();
     std::this_thread::sleep_for(pause);
   }
   db.metrics().gave_up_busy.fetch_add(1);

@@ -96,6 +96,37 @@ TEST_P(StoreTest, RetryableFailureRerunsTheWholeTransaction) {
   EXPECT_EQ(once, 1);
 }
 
+// Waiting releases what it holds: between two attempts the connection is back in the pool
+// (another request can take it) and no transaction is open (the first attempt's write is
+// gone, so nothing holds its locks while the retry sleeps).
+TEST_P(StoreTest, ARetrysPauseHoldsNoConnectionAndNoTransaction) {
+  auto db = tdb_.open({.pool_size = 1});
+  Numbering numbering(*db);
+  ASSERT_TRUE(numbering.issue({"S", "seed", {}}, soon()).ok());
+  static constexpr store::Statement kBump{
+      "t_bump_pause", "UPDATE doc_scopes SET last_value = last_value + 100 WHERE scope = 'S'"};
+  int pauses = 0;
+  store::TxOptions options{soon(), 3};
+  options.before_pause = [&] {
+    ++pauses;
+    EXPECT_EQ(db->metrics().connections_in_use.load(), 0) << "the pause holds a connection";
+    auto other = db->acquire(store::Clock::now() + std::chrono::milliseconds(100));
+    EXPECT_TRUE(other.ok()) << "another request could not get the only connection";
+    // A second client sees no trace of the rolled-back attempt and takes its lock at once.
+    auto rows = tdb_.sql("SELECT last_value FROM doc_scopes WHERE scope = 'S'");
+    EXPECT_EQ(rows.at(0).i64(0), 1);
+  };
+  int runs = 0;
+  auto r = store::transact<int>(*db, options, [&](store::Connection& c) -> Result<int> {
+    OO_RETURN_IF_ERROR(c.query(kBump, {}).status());
+    if (++runs == 1) return Status(Code::deadlock, "simulated deadlock");
+    return runs;
+  });
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(pauses, 1);
+  EXPECT_EQ(tdb_.sql("SELECT last_value FROM doc_scopes WHERE scope = 'S'").at(0).i64(0), 101);
+}
+
 TEST_P(StoreTest, LockTimeoutGivesUpAsBusyWritesNothingAndFreesTheConnection) {
   auto db = tdb_.open({.pool_size = 1, .lock_timeout = std::chrono::milliseconds(200)});
   Numbering numbering(*db);

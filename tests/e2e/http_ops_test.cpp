@@ -83,6 +83,8 @@ TEST_P(OpsHttpTest, MetricsExposeTheExpectedSeries) {
       R"(onceorder_tx_retries_total{cause="lock_timeout"} )",
       R"(onceorder_tx_retries_total{cause="serialization_failure"} )",
       R"(onceorder_tx_retries_total{cause="requested"} )",
+      "onceorder_db_reconnects_total 0",
+      "onceorder_order_id_collisions_total 0",
       R"(onceorder_invariant_violations{id="I7"} 0)",
   };
   for (const std::string& series : expected) {
