@@ -15,5 +15,7 @@ bool has_control_chars(std::string_view s);
 // NUL would cut it short in PostgreSQL, which also refuses invalid UTF-8 with an error),
 // or nullopt when it is. The one check of every string a client sends.
 std::optional<std::string> text_problem(std::string_view s);
+// The value of one hexadecimal digit, or -1 (percent-decoding).
+int hex_digit_value(char c);
 
 }  // namespace onceorder

@@ -1,4 +1,5 @@
 #include "http/router.hpp"
+#include "onceorder/text.hpp"
 
 #include <array>
 #include <initializer_list>
@@ -68,13 +69,6 @@ bool is_safe_file(const std::vector<std::string_view>& segs) {
   return true;
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 std::optional<std::string> percent_decode(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -83,8 +77,8 @@ std::optional<std::string> percent_decode(std::string_view s) {
       out += ' ';
     } else if (s[i] == '%') {
       if (i + 2 >= s.size()) return std::nullopt;
-      const int hi = hex_value(s[i + 1]);
-      const int lo = hex_value(s[i + 2]);
+      const int hi = hex_digit_value(s[i + 1]);
+      const int lo = hex_digit_value(s[i + 2]);
       if (hi < 0 || lo < 0) return std::nullopt;
       out += static_cast<char>(hi * 16 + lo);
       i += 2;
