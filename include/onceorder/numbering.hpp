@@ -127,5 +127,7 @@ class Numbering {
 // Field validation shared with the HTTP layer (also used by tests).
 Status validate_issue_request(const IssueRequest& request);
 bool is_valid_idempotency_key(std::string_view key);
+// Why `title` is not a document title (text_problem, then 1–200 characters), or nullopt.
+std::optional<std::string> title_problem(std::string_view title);
 
 }  // namespace onceorder

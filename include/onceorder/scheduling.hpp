@@ -212,6 +212,8 @@ inline constexpr size_t kMaxOrdersPerRequest = 10000;
 
 Status validate_order_key(const OrderKey& key, const std::string& field_prefix);
 Status validate_source_orders(std::span<const SourceOrder> orders);
+// The error for a request with more than kMaxOrdersPerRequest orders.
+FieldError too_many_orders(size_t given);
 
 // The document scope a site's production orders are numbered in.
 std::string production_scope(const std::string& site_code);

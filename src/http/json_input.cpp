@@ -22,6 +22,11 @@ Result<json> parse_object(std::string_view body) {
   if (body.empty()) {
     return Status(Code::invalid_json, "the body is empty; expected a JSON object");
   }
+  // nlohmann's lexer takes a NUL byte for the end of the input, so "{}\0<anything>" would
+  // read as "{}". No JSON text holds a raw NUL (inside strings it must be escaped).
+  if (body.find('\0') != std::string_view::npos) {
+    return Status(Code::invalid_json, "the body is not valid JSON (UTF-8)");
+  }
   // One set of member names per open object, to find repeated members (the parser would
   // silently keep the last one).
   std::vector<std::set<std::string>> open;

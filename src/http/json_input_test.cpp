@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <string>
 
 namespace onceorder::http {
 namespace {
@@ -17,6 +18,17 @@ TEST(ParseObject, AcceptsOnlyOneObject) {
   EXPECT_EQ(parse_object("[]").status().code(), Code::invalid_request);
   EXPECT_EQ(parse_object("1").status().code(), Code::invalid_request);
   EXPECT_EQ(parse_object("null").status().code(), Code::invalid_request);
+}
+
+// Found by fuzz/json_body_fuzz: the JSON lexer stopped at a NUL byte, so whatever followed
+// it (garbage, invalid UTF-8, a second object) was accepted unread.
+TEST(ParseObject, RejectsNulBytes) {
+  using namespace std::string_literals;
+  EXPECT_EQ(parse_object("{}\0"s).status().code(), Code::invalid_json);
+  EXPECT_EQ(parse_object("{}\0garbage \xff"s).status().code(), Code::invalid_json);
+  EXPECT_EQ(parse_object("{\"a\":1}\0{\"a\":2}"s).status().code(), Code::invalid_json);
+  EXPECT_EQ(parse_object("{\"a\":\"x\0y\"}"s).status().code(), Code::invalid_json);
+  EXPECT_TRUE(parse_object(R"({"a":"x\u0000y"})").ok());  // escaped: FieldReader refuses it
 }
 
 TEST(ParseObject, RejectsRepeatedMembers) {

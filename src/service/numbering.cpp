@@ -12,8 +12,6 @@
 namespace onceorder {
 namespace {
 
-constexpr size_t kMaxTitle = 200;
-
 using store::Connection;
 using store::Then;
 using store::TxOptions;
@@ -28,14 +26,6 @@ Status check_scope_name(std::string_view scope) {
   return invalid("scope", "must be 1–64 characters of A-Z, a-z, 0-9, '.', '_' or '-'");
 }
 
-std::optional<std::string> title_problem(std::string_view title) {
-  if (auto problem = text_problem(title)) return problem;
-  const auto len = utf8_length(title);
-  if (*len == 0) return "must not be empty";
-  if (*len > kMaxTitle) return "must be at most " + std::to_string(kMaxTitle) + " characters";
-  return std::nullopt;
-}
-
 TxOptions write_tx(store::Clock::time_point deadline) {
   return TxOptions{deadline, 3, store::TxMode::write};
 }
@@ -44,22 +34,6 @@ TxOptions read_tx(store::Clock::time_point deadline) {
 }
 
 }  // namespace
-
-bool is_valid_idempotency_key(std::string_view key) {
-  if (key.empty() || key.size() > 255) return false;
-  return std::all_of(key.begin(), key.end(), [](char c) { return c >= 0x21 && c <= 0x7E; });
-}
-
-Status validate_issue_request(const IssueRequest& r) {
-  std::vector<FieldError> errors;
-  if (!is_valid_scope_name(r.scope))
-    errors.push_back({"scope", "must be 1–64 characters of A-Z, a-z, 0-9, '.', '_' or '-'"});
-  if (auto p = title_problem(r.title)) errors.push_back({"title", *p});
-  if (r.idempotency_key && !is_valid_idempotency_key(*r.idempotency_key))
-    errors.push_back({"Idempotency-Key", "must be 1–255 printable ASCII characters"});
-  if (errors.empty()) return Status::Ok();
-  return Status(Code::invalid_request, "invalid request", std::move(errors));
-}
 
 Numbering::Numbering(store::Database& db, NumberingOptions options)
     : db_(db),

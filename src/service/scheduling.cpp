@@ -30,10 +30,6 @@ std::string make_owner() {
   return fmt::format("{}:{}:{:08x}", host, getpid(), static_cast<std::uint32_t>(rng()));
 }
 
-bool printable_no_space(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7F; });
-}
-
 // Infrastructure trouble is not the item's fault: leave it to the lease and the reaper.
 bool infrastructure(Code code) { return code == Code::busy || code == Code::unavailable; }
 
@@ -54,45 +50,6 @@ std::shared_ptr<ProductionStep> standard_production_step() {
 }
 
 std::string production_scope(const std::string& site_code) { return "PO-" + site_code; }
-
-Status validate_order_key(const OrderKey& k, const std::string& prefix) {
-  std::vector<FieldError> errors;
-  // The site code names a document scope ("PO-<site>"), so it follows scope rules.
-  if (k.site_code.empty() || k.site_code.size() > 32 || !is_valid_scope_name(k.site_code))
-    errors.push_back(
-        {prefix + "site_code", "must be 1–32 characters of A-Z, a-z, 0-9, '.', '_' or '-'"});
-  if (k.order_no.empty() || k.order_no.size() > 64 || !printable_no_space(k.order_no))
-    errors.push_back(
-        {prefix + "order_no", "must be 1–64 printable ASCII characters without spaces"});
-  if (k.lot_no.empty() || k.lot_no.size() > 32 || !printable_no_space(k.lot_no))
-    errors.push_back({prefix + "lot_no", "must be 1–32 printable ASCII characters without spaces"});
-  if (errors.empty()) return Status::Ok();
-  return Status(Code::invalid_request, "invalid request", std::move(errors));
-}
-
-namespace {
-
-FieldError too_many_orders(size_t given) {
-  return {"orders",
-          fmt::format("at most {} orders per request, got {}", kMaxOrdersPerRequest, given)};
-}
-
-}  // namespace
-
-Status validate_source_orders(std::span<const SourceOrder> orders) {
-  std::vector<FieldError> errors;
-  if (orders.empty()) errors.push_back({"orders", "must hold at least one order"});
-  if (orders.size() > kMaxOrdersPerRequest) errors.push_back(too_many_orders(orders.size()));
-  for (size_t i = 0; i < orders.size() && errors.size() < 50; ++i) {
-    const auto prefix = fmt::format("orders[{}].", i);
-    Status st = validate_order_key(orders[i].key, prefix);
-    for (const auto& f : st.fields()) errors.push_back(f);
-    if (orders[i].quantity < 1 || orders[i].quantity > 1000000000)
-      errors.push_back({prefix + "quantity", "must be an integer from 1 to 1000000000"});
-  }
-  if (errors.empty()) return Status::Ok();
-  return Status(Code::invalid_request, "invalid request", std::move(errors));
-}
 
 Scheduler::Scheduler(store::Database& db, SchedulerOptions options)
     : db_(db),
