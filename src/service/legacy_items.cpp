@@ -60,6 +60,24 @@ std::string resolved_note(LegacyOutcome o) {
                "scheduled again";
 }
 
+// The part every legacy CSV row shares: as many fields as the header, and a valid order key
+// in the first three. nullopt, with the line's error added, when either is wrong.
+std::optional<OrderKey> row_key(const CsvLine& l, size_t header_fields,
+                                std::vector<FieldError>& errors) {
+  const std::string where = "line " + std::to_string(l.line_no);
+  if (l.fields.size() != header_fields) {
+    errors.push_back(
+        {where, fmt::format("has {} fields, the header has {}", l.fields.size(), header_fields)});
+    return std::nullopt;
+  }
+  OrderKey key{l.fields[0], l.fields[1], l.fields[2]};
+  if (Status k = validate_order_key(key, ""); !k.ok()) {
+    errors.push_back({where, k.fields()[0].field + " " + k.fields()[0].message});
+    return std::nullopt;
+  }
+  return key;
+}
+
 bool is_live(const std::string& status) {
   auto s = parse_item_status(status);
   return s && !is_reschedulable(*s);
@@ -162,17 +180,9 @@ Result<std::int64_t> import_legacy_items(store::Database& db, std::string_view c
   for (size_t i = 1; i < lines.size(); ++i) {
     const auto& l = lines[i];
     const std::string where = "line " + std::to_string(l.line_no);
-    if (l.fields.size() != h.size()) {
-      errors.push_back(
-          {where, fmt::format("has {} fields, the header has {}", l.fields.size(), h.size())});
-      continue;
-    }
-    OrderKey key{l.fields[0], l.fields[1], l.fields[2]};
-    Status k = validate_order_key(key, "");
-    if (!k.ok()) {
-      errors.push_back({where, k.fields()[0].field + " " + k.fields()[0].message});
-      continue;
-    }
+    auto checked = row_key(l, h.size(), errors);
+    if (!checked) continue;
+    OrderKey key = std::move(*checked);
     auto status = parse_item_status(l.fields[3]);
     if (!status) {
       errors.push_back({where, "status '" + l.fields[3] +
@@ -229,16 +239,9 @@ Result<ResolveReport> resolve_legacy_items(store::Database& db, std::string_view
   for (size_t i = 1; i < lines.size(); ++i) {
     const auto& l = lines[i];
     const std::string where = "line " + std::to_string(l.line_no);
-    if (l.fields.size() != header.size()) {
-      errors.push_back({where, fmt::format("has {} fields, the header has 4", l.fields.size())});
-      continue;
-    }
-    OrderKey key{l.fields[0], l.fields[1], l.fields[2]};
-    Status k = validate_order_key(key, "");
-    if (!k.ok()) {
-      errors.push_back({where, k.fields()[0].field + " " + k.fields()[0].message});
-      continue;
-    }
+    auto checked = row_key(l, header.size(), errors);
+    if (!checked) continue;
+    OrderKey key = std::move(*checked);
     auto outcome = parse_outcome(l.fields[3]);
     if (!outcome) {
       errors.push_back({where, "outcome '" + l.fields[3] + "' is not made or not_made"});
