@@ -7,6 +7,32 @@ namespace onceorder::store::postgres {
   d ".scope, " d ".value, " d ".number, " d ".origin, " d ".scheme, " d \
     ".title, " OO_PG_TS(d ".created_at")
 
+#if defined(ONCEORDER_NAIVE_MAX_PLUS_ONE)
+// Seed 003's naive design, built only into the torture harness's broken variant
+// (tools/torture, docs/RELIABILITY.md): MAX+1 read and written with no lock and no counter
+// row. Never in the product binary.
+constexpr Statement kInsertIssued{
+    "num_insert_issued",
+    "INSERT INTO documents AS d (scope, value, number, origin, scheme, title) SELECT $1, m.v, "
+    "lpad(m.v::text, 4, '0'), 'issued', 'r10w4', $2 FROM (SELECT coalesce(max(value), 0) + 1 AS v "
+    "FROM documents WHERE scope = $1) m RETURNING " OO_PG_DOC_COLS("d")};
+#else
+// One statement, one round trip: the upsert creates the scope on first use or
+// increments its counter under the row lock (none of it when past max), and the
+// document is inserted with the value it returned.
+constexpr Statement kInsertIssued{
+    "num_insert_issued",
+    "WITH c AS ("
+    " INSERT INTO doc_scopes AS s (scope, last_value) VALUES ($1, 1)"
+    " ON CONFLICT (scope) DO UPDATE SET last_value = s.last_value + 1"
+    " WHERE s.last_value < s.max_value"
+    " RETURNING s.scope, s.last_value, s.width, s.radix) "
+    "INSERT INTO documents AS d (scope, value, number, origin, scheme, title) "
+    "SELECT scope, last_value, oo_format_number(last_value, radix, width), "
+    "'issued', 'r' || radix || 'w' || width, $2 FROM c "
+    "RETURNING " OO_PG_DOC_COLS("d")};
+#endif
+
 const NumberingSql& numbering_sql() {
   static const NumberingSql sql{
       .find_receipt = {"num_find_receipt",
@@ -15,19 +41,7 @@ const NumberingSql& numbering_sql() {
                                 "JOIN documents d ON d.scope = r.scope AND d.value = r.value "
                                 "WHERE r.scope = $1 AND r.idempotency_key = $2"},
       .bump_counter = {},
-      // One statement, one round trip: the upsert creates the scope on first use or
-      // increments its counter under the row lock (none of it when past max), and the
-      // document is inserted with the value it returned.
-      .insert_issued = {"num_insert_issued",
-                        "WITH c AS ("
-                        " INSERT INTO doc_scopes AS s (scope, last_value) VALUES ($1, 1)"
-                        " ON CONFLICT (scope) DO UPDATE SET last_value = s.last_value + 1"
-                        " WHERE s.last_value < s.max_value"
-                        " RETURNING s.scope, s.last_value, s.width, s.radix) "
-                        "INSERT INTO documents AS d (scope, value, number, origin, scheme, title) "
-                        "SELECT scope, last_value, oo_format_number(last_value, radix, width), "
-                        "'issued', 'r' || radix || 'w' || width, $2 FROM c "
-                        "RETURNING " OO_PG_DOC_COLS("d")},
+      .insert_issued = kInsertIssued,
       .insert_receipt = {"num_insert_receipt",
                          "INSERT INTO document_receipts (scope, idempotency_key, title, value) "
                          "VALUES ($1, $2, $3, $4)"},

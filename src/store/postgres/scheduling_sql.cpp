@@ -2,6 +2,28 @@
 
 namespace onceorder::store::postgres {
 
+#if defined(ONCEORDER_NAIVE_UNFENCED)
+// The naive worker, built only into the torture harness's broken variant (tools/torture):
+// its work takes 3 s after the claim, holding no lock (longer than the harness's 2 s lease),
+// then it marks the item done if it is still processing, ignores whose claim it is and
+// whether that update found the row, and produces anyway. Never in the product.
+constexpr Statement kFenceSuccess{
+    "sch_fence_success",
+    "WITH work AS MATERIALIZED (SELECT pg_sleep(CASE WHEN coalesce(current_setting("
+    "'oo.naive_worked', true), '') = '' THEN 3 ELSE 0 END), set_config('oo.naive_worked', 'yes', "
+    "true)), u AS (UPDATE schedule_items SET status = 'success', lease_until = NULL, updated_at = "
+    "now() WHERE item_id = $1 AND status = 'processing' AND EXISTS (SELECT 1 FROM work) RETURNING "
+    "item_id) SELECT $1::bigint, $2::text, $3::integer FROM work"};
+#else
+constexpr Statement kFenceSuccess{
+    "sch_fence_success",
+    "UPDATE schedule_items SET status = 'success', lease_until = NULL, updated_at = now() "
+    "WHERE item_id = $1 AND status = 'processing' AND owner = $2 AND attempt = $3 AND "
+    "EXISTS (SELECT 1 FROM source_orders so WHERE so.site_code = schedule_items.site_code "
+    "AND so.order_no = schedule_items.order_no AND so.lot_no = schedule_items.lot_no AND "
+    "so.cancelled_at IS NULL FOR SHARE) RETURNING item_id"};
+#endif
+
 const SchedulingSql& scheduling_sql() {
   static const SchedulingSql sql{
       .insert_source = {"sch_insert_source",
@@ -78,13 +100,7 @@ const SchedulingSql& scheduling_sql() {
            "(SELECT 1 FROM schedule_runs r WHERE r.run_id = $1 AND r.status = 'running' FOR SHARE) "
            "RETURNING "
            "i.item_id, i.run_id, i.site_code, i.order_no, i.lot_no, i.attempt"},
-      .fence_success =
-          {"sch_fence_success",
-           "UPDATE schedule_items SET status = 'success', lease_until = NULL, updated_at = now() "
-           "WHERE item_id = $1 AND status = 'processing' AND owner = $2 AND attempt = $3 AND "
-           "EXISTS (SELECT 1 FROM source_orders so WHERE so.site_code = schedule_items.site_code "
-           "AND so.order_no = schedule_items.order_no AND so.lot_no = schedule_items.lot_no AND "
-           "so.cancelled_at IS NULL FOR SHARE) RETURNING item_id"},
+      .fence_success = kFenceSuccess,
       .mark_failed = {"sch_mark_failed",
                       "UPDATE schedule_items SET status = 'failed', error = $4, lease_until = "
                       "NULL, updated_at = now() WHERE item_id = $1 AND status = 'processing' AND "

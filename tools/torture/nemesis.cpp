@@ -1,0 +1,157 @@
+#include "nemesis.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "e2e/http_client.hpp"
+
+namespace onceorder::torture {
+namespace {
+
+std::int64_t ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t)
+      .count();
+}
+
+}  // namespace
+
+Nemesis::Nemesis(NemesisOptions options, std::vector<std::unique_ptr<Serve>>& serves,
+                 const Database& db, HistoryWriter& history)
+    : options_(std::move(options)),
+      serves_(serves),
+      db_(db),
+      history_(history),
+      state_(options_.seed * 7919 + 17) {}
+
+bool Nemesis::sleep(std::chrono::milliseconds d) {
+  const auto until = std::chrono::steady_clock::now() + d;
+  while (!stop_ && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return !stop_;
+}
+
+void Nemesis::run() {
+  std::mt19937_64 rng(state_);
+  if (options_.faults.empty()) return;
+  // Rounds of every listed fault in a seeded order: even a short run sees each kind.
+  std::vector<std::string> round;
+  while (sleep(std::chrono::milliseconds(std::uniform_int_distribution<std::int64_t>(
+      options_.min_gap.count(), options_.max_gap.count())(rng)))) {
+    if (round.empty()) {
+      round = options_.faults;
+      std::shuffle(round.begin(), round.end(), rng);
+    }
+    const std::string fault = round.back();
+    round.pop_back();
+    state_ = rng();
+    if (fault == "kill")
+      kill_one();
+    else if (fault == "pause")
+      pause_one();
+    else if (fault == "pg_restart")
+      pg_restart();
+    else if (fault == "failover")
+      failover();
+  }
+}
+
+void Nemesis::kill_one() {
+  std::mt19937_64 rng(state_);
+  Serve& s = *serves_[std::uniform_int_distribution<size_t>(0, serves_.size() - 1)(rng)];
+  if (!s.running()) return;
+  const auto t = std::chrono::steady_clock::now();
+  s.kill_hard();
+  ++counts_["kill"];
+  sleep(std::chrono::milliseconds(std::uniform_int_distribution<int>(200, 1500)(rng)));
+  bool up = false;
+  for (int attempt = 0; attempt < 5 && !up; ++attempt) up = s.start();
+  history_.note({{"fault", "kill"}, {"port", s.port()}, {"restarted", up}, {"ms", ms_since(t)}});
+}
+
+// The serve that holds a claim now (item owners are "host:pid:nonce"), if one does within a
+// moment: pausing it is what tests the fences.
+std::optional<size_t> Nemesis::claim_holder() {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (!stop_ && std::chrono::steady_clock::now() < until) {
+    try {
+      for (const auto& row :
+           db_.rows("SELECT DISTINCT owner FROM schedule_items WHERE status = 'processing'")) {
+        const std::string& owner = row.at(0);
+        const size_t a = owner.find(':'), b = owner.find(':', a + 1);
+        if (a == std::string::npos || b == std::string::npos) continue;
+        const std::string pid = owner.substr(a + 1, b - a - 1);
+        for (size_t i = 0; i < serves_.size(); ++i)
+          if (serves_[i]->running() && std::to_string(serves_[i]->pid()) == pid) return i;
+      }
+    } catch (const std::exception&) {
+      return std::nullopt;  // no primary at this moment
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return std::nullopt;
+}
+
+void Nemesis::pause_one() {
+  std::mt19937_64 rng(state_);
+  const std::optional<size_t> holder = claim_holder();
+  const size_t victim =
+      holder ? *holder : std::uniform_int_distribution<size_t>(0, serves_.size() - 1)(rng);
+  Serve& s = *serves_[victim];
+  if (!s.running()) return;
+  const auto t = std::chrono::steady_clock::now();
+  s.pause();
+  ++counts_["pause"];
+  // While it sleeps past its lease, another process takes its work away: the reaper, then
+  // a run of every candidate. When it wakes, its fences must refuse what it still holds.
+  sleep(options_.lease + std::chrono::milliseconds(700));
+  for (size_t i = 0; i < serves_.size(); ++i) {
+    if (i == victim || !serves_[i]->running()) continue;
+    try {
+      testing::HttpClient c(serves_[i]->port(), std::chrono::seconds(3));
+      c.post("/v1/maintenance/reap", "{}");
+      c.post("/v1/schedule/runs?wait=false", "{}");
+    } catch (const std::exception&) {
+      // The other process may be down at this moment; the pause still happened.
+    }
+    break;
+  }
+  sleep(std::chrono::milliseconds(1500));
+  s.resume();
+  history_.note({{"fault", "pause"},
+                 {"port", s.port()},
+                 {"claim_holder", holder.has_value()},
+                 {"ms", ms_since(t)}});
+}
+
+void Nemesis::pg_restart() {
+  if (!db_.is_postgres()) return;
+  const auto t = std::chrono::steady_clock::now();
+  const bool ok = db_.restart();
+  ++counts_["pg_restart"];
+  history_.note({{"fault", "pg_restart"}, {"ok", ok}, {"ms", ms_since(t)}});
+}
+
+void Nemesis::failover() {
+  if (!db_.is_postgres()) return;
+  const auto t = std::chrono::steady_clock::now();
+  const bool ok = db_.failover();
+  ++counts_["failover"];
+  history_.note({{"fault", "failover"}, {"ok", ok}, {"ms", ms_since(t)}});
+}
+
+bool Nemesis::heal() {
+  bool ok = true;
+  for (auto& s : serves_) {
+    if (s->paused()) s->resume();
+    bool up = s->running();
+    for (int attempt = 0; attempt < 5 && !up; ++attempt) up = s->start();
+    ok = ok && up;
+  }
+  ok = db_.wait_sync() && ok;
+  history_.note({{"fault", "heal"}, {"ok", ok}});
+  return ok;
+}
+
+}  // namespace onceorder::torture

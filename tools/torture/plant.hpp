@@ -1,0 +1,16 @@
+// Shows that each of the checker's checks can fail: it copies a clean SQLite run (its
+// database and history), plants in each copy the violation a real bug would leave (an
+// acknowledged order lost, a partial order, a gap in numbers, stock changed without the
+// ledger, a replay answered otherwise…) and runs the checker, which must name that check.
+// The seeds' naive designs, run for real, are the other half (scripts/torture).
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace onceorder::torture {
+
+// 0 when every planted violation was reported by its check.
+int plant(const std::filesystem::path& clean_run, const std::string& onceorder_bin);
+
+}  // namespace onceorder::torture
