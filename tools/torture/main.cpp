@@ -40,6 +40,7 @@ struct Profile {
   std::vector<std::string> faults;
   int min_gap_ms, max_gap_ms;
   int preload;  // source orders waiting before the start: batch runs are busy throughout
+  int settle;   // seconds production may take to settle after healing
 };
 
 Profile profile(const std::string& name, bool postgres) {
@@ -47,10 +48,10 @@ Profile profile(const std::string& name, bool postgres) {
   if (postgres) faults.insert(faults.end(), {"pg_restart", "failover"});
   if (name == "long") {
     faults.push_back("kill");  // 3 kills in each round of 6 faults
-    return {150000, 1800, 8, 300, faults, 2000, 6000, 50000};
+    return {150000, 1800, 8, 300, faults, 2000, 6000, 20000, 900};
   }
-  if (name == "calm") return {1500, 30, 8, 0, {}, 2000, 4000, 0};
-  return {8000, 30, 8, 300, faults, 2000, 4000, 2000};  // short: the test command's profile
+  if (name == "calm") return {1500, 30, 8, 0, {}, 2000, 4000, 0, 90};
+  return {8000, 30, 8, 300, faults, 2000, 4000, 2000, 90};  // short: the test command's profile
 }
 
 // The schema a naive design had: without the constraint that would have stopped its bug.
@@ -104,7 +105,7 @@ int main(int argc, char** argv) {
   std::string dir_s, pgcluster = ONCEORDER_PGCLUSTER, expect, product_bin;
   std::uint64_t seed = 1;
   std::int64_t ops = 0;
-  int seconds = 0, clients = 0, preload = -1, pace = -1, settle = 90;
+  int seconds = 0, clients = 0, preload = -1, pace = -1, settle = -1;
   std::vector<std::string> faults;
   auto* run = app.add_subcommand("run", "run a profile and check it");
   run->add_option("--engine", engine, "sqlite or postgresql")
@@ -160,6 +161,7 @@ int main(int argc, char** argv) {
   if (clients > 0) p.clients = clients;
   if (preload >= 0) p.preload = preload;
   if (pace >= 0) p.pace = pace;
+  if (settle >= 0) p.settle = settle;
   if (!faults.empty())
     p.faults = faults == std::vector<std::string>{"none"} ? std::vector<std::string>{} : faults;
   if (product_bin.empty()) product_bin = bin;
@@ -252,7 +254,7 @@ int main(int argc, char** argv) {
   const bool healed = nemesis.heal();
   const bool settled = finish(
       targets, (dir / "history.jsonl").string(), history, next_id,
-      [&] { return db->number(unsettled_sql(5)); }, std::chrono::seconds(settle));
+      [&] { return db->number(unsettled_sql(5)); }, std::chrono::seconds(p.settle));
   const double finish_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() - elapsed;
   for (auto& s : serves) s->terminate();
