@@ -48,7 +48,7 @@ Profile profile(const std::string& name, bool postgres) {
   if (postgres) faults.insert(faults.end(), {"pg_restart", "failover"});
   if (name == "long") {
     faults.push_back("kill");  // 3 kills in each round of 6 faults
-    return {150000, 1800, 8, 300, faults, 2000, 6000, 20000, 900};
+    return {250000, 1800, 8, 300, faults, 2000, 6000, 20000, 900};
   }
   if (name == "calm") return {1500, 30, 8, 0, {}, 2000, 4000, 0, 90};
   return {8000, 30, 8, 300, faults, 2000, 4000, 2000, 90};  // short: the test command's profile
