@@ -225,19 +225,12 @@ std::int64_t Database::number(const std::string& sql) const {
   return std::stoll(r[0][0]);
 }
 
-bool Database::restart() const {
-  return postgres_ &&
-         run_command(shell_quote(pgcluster_) + " restart " + shell_quote(base_) + " >&2") == 0;
+bool Database::pgcluster(const char* verb) const {
+  return run_command(shell_quote(pgcluster_) + " " + verb + " " + shell_quote(base_) + " >&2") == 0;
 }
 
-bool Database::failover() const {
-  return postgres_ &&
-         run_command(shell_quote(pgcluster_) + " failover " + shell_quote(base_) + " >&2") == 0;
-}
-
-bool Database::wait_sync() const {
-  return !postgres_ ||
-         run_command(shell_quote(pgcluster_) + " wait-sync " + shell_quote(base_) + " >&2") == 0;
-}
+bool Database::restart() const { return postgres_ && pgcluster("restart"); }
+bool Database::failover() const { return postgres_ && pgcluster("failover"); }
+bool Database::wait_sync() const { return !postgres_ || pgcluster("wait-sync"); }
 
 }  // namespace onceorder::torture

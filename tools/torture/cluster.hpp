@@ -65,6 +65,7 @@ class Database {
   bool wait_sync() const;
 
  private:
+  bool pgcluster(const char* verb) const;  // runs `pgcluster VERB BASE`
   bool postgres_ = false;
   std::string url_, sqlite_path_, pgcluster_, base_;
 };

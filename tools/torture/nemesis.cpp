@@ -51,9 +51,9 @@ void Nemesis::run() {
     else if (fault == "pause")
       pause_one();
     else if (fault == "pg_restart")
-      pg_restart();
+      database_fault("pg_restart", &Database::restart);
     else if (fault == "failover")
-      failover();
+      database_fault("failover", &Database::failover);
   }
 }
 
@@ -125,20 +125,12 @@ void Nemesis::pause_one() {
                  {"ms", ms_since(t)}});
 }
 
-void Nemesis::pg_restart() {
+void Nemesis::database_fault(const char* name, bool (Database::*act)() const) {
   if (!db_.is_postgres()) return;
   const auto t = std::chrono::steady_clock::now();
-  const bool ok = db_.restart();
-  ++counts_["pg_restart"];
-  history_.note({{"fault", "pg_restart"}, {"ok", ok}, {"ms", ms_since(t)}});
-}
-
-void Nemesis::failover() {
-  if (!db_.is_postgres()) return;
-  const auto t = std::chrono::steady_clock::now();
-  const bool ok = db_.failover();
-  ++counts_["failover"];
-  history_.note({{"fault", "failover"}, {"ok", ok}, {"ms", ms_since(t)}});
+  const bool ok = (db_.*act)();
+  ++counts_[name];
+  history_.note({{"fault", name}, {"ok", ok}, {"ms", ms_since(t)}});
 }
 
 bool Nemesis::heal() {

@@ -43,8 +43,8 @@ class Nemesis {
   void kill_one();
   void pause_one();
   std::optional<size_t> claim_holder();
-  void pg_restart();
-  void failover();
+  // A fault of the PostgreSQL cluster (restart, failover); nothing on SQLite.
+  void database_fault(const char* name, bool (Database::*act)() const);
 
   NemesisOptions options_;
   std::vector<std::unique_ptr<Serve>>& serves_;
