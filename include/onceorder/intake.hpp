@@ -25,33 +25,10 @@
 
 #include "onceorder/cart.hpp"
 #include "onceorder/id_generator.hpp"
+#include "onceorder/order_types.hpp"
 #include "onceorder/store.hpp"
 
 namespace onceorder {
-
-struct OrderLine {
-  int line_no = 0;
-  std::int64_t sku_id = 0;
-  std::int64_t quantity = 0;
-  std::int64_t unit_price_cents = 0;
-};
-
-struct Order {
-  std::int64_t order_id = 0;
-  std::string order_no;
-  std::string status;  // placed | cancelled
-  std::int64_t customer_id = 0;
-  std::int64_t warehouse_id = 0;
-  std::vector<OrderLine> lines;  // ascending sku_id, line_no from 1
-  std::int64_t total_cents = 0;
-  std::string created_at;
-};
-
-struct Shortage {
-  std::int64_t sku_id = 0;
-  std::int64_t requested = 0;
-  std::int64_t available = 0;
-};
 
 struct PlaceRequest {
   std::int64_t customer_id = 0;
@@ -67,14 +44,6 @@ struct Placed {
   bool replayed = false;
 };
 
-struct Sku {
-  std::int64_t warehouse_id = 0;
-  std::int64_t sku_id = 0;
-  std::int64_t available = 0;
-  std::int64_t reserved = 0;
-  std::int64_t price_cents = 0;
-};
-
 struct IntakeOptions {
   std::string holder;  // process identity for the node-id lease; generated if empty
   std::chrono::milliseconds node_lease{60000};
@@ -86,7 +55,9 @@ struct IntakeOptions {
   std::function<std::optional<std::int64_t>()> fault_order_id;
 };
 
+namespace store {
 class IntakeStore;
+}
 class NodeLease;
 
 class Intake {
@@ -128,7 +99,7 @@ class Intake {
 
   store::Database& db_;
   IntakeOptions options_;
-  std::unique_ptr<IntakeStore> store_;
+  std::unique_ptr<store::IntakeStore> store_;
   // (customer, key) of the placements running in this process, with how many: a request
   // that gave up while another one holds its key is request_in_progress, not busy. On
   // PostgreSQL the wait on the receipt row says so too; SQLite's one write lock does not.

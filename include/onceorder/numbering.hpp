@@ -14,29 +14,11 @@
 #include <string_view>
 #include <vector>
 
+#include "onceorder/document_types.hpp"
 #include "onceorder/number_format.hpp"
 #include "onceorder/store.hpp"
 
 namespace onceorder {
-
-struct Document {
-  std::string scope;
-  std::int64_t value = 0;
-  std::string number;  // as issued ("0296") or as written in the legacy system ("3E8")
-  std::string origin;  // "issued" | "legacy"
-  std::string scheme;  // "r10w4" for issued numbers, dec3 | hex3 | dec4 for legacy ones
-  std::string title;
-  std::string created_at;  // ISO 8601 UTC
-};
-
-struct ScopeInfo {
-  std::string scope;
-  ScopeFormat format;
-  std::int64_t last_value = 0;
-  std::int64_t issued = 0;    // documents numbered by OnceOrder
-  std::int64_t imported = 0;  // legacy documents
-  std::int64_t remaining() const { return format.max - last_value; }
-};
 
 struct IssueRequest {
   std::string scope;
@@ -85,7 +67,9 @@ struct NumberingOptions {
   std::function<Status()> fault_after_allocate;
 };
 
+namespace store {
 class NumberingStore;
+}
 
 class Numbering {
  public:
@@ -121,7 +105,7 @@ class Numbering {
  private:
   store::Database& db_;
   NumberingOptions options_;
-  std::unique_ptr<NumberingStore> store_;
+  std::unique_ptr<store::NumberingStore> store_;
 };
 
 // Field validation shared with the HTTP layer (also used by tests).

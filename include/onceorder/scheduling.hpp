@@ -20,43 +20,18 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "onceorder/schedule_status.hpp"
+#include "onceorder/schedule_types.hpp"
 #include "onceorder/store.hpp"
 
 namespace onceorder {
 
-struct OrderKey {
-  std::string site_code;
-  std::string order_no;
-  std::string lot_no;
-  auto operator<=>(const OrderKey&) const = default;
-};
-
-struct SourceOrder {
-  OrderKey key;
-  std::int64_t quantity = 0;
-};
-
 struct SourceImport {
   std::int64_t created = 0;
   std::int64_t existing = 0;
-};
-
-struct RunCounts {
-  std::int64_t wait = 0, processing = 0, success = 0, failed = 0, aborted = 0;
-};
-
-struct Run {
-  std::int64_t run_id = 0;
-  std::string kind;  // batch | manual | legacy
-  RunStatus status = RunStatus::creating;
-  std::string owner;
-  std::string error;
-  std::string created_at;
-  std::string finished_at;
-  RunCounts counts;
 };
 
 struct Skipped {
@@ -69,48 +44,29 @@ struct RunCreated {
   std::vector<Skipped> skipped;
 };
 
-struct ScheduleItem {
-  std::int64_t item_id = 0;
-  std::int64_t run_id = 0;
-  OrderKey key;
-  ItemStatus status = ItemStatus::wait;
-  int attempt = 0;
-  std::string owner;
-  std::string lease_until;
-  std::string error;
-  std::string created_at;
-  std::string updated_at;
-};
-
-struct ProductionOrder {
-  OrderKey key;
-  std::int64_t item_id = 0;
-  std::int64_t quantity = 0;
-  std::string document_scope;
-  std::int64_t document_value = 0;
-  std::string document_number;
-  std::string created_at;
-};
-
-// A claimed item: the fencing token is (owner, attempt).
-struct Claim {
-  std::int64_t item_id = 0;
-  std::int64_t run_id = 0;
-  OrderKey key;
-  int attempt = 0;
-  std::string owner;
-};
-
+namespace store {
 class SchedulingStore;
+}
+
+// What a production step may write: the claimed item's production order, numbered with
+// the next gapless number of a document scope (created with the standard format on first
+// use). It writes inside the transaction that marks the item success, so the number, the
+// document and the production order commit with it or not at all. Code::scope_exhausted
+// when the scope has no number left. Valid only during the `produce` call it is given to.
+class DocumentIssuer {
+ public:
+  virtual ~DocumentIssuer() = default;
+  virtual Result<ProductionOrder> issue(std::string_view scope, std::string_view title) = 0;
+};
 
 // What "processing an item" means at a site. Runs inside the transaction that marks the
 // item success; returning an error rolls that transaction back and fails the item.
-// The standard step creates the production order with a number from scope "PO-<site>".
+// The standard step numbers the production order from scope production_scope(site).
+// Steps are shared by the scheduler's worker threads: `produce` must be thread-safe.
 class ProductionStep {
  public:
   virtual ~ProductionStep() = default;
-  virtual Result<ProductionOrder> produce(store::Connection& c, const Claim& claim,
-                                          SchedulingStore& store) = 0;
+  virtual Result<ProductionOrder> produce(const Claim& claim, DocumentIssuer& issuer) = 0;
 };
 
 std::shared_ptr<ProductionStep> standard_production_step();
@@ -132,19 +88,7 @@ struct ReapReport {
   std::int64_t released_processing = 0;  // processing items whose lease expired (→ failed)
 };
 
-struct ItemFilter {
-  std::optional<ItemStatus> status;
-  std::optional<std::string> site_code, order_no, lot_no;
-  std::optional<std::int64_t> run_id;
-  std::int64_t after = 0;  // item_id cursor
-  int limit = 100;
-};
-
 // Progress of a run, reported after each completed batch.
-struct Progress {
-  std::int64_t done = 0;
-  std::int64_t total = 0;
-};
 using ProgressFn = std::function<void(const Progress&)>;
 
 class Scheduler {
@@ -201,7 +145,7 @@ class Scheduler {
 
   store::Database& db_;
   SchedulerOptions options_;
-  std::unique_ptr<SchedulingStore> store_;
+  std::unique_ptr<store::SchedulingStore> store_;
 };
 
 // Field checks for source orders and keys (also used by the HTTP layer).
@@ -216,6 +160,5 @@ Status validate_source_orders(std::span<const SourceOrder> orders);
 FieldError too_many_orders(size_t given);
 
 // The document scope a site's production orders are numbered in.
-std::string production_scope(const std::string& site_code);
 
 }  // namespace onceorder

@@ -145,6 +145,7 @@ struct StoreMetrics {
 };
 
 class Database;
+struct Dialect;  // store/dialect.hpp: the engine's statements and capabilities
 
 // A connection borrowed from the pool; returns it (or drops it if broken) on destruction.
 class PooledConnection {
@@ -175,6 +176,7 @@ class Database {
   Database& operator=(const Database&) = delete;
 
   Engine engine() const { return engine_; }
+  const Dialect& dialect() const;
   const DatabaseOptions& options() const { return options_; }
   StoreMetrics& metrics() { return metrics_; }
 

@@ -72,7 +72,9 @@ Status check_ids(std::int64_t warehouse_id, std::int64_t sku_id) {
 }  // namespace
 
 Intake::Intake(store::Database& db, IntakeOptions options)
-    : db_(db), options_(std::move(options)), store_(std::make_unique<IntakeStore>(db.engine())) {
+    : db_(db),
+      options_(std::move(options)),
+      store_(std::make_unique<store::IntakeStore>(db.dialect())) {
   if (options_.holder.empty()) options_.holder = make_holder();
 }
 
@@ -252,7 +254,7 @@ Result<Order> Intake::cancel(std::int64_t order_id, store::Clock::time_point dea
         OO_ASSIGN_OR_RETURN(auto head, store_->lock_order(c, order_id));
         if (!head) return Status(Code::not_found, fmt::format("order {} does not exist", order_id));
         if (head->status == "placed") {
-          const std::string site = fmt::format("W{}", head->warehouse_id);
+          const std::string site = warehouse_site(head->warehouse_id);
           const std::string_view no = head->order_no;
           // Decide on locked rows: the source orders first (a worker producing one holds it
           // shared until it commits, and item creation shares it too), then look for

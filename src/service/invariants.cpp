@@ -1,6 +1,6 @@
 #include "onceorder/invariants.hpp"
 
-#include "store/invariants_sql.hpp"
+#include "store/dialect.hpp"
 
 namespace onceorder {
 
@@ -10,7 +10,7 @@ Result<std::vector<InvariantResult>> check_invariants(store::Database& db,
       db, store::TxOptions{deadline, 3, store::TxMode::read},
       [&](store::Connection& c) -> Result<std::vector<InvariantResult>> {
         std::vector<InvariantResult> out;
-        for (const InvariantSql& inv : invariant_sql(db.engine())) {
+        for (const store::InvariantSql& inv : db.dialect().invariants) {
           OO_ASSIGN_OR_RETURN(auto rows, c.query(inv.violations, {}));
           InvariantResult r{std::string(inv.id),
                             std::string(inv.name),

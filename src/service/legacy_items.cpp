@@ -8,6 +8,7 @@
 
 #include "onceorder/csv.hpp"
 #include "onceorder/timestamp.hpp"
+#include "store/dialect.hpp"
 #include "store/legacy_items_sql.hpp"
 
 namespace onceorder {
@@ -16,10 +17,7 @@ namespace {
 using store::Connection;
 using store::Row;
 
-const LegacyItemsSql& sql_for(Engine e) {
-  return e == Engine::sqlite ? store::sqlite::legacy_items_sql()
-                             : store::postgres::legacy_items_sql();
-}
+const store::LegacyItemsSql& sql_for(const store::Dialect& d) { return d.legacy_items; }
 
 store::TxOptions tx(store::Clock::time_point deadline, store::TxMode mode) {
   return store::TxOptions{deadline, 3, mode};
@@ -90,7 +88,7 @@ struct Computed {
 };
 
 Result<Computed> compute(Connection& c) {
-  const auto& sql = sql_for(c.engine());
+  const auto& sql = sql_for(store::dialect_for(c.engine()));
   Computed out;
   std::map<OrderKey, std::vector<Candidate>> groups;
   OO_ASSIGN_OR_RETURN(auto has_resolution, c.query(sql.has_resolution, {}));
@@ -202,7 +200,7 @@ Result<std::int64_t> import_legacy_items(store::Database& db, std::string_view c
                   std::move(errors));
   }
   if (rows.empty()) return invalid("file", "has no rows after the header");
-  const auto& sql = sql_for(db.engine());
+  const auto& sql = sql_for(db.dialect());
   return store::transact<std::int64_t>(
       db, tx(deadline, store::TxMode::write), [&](Connection& c) -> Result<std::int64_t> {
         for (const auto& r : rows) {
@@ -261,7 +259,7 @@ Result<ResolveReport> resolve_legacy_items(store::Database& db, std::string_view
                   std::move(errors));
   }
   if (words.empty()) return invalid("file", "has no rows after the header");
-  const auto& sql = sql_for(db.engine());
+  const auto& sql = sql_for(db.dialect());
   return store::transact<ResolveReport>(
       db, tx(deadline, store::TxMode::write), [&](Connection& c) -> Result<ResolveReport> {
         ResolveReport report;
@@ -306,7 +304,7 @@ Result<DedupPlan> plan_legacy_dedup(store::Database& db, store::Clock::time_poin
 }
 
 Result<DedupPlan> apply_legacy_dedup(store::Database& db, store::Clock::time_point deadline) {
-  const auto& sql = sql_for(db.engine());
+  const auto& sql = sql_for(db.dialect());
   return store::transact<
       DedupPlan>(db, tx(deadline, store::TxMode::write), [&](Connection& c) -> Result<DedupPlan> {
     OO_RETURN_IF_ERROR(c.query(sql.lock_pending, {}).status());

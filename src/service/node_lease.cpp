@@ -30,7 +30,7 @@ NodeLease::NodeLease(int node, std::int64_t not_before_ms, std::int64_t lease_un
 Result<std::unique_ptr<NodeLease>> NodeLease::acquire(store::Database& db,
                                                       const std::string& holder,
                                                       std::chrono::milliseconds ttl) {
-  IntakeStore s(db.engine());
+  store::IntakeStore s(db.dialect());
   return store::transact<std::unique_ptr<NodeLease>>(
       db, write_tx(), [&](store::Connection& c) -> Result<std::unique_ptr<NodeLease>> {
         const auto asked_at = store::Clock::now();
@@ -58,7 +58,7 @@ bool NodeLease::valid() const { return store::Clock::now() < valid_until_; }
 bool NodeLease::should_renew() const { return store::Clock::now() >= renew_after_; }
 
 Status NodeLease::renew(store::Database& db) {
-  IntakeStore s(db.engine());
+  store::IntakeStore s(db.dialect());
   auto renewed = store::transact<std::pair<std::int64_t, std::int64_t>>(
       db, write_tx(), [&](store::Connection& c) -> Result<std::pair<std::int64_t, std::int64_t>> {
         OO_ASSIGN_OR_RETURN(
@@ -77,7 +77,7 @@ Status NodeLease::renew(store::Database& db) {
 }
 
 void NodeLease::release(store::Database& db) {
-  IntakeStore s(db.engine());
+  store::IntakeStore s(db.dialect());
   (void)store::transact<bool>(db, write_tx(), [&](store::Connection& c) -> Result<bool> {
     OO_RETURN_IF_ERROR(
         c.query(s.sql().lease_release, {std::int64_t{node_}, std::string_view(holder_)}).status());

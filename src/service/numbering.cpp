@@ -38,7 +38,7 @@ TxOptions read_tx(store::Clock::time_point deadline) {
 Numbering::Numbering(store::Database& db, NumberingOptions options)
     : db_(db),
       options_(std::move(options)),
-      store_(std::make_unique<NumberingStore>(db.engine())) {}
+      store_(std::make_unique<store::NumberingStore>(db.dialect())) {}
 
 Numbering::~Numbering() = default;
 

@@ -1,13 +1,10 @@
 #include "onceorder/receipts.hpp"
 
+#include "store/dialect.hpp"
 #include "store/receipts_sql.hpp"
 
 namespace onceorder {
 namespace {
-
-const ReceiptsSql& sql_for(Engine engine) {
-  return engine == Engine::sqlite ? store::sqlite::receipts_sql() : store::postgres::receipts_sql();
-}
 
 // Batches of one table until a batch comes back short (none left) or the deadline passes.
 Result<bool> expire_table(store::Database& db, const store::Statement& stmt,
@@ -35,7 +32,7 @@ Result<ExpiredReceipts> expire_receipts(store::Database& db, std::chrono::millis
                                         store::Clock::time_point deadline, int batch) {
   if (retention.count() < 0 || batch < 1)
     return Status(Code::invalid_request, "receipt retention must be >= 0 and batch >= 1");
-  const ReceiptsSql& sql = sql_for(db.engine());
+  const store::ReceiptsSql& sql = db.dialect().receipts;
   ExpiredReceipts out;
   OO_ASSIGN_OR_RETURN(bool orders_done, expire_table(db, sql.expire_order, retention, deadline,
                                                      batch, out.order_receipts));

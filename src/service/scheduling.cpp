@@ -35,12 +35,26 @@ bool infrastructure(Code code) { return code == Code::busy || code == Code::unav
 
 class StandardProductionStep final : public ProductionStep {
  public:
-  Result<ProductionOrder> produce(Connection& c, const Claim& claim,
-                                  SchedulingStore& store) override {
-    return store.produce_standard(c, claim, production_scope(claim.key.site_code),
-                                  fmt::format("production {}/{}/{}", claim.key.site_code,
-                                              claim.key.order_no, claim.key.lot_no));
+  Result<ProductionOrder> produce(const Claim& claim, DocumentIssuer& issuer) override {
+    return issuer.issue(production_scope(claim.key.site_code),
+                        fmt::format("production {}/{}/{}", claim.key.site_code, claim.key.order_no,
+                                    claim.key.lot_no));
   }
+};
+
+// The issuer a step gets: the claim's transaction, and nothing else of the store.
+class ClaimIssuer final : public DocumentIssuer {
+ public:
+  ClaimIssuer(store::SchedulingStore& store, Connection& c, const Claim& claim)
+      : store_(store), c_(c), claim_(claim) {}
+  Result<ProductionOrder> issue(std::string_view scope, std::string_view title) override {
+    return store_.produce_numbered(c_, claim_, scope, title);
+  }
+
+ private:
+  store::SchedulingStore& store_;
+  Connection& c_;
+  const Claim& claim_;
 };
 
 }  // namespace
@@ -49,12 +63,10 @@ std::shared_ptr<ProductionStep> standard_production_step() {
   return std::make_shared<StandardProductionStep>();
 }
 
-std::string production_scope(const std::string& site_code) { return "PO-" + site_code; }
-
 Scheduler::Scheduler(store::Database& db, SchedulerOptions options)
     : db_(db),
       options_(std::move(options)),
-      store_(std::make_unique<SchedulingStore>(db.engine())) {
+      store_(std::make_unique<store::SchedulingStore>(db.dialect())) {
   if (options_.owner.empty()) options_.owner = make_owner();
   if (!options_.default_step) options_.default_step = standard_production_step();
   options_.claim_batch = std::clamp(options_.claim_batch, 1, 1000);
@@ -129,7 +141,7 @@ Result<RunCreated> Scheduler::create_run(RunKind kind,
         OO_ASSIGN_OR_RETURN(bool inserted,
                             store_->insert_item_for(c, run_id, k, options_.max_attempts));
         if (inserted) continue;
-        OO_ASSIGN_OR_RETURN(KeyState s, store_->key_state(c, k));
+        OO_ASSIGN_OR_RETURN(store::KeyState s, store_->key_state(c, k));
         const char* reason = !s.has_source      ? "unknown_order"
                              : s.has_success    ? "already_scheduled"
                              : s.has_live       ? "in_progress"
@@ -165,7 +177,8 @@ Status Scheduler::complete_one(const Claim& claim) {
       OO_RETURN_IF_ERROR(store_->abort_if_cancelled(c, claim).status());
       return false;
     }
-    OO_RETURN_IF_ERROR(step_for(claim.key.site_code).produce(c, claim, *store_).status());
+    ClaimIssuer issuer(*store_, c, claim);
+    OO_RETURN_IF_ERROR(step_for(claim.key.site_code).produce(claim, issuer).status());
     return true;
   });
   if (done.ok()) {
@@ -192,7 +205,8 @@ Result<std::int64_t> Scheduler::complete(std::span<const Claim> claims) {
           if (!fenced) return Status(Code::conflict, "a claim in the batch was lost");
         }
         for (const Claim& cl : claims) {
-          OO_RETURN_IF_ERROR(step_for(cl.key.site_code).produce(c, cl, *store_).status());
+          ClaimIssuer issuer(*store_, c, cl);
+          OO_RETURN_IF_ERROR(step_for(cl.key.site_code).produce(cl, issuer).status());
         }
         return static_cast<std::int64_t>(claims.size());
       });

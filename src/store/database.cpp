@@ -4,8 +4,7 @@
 #include <thread>
 
 #include "onceorder/store.hpp"
-#include "store/postgres/pg_connection.hpp"
-#include "store/sqlite/sqlite_connection.hpp"
+#include "store/dialect.hpp"
 
 namespace onceorder::store {
 
@@ -39,10 +38,11 @@ Database::Database(Engine engine, DatabaseOptions options, Factory factory)
       factory_(std::move(factory)),
       pool_(std::make_shared<Pool>()) {}
 
+const Dialect& Database::dialect() const { return dialect_for(engine_); }
+
 Result<std::unique_ptr<Database>> Database::open(const DbUrl& url, DatabaseOptions options) {
   Factory factory = [url, options]() -> Result<std::unique_ptr<Connection>> {
-    auto conn = url.engine == Engine::sqlite ? sqlite::connect(url.target, options)
-                                             : postgres::connect(url.target, options);
+    auto conn = dialect_for(url.engine).connect(url.target, options);
     if (conn.ok() && options.statement_hook) (*conn)->set_statement_hook(options.statement_hook);
     return conn;
   };

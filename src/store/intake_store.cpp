@@ -1,8 +1,10 @@
 #include "store/intake_store.hpp"
 
+#include "store/dialect.hpp"
+
 #include <fmt/format.h>
 
-namespace onceorder {
+namespace onceorder::store {
 namespace {
 
 std::string join(const std::vector<std::int64_t>& values) {
@@ -16,9 +18,7 @@ std::string join(const std::vector<std::int64_t>& values) {
 
 }  // namespace
 
-IntakeStore::IntakeStore(Engine engine)
-    : sql_(engine == Engine::sqlite ? store::sqlite::intake_sql() : store::postgres::intake_sql()) {
-}
+IntakeStore::IntakeStore(const Dialect& dialect) : dialect_(dialect), sql_(dialect.intake) {}
 
 Result<bool> IntakeStore::insert_receipt(store::Connection& c, std::int64_t customer,
                                          const std::string& key, const Cart& cart) {
@@ -62,7 +62,7 @@ Status IntakeStore::record_out_of_stock(store::Connection& c, std::int64_t custo
 
 Result<std::string> IntakeStore::place(store::Connection& c, const Order& o, const std::string& key,
                                        store::Then then) {
-  if (!sql_.place_all.sql.empty()) {
+  if (dialect_.writes_in_one_statement) {
     std::vector<std::int64_t> skus, qtys, prices;
     for (const auto& l : o.lines) {
       skus.push_back(l.sku_id);
@@ -129,4 +129,4 @@ Result<std::optional<OrderHead>> IntakeStore::lock_order(store::Connection& c,
   return std::optional<OrderHead>(OrderHead{rows[0].text(0), rows[0].i64(1), rows[0].text(2)});
 }
 
-}  // namespace onceorder
+}  // namespace onceorder::store

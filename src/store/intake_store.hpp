@@ -5,10 +5,12 @@
 #include <optional>
 #include <vector>
 
-#include "onceorder/intake.hpp"
+#include "onceorder/cart.hpp"
+#include "onceorder/order_types.hpp"
 #include "onceorder/store.hpp"
+#include "store/dialect.hpp"
 
-namespace onceorder {
+namespace onceorder::store {
 
 struct IntakeSql {
   store::Statement insert_receipt;  // (customer, key, warehouse, normalized, version) → 1 if new
@@ -17,46 +19,39 @@ struct IntakeSql {
   store::Statement lock_stock;      // (warehouse, "sku,sku") → sku, available, price; locked,
                                     //   ascending sku
   store::Statement out_of_stock;    // (customer, key, shortages)
-  store::Statement place_all;       // one statement for the whole placement (engines with DML
-                                    //   in CTEs); empty: the per-line statements below
-  store::Statement insert_order;  // (order_id, order_no, customer, warehouse, total) → created_at
-  store::Statement insert_line;   // (order_id, line, sku, qty, price)
-  store::Statement insert_reservation;  // (order_id, line, warehouse, sku, qty)
-  store::Statement deduct;              // (warehouse, sku, qty) → 1 row when deducted
-  store::Statement ledger;              // (warehouse, sku, delta, kind, reason, order_id, line)
-  store::Statement insert_source;       // (site, order_no, lot, qty)
-  store::Statement receipt_placed;      // (customer, key, order_id)
-  store::Statement get_order;           // (order_id) → order columns
-  store::Statement get_lines;           // (order_id) → line, sku, qty, price
-  store::Statement lock_order;          // (order_id) → status, warehouse, order_no
-  store::Statement lock_sources;        // (site, order_no) → lot per source order; locked
-  store::Statement cancel_sources;      // (site, order_no)
-  store::Statement abort_items;         // (site, order_no) → item_id per item
-  store::Statement count_production;    // (site, order_no) → n
-  store::Statement lock_order_stock;    // (order_id) → sku; locked, ascending sku
-  store::Statement release;             // (order_id) → line, warehouse, sku, qty
-  store::Statement restore;             // (warehouse, sku, qty)
-  store::Statement mark_cancelled;      // (order_id)
-  store::Statement insert_sku;          // (warehouse, sku, available, price) → 1 if new
-  store::Statement lock_sku;            // (warehouse, sku) → available; locked
-  store::Statement set_price;           // (warehouse, sku, price)
-  store::Statement adjust;              // (warehouse, sku, delta)
-  store::Statement get_sku;             // (warehouse, sku) → available, reserved, price
-  store::Statement lease_candidate;     // () → node, lease_until_ms, now_ms (locked)
-  store::Statement lease_take;          // (node, holder, ttl, expected_until) → lease_until_ms
+  // The whole placement in one statement (Dialect::writes_in_one_statement), or the
+  // per-line statements below (the other engines).
+  store::Statement place_all = {};
+  store::Statement insert_order =
+      {};  // (order_id, order_no, customer, warehouse, total) → created_at
+  store::Statement insert_line = {};         // (order_id, line, sku, qty, price)
+  store::Statement insert_reservation = {};  // (order_id, line, warehouse, sku, qty)
+  store::Statement deduct = {};              // (warehouse, sku, qty) → 1 row when deducted
+  store::Statement ledger;               // (warehouse, sku, delta, kind, reason, order_id, line)
+  store::Statement insert_source = {};   // (site, order_no, lot, qty)
+  store::Statement receipt_placed = {};  // (customer, key, order_id)
+  store::Statement get_order;            // (order_id) → order columns
+  store::Statement get_lines;            // (order_id) → line, sku, qty, price
+  store::Statement lock_order;           // (order_id) → status, warehouse, order_no
+  store::Statement lock_sources;         // (site, order_no) → lot per source order; locked
+  store::Statement cancel_sources;       // (site, order_no)
+  store::Statement abort_items;          // (site, order_no) → item_id per item
+  store::Statement count_production;     // (site, order_no) → n
+  store::Statement lock_order_stock;     // (order_id) → sku; locked, ascending sku
+  store::Statement release;              // (order_id) → line, warehouse, sku, qty
+  store::Statement restore;              // (warehouse, sku, qty)
+  store::Statement mark_cancelled;       // (order_id)
+  store::Statement insert_sku;           // (warehouse, sku, available, price) → 1 if new
+  store::Statement lock_sku;             // (warehouse, sku) → available; locked
+  store::Statement set_price;            // (warehouse, sku, price)
+  store::Statement adjust;               // (warehouse, sku, delta)
+  store::Statement get_sku;              // (warehouse, sku) → available, reserved, price
+  store::Statement lease_candidate;      // () → node, lease_until_ms, now_ms (locked)
+  store::Statement lease_take;           // (node, holder, ttl, expected_until) → lease_until_ms
   store::Statement lease_renew;    // (node, holder, ttl, expected_until) → lease_until_ms, now
   store::Statement lease_release;  // (node, holder)
 };
 
-namespace store::sqlite {
-const IntakeSql& intake_sql();
-}
-namespace store::postgres {
-const IntakeSql& intake_sql();
-}
-
-// Not `Receipt`: store/numbering_store.hpp has one, and two classes of one name in one
-// namespace break the one-definition rule (the linker keeps one destructor: a crash).
 struct OrderReceipt {
   std::int64_t warehouse_id = 0;
   std::string normalized;
@@ -80,7 +75,7 @@ struct OrderHead {
 
 class IntakeStore {
  public:
-  explicit IntakeStore(Engine engine);
+  explicit IntakeStore(const Dialect& dialect);
   const IntakeSql& sql() const { return sql_; }
 
   Result<bool> insert_receipt(store::Connection& c, std::int64_t customer, const std::string& key,
@@ -99,7 +94,8 @@ class IntakeStore {
   Result<std::optional<OrderHead>> lock_order(store::Connection& c, std::int64_t order_id);
 
  private:
+  const Dialect& dialect_;
   const IntakeSql& sql_;
 };
 
-}  // namespace onceorder
+}  // namespace onceorder::store

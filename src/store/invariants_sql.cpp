@@ -1,6 +1,9 @@
 #include "store/invariants_sql.hpp"
 
-namespace onceorder {
+#include "store/postgres/statements.hpp"
+#include "store/sqlite/statements.hpp"
+
+namespace onceorder::store {
 namespace {
 
 // Text both engines read the same way (`||` concatenates on both); only the catalog (I10),
@@ -341,9 +344,7 @@ constexpr InvariantSql kPostgres[] = {
 
 }  // namespace
 
-std::span<const InvariantSql> invariant_sql(Engine engine) {
-  return engine == Engine::sqlite ? std::span<const InvariantSql>(kSqlite)
-                                  : std::span<const InvariantSql>(kPostgres);
-}
+std::span<const InvariantSql> sqlite::invariant_sql() { return kSqlite; }
+std::span<const InvariantSql> postgres::invariant_sql() { return kPostgres; }
 
-}  // namespace onceorder
+}  // namespace onceorder::store

@@ -6,7 +6,7 @@
 
 #include "onceorder/store.hpp"
 
-namespace onceorder {
+namespace onceorder::store {
 
 struct InvariantSql {
   std::string_view id;
@@ -17,6 +17,4 @@ struct InvariantSql {
   store::Statement accepted = {};
 };
 
-std::span<const InvariantSql> invariant_sql(Engine engine);
-
-}  // namespace onceorder
+}  // namespace onceorder::store

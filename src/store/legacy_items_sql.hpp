@@ -3,7 +3,7 @@
 
 #include "onceorder/store.hpp"
 
-namespace onceorder {
+namespace onceorder::store {
 
 struct LegacyItemsSql {
   store::Statement insert_staged;  // (line, site, order, lot, status, created_at, run_id)
@@ -27,11 +27,4 @@ struct LegacyItemsSql {
   store::Statement note_moved;  // (item_id, outcome) on the staging row it came from
 };
 
-namespace store::sqlite {
-const LegacyItemsSql& legacy_items_sql();
-}
-namespace store::postgres {
-const LegacyItemsSql& legacy_items_sql();
-}
-
-}  // namespace onceorder
+}  // namespace onceorder::store

@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
 #include "onceorder/store.hpp"
-#include "store/migrations.hpp"
+#include "store/dialect.hpp"
 
 namespace onceorder::store {
 namespace {
@@ -12,18 +12,10 @@ constexpr Statement kCreateTable{
     "NULL, applied_at TEXT NOT NULL)"};
 constexpr Statement kCurrent{"migrate_current",
                              "SELECT COALESCE(MAX(version), 0) FROM schema_migrations"};
-constexpr Statement kHasTableSqlite{
-    "migrate_has_table_sqlite",
-    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"};
-constexpr Statement kHasTablePg{"migrate_has_table_pg",
-                                "SELECT count(*) FROM pg_tables WHERE schemaname = "
-                                "current_schema() AND tablename = 'schema_migrations'"};
-
 Clock::time_point far_deadline() { return Clock::now() + std::chrono::minutes(5); }
 
 Result<int> read_version(Connection& c) {
-  OO_ASSIGN_OR_RETURN(auto has,
-                      c.query(c.engine() == Engine::sqlite ? kHasTableSqlite : kHasTablePg, {}));
+  OO_ASSIGN_OR_RETURN(auto has, c.query(dialect_for(c.engine()).has_migrations_table, {}));
   if (has.at(0).i64(0) == 0) return 0;
   OO_ASSIGN_OR_RETURN(auto rows, c.query(kCurrent, {}));
   return static_cast<int>(rows.at(0).i64(0));
@@ -44,11 +36,8 @@ Status run_step(Connection& c, std::string_view script, std::string_view record_
 }
 
 std::string record_sql(Engine engine, const Migration& m) {
-  const auto now_sql = engine == Engine::sqlite ? "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
-                                                : "to_char(now() AT TIME ZONE 'UTC', "
-                                                  "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')";
   return fmt::format("INSERT INTO schema_migrations VALUES ({}, '{}', {})", m.version, m.name,
-                     now_sql);
+                     dialect_for(engine).now_text);
 }
 
 Status failed(const Migration& m, const Status& st) {
@@ -167,7 +156,7 @@ Status repair_index(Database& db, const Migration& m, LiveIndexMode mode) {
 }  // namespace
 
 int latest_schema_version(Engine engine) {
-  auto list = migrations_for(engine);
+  auto list = dialect_for(engine).migrations;
   return list.empty() ? 0 : list.back().version;
 }
 
@@ -181,7 +170,7 @@ Result<int> migrate(Database& db, int target) { return migrate(db, MigrateOption
 Result<int> migrate(Database& db, const MigrateOptions& options) {
   return with_migration_lock(db, [&](Connection& c) -> Result<int> {
     int version = 0;
-    for (const Migration& m : migrations_for(db.engine())) {
+    for (const Migration& m : db.dialect().migrations) {
       if (m.version > options.target) break;
       // Each migration is its own transaction; the version is re-read under the write
       // lock so that a process that lost the race applies nothing twice.
@@ -198,12 +187,12 @@ Result<int> migrate(Database& db, const MigrateOptions& options) {
       version = *current;
       if (m.version <= version) {
         c.rollback();
-        if (options.repair_indexes && m.concurrently && db.engine() == Engine::postgres) {
+        if (options.repair_indexes && m.concurrently && db.dialect().concurrent_index_builds) {
           if (Status st = repair_index(db, m, options.live_index); !st.ok()) return failed(m, st);
         }
         continue;
       }
-      if (m.concurrently && db.engine() == Engine::postgres) {
+      if (m.concurrently && db.dialect().concurrent_index_builds) {
         // Outside this transaction; the advisory lock keeps other migrators out meanwhile.
         if (Status st = c.commit(); !st.ok()) {
           c.rollback();
@@ -231,7 +220,7 @@ Status migrate_down(Database& db, int target) {
   return with_migration_lock(
              db,
              [&](Connection& c) -> Result<int> {
-               auto list = migrations_for(db.engine());
+               auto list = db.dialect().migrations;
                for (auto it = list.rbegin(); it != list.rend(); ++it) {
                  OO_ASSIGN_OR_RETURN(int current, read_version(c));
                  if (it->version > current || it->version <= target) continue;

@@ -25,15 +25,4 @@ struct Migration {
   std::string_view up_new_rows_only = {};
 };
 
-namespace sqlite {
-std::span<const Migration> migrations();
-}
-namespace postgres {
-std::span<const Migration> migrations();
-}
-
-inline std::span<const Migration> migrations_for(Engine engine) {
-  return engine == Engine::sqlite ? sqlite::migrations() : postgres::migrations();
-}
-
 }  // namespace onceorder::store

@@ -1,6 +1,8 @@
 #include "store/numbering_store.hpp"
 
-namespace onceorder {
+#include "store/dialect.hpp"
+
+namespace onceorder::store {
 namespace {
 
 using store::Row;
@@ -13,22 +15,22 @@ Document document_from(const Row& r, size_t at = 0) {
 
 }  // namespace
 
-NumberingStore::NumberingStore(Engine engine)
-    : sql_(engine == Engine::sqlite ? store::sqlite::numbering_sql()
-                                    : store::postgres::numbering_sql()) {}
+NumberingStore::NumberingStore(const Dialect& dialect)
+    : dialect_(dialect), sql_(dialect.numbering) {}
 
-Result<std::optional<Receipt>> NumberingStore::find_receipt(store::Connection& c,
-                                                            std::string_view scope,
-                                                            std::string_view key) {
+Result<std::optional<DocumentReceipt>> NumberingStore::find_receipt(store::Connection& c,
+                                                                    std::string_view scope,
+                                                                    std::string_view key) {
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.find_receipt, {scope, key}));
-  if (rows.empty()) return std::optional<Receipt>();
-  return std::optional<Receipt>(Receipt{rows[0].text(0), document_from(rows[0], 1)});
+  if (rows.empty()) return std::optional<DocumentReceipt>();
+  return std::optional<DocumentReceipt>(
+      DocumentReceipt{rows[0].text(0), document_from(rows[0], 1)});
 }
 
 Result<std::optional<Document>> NumberingStore::allocate(store::Connection& c,
                                                          std::string_view scope,
                                                          std::string_view title, store::Then then) {
-  if (!sql_.bump_counter.sql.empty()) {
+  if (!dialect_.writes_in_one_statement) {
     OO_ASSIGN_OR_RETURN(auto bumped, c.query(sql_.bump_counter, {scope}));
     if (bumped.empty()) return std::optional<Document>();
   }
@@ -115,4 +117,4 @@ Status NumberingStore::raise_last_value(store::Connection& c, std::string_view s
   return c.query(sql_.raise_last, {scope, value}).status();
 }
 
-}  // namespace onceorder
+}  // namespace onceorder::store

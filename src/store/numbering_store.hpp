@@ -6,19 +6,21 @@
 #include <span>
 #include <vector>
 
-#include "onceorder/numbering.hpp"
+#include "onceorder/document_types.hpp"
 #include "onceorder/store.hpp"
+#include "store/dialect.hpp"
 
-namespace onceorder {
+namespace onceorder::store {
 
 struct NumberingSql {
-  store::Statement find_receipt;     // (scope, key) → receipt title + document
-  store::Statement bump_counter;     // optional pre-step (engines without DML in CTEs)
-  store::Statement insert_issued;    // (scope, title) → document; no row when exhausted
-  store::Statement insert_receipt;   // (scope, key, title, value)
-  store::Statement lock_scope;       // (scope) → width, radix, max, last_value (row locked)
-  store::Statement upsert_format;    // (scope, width, radix, max)
-  store::Statement ensure_scope;     // (scope) created with defaults if missing
+  store::Statement find_receipt;       // (scope, key) → receipt title + document
+  store::Statement bump_counter = {};  // (scope): the counter step, sent first unless
+                                       // Dialect::writes_in_one_statement
+  store::Statement insert_issued;      // (scope, title) → document; no row when exhausted
+  store::Statement insert_receipt;     // (scope, key, title, value)
+  store::Statement lock_scope;         // (scope) → width, radix, max, last_value (row locked)
+  store::Statement upsert_format;      // (scope, width, radix, max)
+  store::Statement ensure_scope;       // (scope) created with defaults if missing
   store::Statement scope_info;       // (scope) → scope, width, radix, max, last, issued, imported
   store::Statement list_documents;   // (scope, after, limit) → documents
   store::Statement existing_values;  // (scope, "v1,v2,…") → values already used
@@ -26,29 +28,22 @@ struct NumberingSql {
   store::Statement raise_last;       // (scope, value) last_value = max(last_value, value)
 };
 
-namespace store::sqlite {
-const NumberingSql& numbering_sql();
-}
-namespace store::postgres {
-const NumberingSql& numbering_sql();
-}
-
 struct ScopeRow {
   ScopeFormat format;
   std::int64_t last_value = 0;
 };
 
-struct Receipt {
+struct DocumentReceipt {
   std::string title;
   Document document;
 };
 
 class NumberingStore {
  public:
-  explicit NumberingStore(Engine engine);
+  explicit NumberingStore(const Dialect& dialect);
 
-  Result<std::optional<Receipt>> find_receipt(store::Connection& c, std::string_view scope,
-                                              std::string_view key);
+  Result<std::optional<DocumentReceipt>> find_receipt(store::Connection& c, std::string_view scope,
+                                                      std::string_view key);
   // Takes the next value and inserts the document: nullopt when the scope is exhausted.
   Result<std::optional<Document>> allocate(store::Connection& c, std::string_view scope,
                                            std::string_view title, store::Then then);
@@ -68,7 +63,8 @@ class NumberingStore {
   Status raise_last_value(store::Connection& c, std::string_view scope, std::int64_t value);
 
  private:
+  const Dialect& dialect_;
   const NumberingSql& sql_;
 };
 
-}  // namespace onceorder
+}  // namespace onceorder::store

@@ -3,7 +3,7 @@
 
 #include "onceorder/store.hpp"
 
-namespace onceorder {
+namespace onceorder::store {
 
 struct ReceiptsSql {
   // (retention ms, batch) → one row per receipt deleted, at most `batch`, oldest first.
@@ -11,11 +11,4 @@ struct ReceiptsSql {
   store::Statement expire_document;
 };
 
-namespace store::sqlite {
-const ReceiptsSql& receipts_sql();
-}
-namespace store::postgres {
-const ReceiptsSql& receipts_sql();
-}
-
-}  // namespace onceorder
+}  // namespace onceorder::store

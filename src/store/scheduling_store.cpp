@@ -1,8 +1,10 @@
 #include "store/scheduling_store.hpp"
 
+#include "store/dialect.hpp"
+
 #include "store/numbering_store.hpp"
 
-namespace onceorder {
+namespace onceorder::store {
 namespace {
 
 using store::Param;
@@ -57,9 +59,8 @@ Param opt(const std::optional<std::string>& s) { return s ? Param(sv(*s)) : Para
 
 }  // namespace
 
-SchedulingStore::SchedulingStore(Engine engine)
-    : sql_(engine == Engine::sqlite ? store::sqlite::scheduling_sql()
-                                    : store::postgres::scheduling_sql()) {}
+SchedulingStore::SchedulingStore(const Dialect& dialect)
+    : dialect_(dialect), sql_(dialect.scheduling) {}
 
 Result<bool> SchedulingStore::insert_source(store::Connection& c, const SourceOrder& o) {
   OO_ASSIGN_OR_RETURN(
@@ -156,34 +157,36 @@ Result<bool> SchedulingStore::abort_if_cancelled(store::Connection& c, const Cla
   return !rows.empty();
 }
 
-Result<ProductionOrder> SchedulingStore::produce_standard(store::Connection& c, const Claim& cl,
-                                                          const std::string& scope,
-                                                          const std::string& title) {
-  if (!sql_.produce_standard.sql.empty()) {
-    OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.produce_standard,
-                                           {sv(scope), sv(title), cl.item_id, sv(cl.key.site_code),
-                                            sv(cl.key.order_no), sv(cl.key.lot_no)}));
+Result<ProductionOrder> SchedulingStore::produce_numbered(store::Connection& c, const Claim& cl,
+                                                          std::string_view scope,
+                                                          std::string_view title) {
+  if (dialect_.writes_in_one_statement) {
+    OO_ASSIGN_OR_RETURN(
+        auto rows, c.query(sql_.produce_standard, {scope, title, cl.item_id, sv(cl.key.site_code),
+                                                   sv(cl.key.order_no), sv(cl.key.lot_no)}));
     if (rows.empty()) {
-      return Status(Code::scope_exhausted, "no production order: scope '" + scope +
+      return Status(Code::scope_exhausted, "no production order: scope '" + std::string(scope) +
                                                "' is exhausted or the source order vanished");
     }
     return production_from(rows[0]);
   }
-  NumberingStore numbering(c.engine());
+  NumberingStore numbering(dialect_);
   OO_RETURN_IF_ERROR(numbering.ensure_scope(c, scope, ScopeFormat{9, 10, 999999999}));
   OO_ASSIGN_OR_RETURN(auto doc, numbering.allocate(c, scope, title, store::Then::stay));
-  if (!doc) return Status(Code::scope_exhausted, "production scope '" + scope + "' is exhausted");
+  if (!doc)
+    return Status(Code::scope_exhausted,
+                  "production scope '" + std::string(scope) + "' is exhausted");
   return insert_production(c, cl, scope, doc->value, doc->number);
 }
 
 Result<ProductionOrder> SchedulingStore::insert_production(store::Connection& c, const Claim& cl,
-                                                           const std::string& scope,
+                                                           std::string_view scope,
                                                            std::int64_t value,
                                                            const std::string& number) {
-  OO_ASSIGN_OR_RETURN(auto rows,
-                      c.query(sql_.insert_production,
-                              {cl.item_id, sv(scope), value, sv(number), sv(cl.key.site_code),
-                               sv(cl.key.order_no), sv(cl.key.lot_no)}));
+  OO_ASSIGN_OR_RETURN(
+      auto rows,
+      c.query(sql_.insert_production, {cl.item_id, scope, value, sv(number), sv(cl.key.site_code),
+                                       sv(cl.key.order_no), sv(cl.key.lot_no)}));
   if (rows.empty()) return Status(Code::internal, "source order vanished during production");
   return production_from(rows[0]);
 }
@@ -257,4 +260,4 @@ Result<Progress> SchedulingStore::run_progress(store::Connection& c, std::int64_
   return Progress{r.i64(1) - r.i64(0), r.i64(1)};
 }
 
-}  // namespace onceorder
+}  // namespace onceorder::store

@@ -5,10 +5,11 @@
 #include <optional>
 #include <vector>
 
-#include "onceorder/scheduling.hpp"
+#include "onceorder/schedule_types.hpp"
 #include "onceorder/store.hpp"
+#include "store/dialect.hpp"
 
-namespace onceorder {
+namespace onceorder::store {
 
 struct SchedulingSql {
   store::Statement insert_source;    // (site, order, lot, qty) → 1 row when created
@@ -28,11 +29,11 @@ struct SchedulingSql {
   store::Statement fence_success;        // (item_id, owner, attempt) → item_id
   store::Statement mark_failed;          // (item_id, owner, attempt, error) → item_id
   store::Statement abort_if_cancelled;   // (item_id, owner, attempt) → item_id when cancelled
-  store::Statement produce_standard;     // (scope, title, item_id, site, order, lot) → production
-                                         // order; one statement (empty: three statements)
-  store::Statement insert_production;    // (item_id, scope, value, number, site, order, lot)
-  store::Statement dead_runs;            // (timeout_ms) → run_id per run set to error
-  store::Statement orphan_waits;         // () → item_id per aborted item
+  store::Statement produce_standard = {};  // (scope, title, item_id, site, order, lot) → production
+                                           // order in one statement (writes_in_one_statement)
+  store::Statement insert_production = {};  // (item_id, scope, value, number, site, order, lot)
+  store::Statement dead_runs;               // (timeout_ms) → run_id per run set to error
+  store::Statement orphan_waits;            // () → item_id per aborted item
   // () → item_id per failed item. Not a `legacy` run's: nobody in OnceOrder holds its
   // lease, and only an operator knows whether the old system made it (`legacy resolve`).
   store::Statement expired_leases;
@@ -43,13 +44,6 @@ struct SchedulingSql {
   store::Statement stuck_orders;     // (max_attempts) → keys
   store::Statement run_remaining;    // (run_id) → wait + processing count, total
 };
-
-namespace store::sqlite {
-const SchedulingSql& scheduling_sql();
-}
-namespace store::postgres {
-const SchedulingSql& scheduling_sql();
-}
 
 struct KeyState {
   bool has_source = false;
@@ -62,7 +56,7 @@ struct KeyState {
 
 class SchedulingStore {
  public:
-  explicit SchedulingStore(Engine engine);
+  explicit SchedulingStore(const Dialect& dialect);
   const SchedulingSql& sql() const { return sql_; }
 
   // true when created; false when the key existed (quantity tells whether it matches).
@@ -88,11 +82,8 @@ class SchedulingStore {
   // The standard production step: the next number of `scope` (created wide on first use),
   // its document and the production order, in as few statements as the engine allows.
   // Code::scope_exhausted when the scope has no number left.
-  Result<ProductionOrder> produce_standard(store::Connection& c, const Claim& claim,
-                                           const std::string& scope, const std::string& title);
-  Result<ProductionOrder> insert_production(store::Connection& c, const Claim& claim,
-                                            const std::string& scope, std::int64_t value,
-                                            const std::string& number);
+  Result<ProductionOrder> produce_numbered(store::Connection& c, const Claim& claim,
+                                           std::string_view scope, std::string_view title);
   Result<std::vector<std::int64_t>> dead_runs(store::Connection& c, std::int64_t timeout_ms);
   Result<std::int64_t> orphan_waits(store::Connection& c);
   Result<std::int64_t> expired_leases(store::Connection& c);
@@ -107,7 +98,14 @@ class SchedulingStore {
   Result<Progress> run_progress(store::Connection& c, std::int64_t run_id);
 
  private:
+  // The production order numbered with a document already issued (engines that do not
+  // write in one statement).
+  Result<ProductionOrder> insert_production(store::Connection& c, const Claim& claim,
+                                            std::string_view scope, std::int64_t value,
+                                            const std::string& number);
+
+  const Dialect& dialect_;
   const SchedulingSql& sql_;
 };
 
-}  // namespace onceorder
+}  // namespace onceorder::store

@@ -10,7 +10,7 @@
 #include "contract/test_db.hpp"
 #include "onceorder/invariants.hpp"
 #include "onceorder/legacy_items.hpp"
-#include "store/migrations.hpp"
+#include "store/dialect.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -46,7 +46,7 @@ class LiveIndexTest : public ::testing::TestWithParam<Engine> {
 };
 
 TEST_P(LiveIndexTest, PostgresBuildsTheLiveIndexConcurrentlyOutsideATransaction) {
-  const auto list = store::migrations_for(GetParam());
+  const auto list = store::dialect_for(GetParam()).migrations;
   const store::Migration& m = list[2];
   ASSERT_EQ(m.version, 3);
   EXPECT_EQ(m.index, "schedule_items_live");

@@ -24,10 +24,9 @@ std::vector<SourceOrder> make_orders(const std::string& site, const std::string&
 class FailingStep final : public ProductionStep {
  public:
   explicit FailingStep(std::set<std::string> failing) : failing_(std::move(failing)) {}
-  Result<ProductionOrder> produce(store::Connection& c, const Claim& claim,
-                                  SchedulingStore& store) override {
+  Result<ProductionOrder> produce(const Claim& claim, DocumentIssuer& issuer) override {
     if (failing_.contains(claim.key.order_no)) return Status(Code::internal, "machine jammed");
-    return standard_production_step()->produce(c, claim, store);
+    return standard_production_step()->produce(claim, issuer);
   }
 
  private:

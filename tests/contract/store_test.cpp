@@ -10,7 +10,7 @@
 
 #include "contract/test_db.hpp"
 #include "onceorder/numbering.hpp"
-#include "store/migrations.hpp"
+#include "store/dialect.hpp"
 
 namespace onceorder::testing {
 namespace {

@@ -26,11 +26,10 @@ json source(const std::string& site, const std::string& order, const std::string
 class TestStep final : public ProductionStep {
  public:
   TestStep(std::chrono::milliseconds delay, bool fail) : delay_(delay), fail_(fail) {}
-  Result<ProductionOrder> produce(store::Connection& c, const Claim& claim,
-                                  SchedulingStore& store) override {
+  Result<ProductionOrder> produce(const Claim& claim, DocumentIssuer& issuer) override {
     std::this_thread::sleep_for(delay_);
     if (fail_) return Status(Code::invalid_request, "this site cannot produce");
-    return inner_->produce(c, claim, store);
+    return inner_->produce(claim, issuer);
   }
 
  private:

@@ -52,29 +52,9 @@ const IntakeSql& intake_sql() {
            "$3::bigint AND idempotency_key = $9::text) SELECT oo_assert(" OO_PG_ALL_DEDUCTED
            ", 'a locked stock row did not take its deduction'), (SELECT "
            "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') FROM o)"},
-      .insert_order =
-          {"in_insert_order",
-           "INSERT INTO orders (order_id, order_no, customer_id, warehouse_id, status, "
-           "total_cents) VALUES ($1, $2, $3, $4, 'placed', $5) RETURNING to_char(created_at AT "
-           "TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"},
-      .insert_line = {"in_insert_line",
-                      "INSERT INTO order_lines (order_id, line_no, sku_id, quantity, "
-                      "unit_price_cents) VALUES ($1, $2, $3, $4, $5)"},
-      .insert_reservation = {"in_insert_reservation",
-                             "INSERT INTO reservations (order_id, line_no, warehouse_id, sku_id, "
-                             "quantity, status) VALUES ($1, $2, $3, $4, $5, 'active')"},
-      .deduct = {"in_deduct",
-                 "UPDATE stock SET available = available - $3, updated_at = now() WHERE "
-                 "warehouse_id = $1 AND sku_id = $2 AND available >= $3 RETURNING sku_id"},
       .ledger = {"in_ledger",
                  "INSERT INTO stock_ledger (warehouse_id, sku_id, delta, kind, reason, order_id, "
                  "line_no) VALUES ($1, $2, $3, $4, $5, $6, $7)"},
-      .insert_source = {"in_insert_source",
-                        "INSERT INTO source_orders (site_code, order_no, lot_no, quantity) VALUES "
-                        "($1, $2, $3, $4)"},
-      .receipt_placed = {"in_receipt_placed",
-                         "UPDATE order_receipts SET outcome = 'placed', order_id = $3 WHERE "
-                         "customer_id = $1 AND idempotency_key = $2"},
       .get_order = {"in_get_order",
                     "SELECT order_id, order_no, status, customer_id, warehouse_id, total_cents, "
                     "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') "

@@ -40,7 +40,6 @@ const NumberingSql& numbering_sql() {
                            "d") " FROM document_receipts r "
                                 "JOIN documents d ON d.scope = r.scope AND d.value = r.value "
                                 "WHERE r.scope = $1 AND r.idempotency_key = $2"},
-      .bump_counter = {},
       .insert_issued = kInsertIssued,
       .insert_receipt = {"num_insert_receipt",
                          "INSERT INTO document_receipts (scope, idempotency_key, title, value) "

@@ -128,15 +128,6 @@ const SchedulingSql& scheduling_sql() {
            "RETURNING site_code, order_no, lot_no, item_id, quantity, document_scope, "
            "document_value, document_number, to_char(created_at AT TIME ZONE 'UTC', "
            "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"},
-      .insert_production =
-          {"sch_insert_production",
-           "INSERT INTO production_orders (site_code, order_no, lot_no, item_id, quantity, "
-           "document_scope, document_value, document_number) SELECT site_code, order_no, lot_no, "
-           "$1::bigint, quantity, $2::text, $3::bigint, $4::text FROM source_orders WHERE "
-           "site_code = $5::text AND order_no = $6::text AND lot_no = $7::text RETURNING "
-           "site_code, order_no, lot_no, item_id, quantity, document_scope, document_value, "
-           "document_number, to_char(created_at AT TIME ZONE 'UTC', "
-           "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"},
       .dead_runs =
           {"sch_dead_runs",
            "UPDATE schedule_runs SET status = 'error', error = 'owner stopped heart-beating', "

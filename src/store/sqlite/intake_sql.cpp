@@ -19,7 +19,6 @@ const IntakeSql& intake_sql() {
                        "UPDATE order_receipts SET outcome = 'out_of_stock', shortages = ?3 WHERE "
                        "customer_id = ?1 AND idempotency_key = ?2"},
       // No DML in CTEs: the placement runs as one statement per row.
-      .place_all = {},
       .insert_order = {"in_insert_order",
                        "INSERT INTO orders (order_id, order_no, customer_id, warehouse_id, status, "
                        "total_cents) VALUES (?1, ?2, ?3, ?4, 'placed', ?5) RETURNING created_at"},

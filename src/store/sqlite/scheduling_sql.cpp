@@ -98,7 +98,6 @@ const SchedulingSql& scheduling_sql() {
            "schedule_items.order_no AND so.lot_no = schedule_items.lot_no AND so.cancelled_at IS "
            "NOT NULL) RETURNING item_id"},
       // No DML in CTEs: the standard step takes three statements (see SchedulingStore).
-      .produce_standard = {},
       .insert_production =
           {"sch_insert_production",
            "INSERT INTO production_orders (site_code, order_no, lot_no, item_id, quantity, "

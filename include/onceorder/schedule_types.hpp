@@ -1,0 +1,91 @@
+// The scheduling domain's values: business keys, source orders, runs, schedule items, claims
+// and production orders. Plain data shared by the store and the service layers (and by
+// clients of the library), below both; no I/O. Thread-safety: values, no shared state.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "onceorder/schedule_status.hpp"
+
+namespace onceorder {
+
+struct OrderKey {
+  std::string site_code;
+  std::string order_no;
+  std::string lot_no;
+  auto operator<=>(const OrderKey&) const = default;
+};
+
+struct SourceOrder {
+  OrderKey key;
+  std::int64_t quantity = 0;
+};
+
+struct RunCounts {
+  std::int64_t wait = 0, processing = 0, success = 0, failed = 0, aborted = 0;
+};
+
+struct Run {
+  std::int64_t run_id = 0;
+  std::string kind;  // batch | manual | legacy
+  RunStatus status = RunStatus::creating;
+  std::string owner;
+  std::string error;
+  std::string created_at;
+  std::string finished_at;
+  RunCounts counts;
+};
+
+struct ScheduleItem {
+  std::int64_t item_id = 0;
+  std::int64_t run_id = 0;
+  OrderKey key;
+  ItemStatus status = ItemStatus::wait;
+  int attempt = 0;
+  std::string owner;
+  std::string lease_until;
+  std::string error;
+  std::string created_at;
+  std::string updated_at;
+};
+
+struct ProductionOrder {
+  OrderKey key;
+  std::int64_t item_id = 0;
+  std::int64_t quantity = 0;
+  std::string document_scope;
+  std::int64_t document_value = 0;
+  std::string document_number;
+  std::string created_at;
+};
+
+// A claimed item: the fencing token is (owner, attempt).
+struct Claim {
+  std::int64_t item_id = 0;
+  std::int64_t run_id = 0;
+  OrderKey key;
+  int attempt = 0;
+  std::string owner;
+};
+
+struct ItemFilter {
+  std::optional<ItemStatus> status;
+  std::optional<std::string> site_code, order_no, lot_no;
+  std::optional<std::int64_t> run_id;
+  std::int64_t after = 0;  // item_id cursor
+  int limit = 100;
+};
+
+struct Progress {
+  std::int64_t done = 0;
+  std::int64_t total = 0;
+};
+
+// The one rule for the document scope of a site's production orders ("PO-" + site): the
+// standard production step numbers from it, and the console and tests read it back.
+std::string production_scope(std::string_view site_code);
+
+}  // namespace onceorder

@@ -1,0 +1,18 @@
+#include "store/dialect.hpp"
+
+#include "store/postgres/statements.hpp"
+#include "store/sqlite/statements.hpp"
+
+namespace onceorder::store {
+
+const Dialect& dialect_for(Engine engine) {
+  switch (engine) {
+    case Engine::sqlite:
+      return sqlite::dialect();
+    case Engine::postgres:
+      return postgres::dialect();
+  }
+  return sqlite::dialect();
+}
+
+}  // namespace onceorder::store

@@ -1,0 +1,32 @@
+#include "store/intake_store.hpp"
+#include "store/legacy_items_sql.hpp"
+#include "store/numbering_store.hpp"
+#include "store/postgres/pg_connection.hpp"
+#include "store/postgres/statements.hpp"
+#include "store/receipts_sql.hpp"
+#include "store/scheduling_store.hpp"
+
+namespace onceorder::store::postgres {
+
+const Dialect& dialect() {
+  static const Dialect d{
+      .engine = Engine::postgres,
+      .connect = &connect,
+      .writes_in_one_statement = true,
+      .concurrent_index_builds = true,
+      .intake = intake_sql(),
+      .numbering = numbering_sql(),
+      .scheduling = scheduling_sql(),
+      .legacy_items = legacy_items_sql(),
+      .receipts = receipts_sql(),
+      .migrations = migrations(),
+      .invariants = invariant_sql(),
+      .has_migrations_table = {"migrate_has_table",
+                               "SELECT count(*) FROM pg_tables WHERE schemaname = "
+                               "current_schema() AND tablename = 'schema_migrations'"},
+      .now_text = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')",
+  };
+  return d;
+}
+
+}  // namespace onceorder::store::postgres

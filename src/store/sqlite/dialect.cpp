@@ -1,0 +1,34 @@
+#include "store/intake_store.hpp"
+#include "store/legacy_items_sql.hpp"
+#include "store/numbering_store.hpp"
+#include "store/receipts_sql.hpp"
+#include "store/scheduling_store.hpp"
+#include "store/sqlite/sqlite_connection.hpp"
+#include "store/sqlite/statements.hpp"
+
+namespace onceorder::store::sqlite {
+
+const Dialect& dialect() {
+  static const Dialect d{
+      .engine = Engine::sqlite,
+      .connect = &connect,
+      // No DML in CTEs; SQLite has one writer at a time, so the extra statements cost
+      // no lock time, only calls into the library.
+      .writes_in_one_statement = false,
+      .concurrent_index_builds = false,
+      .intake = intake_sql(),
+      .numbering = numbering_sql(),
+      .scheduling = scheduling_sql(),
+      .legacy_items = legacy_items_sql(),
+      .receipts = receipts_sql(),
+      .migrations = migrations(),
+      .invariants = invariant_sql(),
+      .has_migrations_table = {"migrate_has_table",
+                               "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                               "name = 'schema_migrations'"},
+      .now_text = "strftime('%Y-%m-%dT%H:%M:%fZ','now')",
+  };
+  return d;
+}
+
+}  // namespace onceorder::store::sqlite
