@@ -2,6 +2,7 @@
 #include "store/legacy_items_sql.hpp"
 #include "store/numbering_store.hpp"
 #include "store/postgres/pg_connection.hpp"
+#include "store/postgres/sql_text.hpp"
 #include "store/postgres/statements.hpp"
 #include "store/receipts_sql.hpp"
 #include "store/scheduling_store.hpp"
@@ -24,7 +25,7 @@ const Dialect& dialect() {
       .has_migrations_table = {"migrate_has_table",
                                "SELECT count(*) FROM pg_tables WHERE schemaname = "
                                "current_schema() AND tablename = 'schema_migrations'"},
-      .now_text = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')",
+      .now_text = OO_PG_UTC("now()"),
   };
   return d;
 }

@@ -1,11 +1,11 @@
 #include "store/numbering_store.hpp"
+#include "store/postgres/sql_text.hpp"
 
 namespace onceorder::store::postgres {
 
-#define OO_PG_TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 #define OO_PG_DOC_COLS(d)                                               \
   d ".scope, " d ".value, " d ".number, " d ".origin, " d ".scheme, " d \
-    ".title, " OO_PG_TS(d ".created_at")
+    ".title, " OO_PG_UTC(d ".created_at")
 
 #if defined(ONCEORDER_NAIVE_MAX_PLUS_ONE)
 // Seed 003's naive design, built only into the torture harness's broken variant

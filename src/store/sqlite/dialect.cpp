@@ -3,6 +3,7 @@
 #include "store/numbering_store.hpp"
 #include "store/receipts_sql.hpp"
 #include "store/scheduling_store.hpp"
+#include "store/sqlite/sql_text.hpp"
 #include "store/sqlite/sqlite_connection.hpp"
 #include "store/sqlite/statements.hpp"
 
@@ -26,7 +27,7 @@ const Dialect& dialect() {
       .has_migrations_table = {"migrate_has_table",
                                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
                                "name = 'schema_migrations'"},
-      .now_text = "strftime('%Y-%m-%dT%H:%M:%fZ','now')",
+      .now_text = OO_SQLITE_NOW,
   };
   return d;
 }
