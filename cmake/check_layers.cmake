@@ -1,0 +1,80 @@
+# The layering rule, checked on every build (cmake -P cmake/check_layers.cmake, run by the
+# `check_layers` target that every layer library depends on): a file may include headers of
+# its own layer and the layers below it, never above.
+#
+#   core (0) < store (1) < service (2) < http (3) < cli (4)
+#
+# Headers under include/onceorder/ belong to the layer named in the lists below; headers
+# under src/<layer>/ to that layer. A public header not listed here is an error too, so a new
+# header has to be given its layer.
+cmake_minimum_required(VERSION 3.25)
+
+set(core_headers cart csv db_url document_types duration id_generator number_format
+  order_types process_identity redact schedule_status schedule_types status text timestamp)
+set(store_headers store)
+set(service_headers intake invariants legacy_items maintenance numbering receipts scheduling)
+set(http_headers http_server)
+set(layers core store service http cli)
+
+function(layer_rank name out)
+  list(FIND layers "${name}" rank)
+  set(${out} ${rank} PARENT_SCOPE)
+endfunction()
+
+# Layer of an include path ("onceorder/intake.hpp", "store/dialect.hpp"), or "" if outside.
+function(include_layer path out)
+  set(layer "")
+  if(path MATCHES "^onceorder/([a-z_]+)\\.hpp$")
+    set(stem "${CMAKE_MATCH_1}")
+    foreach(l core store service http)
+      if(stem IN_LIST ${l}_headers)
+        set(layer ${l})
+      endif()
+    endforeach()
+    if(layer STREQUAL "")
+      set(layer "unlisted")
+    endif()
+  elseif(path MATCHES "^(core|store|service|http|cli)/")
+    set(layer "${CMAKE_MATCH_1}")
+  endif()
+  set(${out} "${layer}" PARENT_SCOPE)
+endfunction()
+
+file(GLOB_RECURSE files RELATIVE "${SOURCE_DIR}"
+  "${SOURCE_DIR}/src/*.cpp" "${SOURCE_DIR}/src/*.hpp" "${SOURCE_DIR}/include/onceorder/*.hpp")
+set(errors "")
+foreach(file IN LISTS files)
+  if(file MATCHES "_test\\.cpp$")
+    continue()  # a test may reach across layers to set up what it tests
+  endif()
+  if(file MATCHES "^src/(core|store|service|http|cli)/")
+    set(own "${CMAKE_MATCH_1}")
+  else()
+    string(REGEX REPLACE "^include/" "" public "${file}")
+    include_layer("${public}" own)
+  endif()
+  if(own STREQUAL "unlisted")
+    string(APPEND errors "  ${file}: a public header without a layer (cmake/check_layers.cmake)\n")
+    continue()
+  endif()
+  layer_rank(${own} own_rank)
+  file(STRINGS "${SOURCE_DIR}/${file}" lines REGEX "^#include \"")
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" inc "${line}")
+    include_layer("${inc}" to)
+    if(to STREQUAL "")
+      continue()
+    endif()
+    if(to STREQUAL "unlisted")
+      string(APPEND errors "  ${file}: includes ${inc}, a public header without a layer\n")
+      continue()
+    endif()
+    layer_rank(${to} to_rank)
+    if(to_rank GREATER own_rank)
+      string(APPEND errors "  ${file} (${own}) includes ${inc} (${to}): imports run downwards only\n")
+    endif()
+  endforeach()
+endforeach()
+if(errors)
+  message(FATAL_ERROR "layering violations:\n${errors}")
+endif()

@@ -1,0 +1,82 @@
+# The sources of each layer, listed (not globbed): adding a file is a decision about where it
+# belongs. Unit tests (*_test.cpp beside the code) are listed by tests/CMakeLists.txt.
+set(ONCEORDER_CORE_SOURCES
+  src/core/cart.cpp
+  src/core/csv.cpp
+  src/core/db_url.cpp
+  src/core/duration.cpp
+  src/core/id_generator.cpp
+  src/core/number_format.cpp
+  src/core/order_types.cpp
+  src/core/redact.cpp
+  src/core/schedule_status.cpp
+  src/core/schedule_types.cpp
+  src/core/status.cpp
+  src/core/text.cpp
+  src/core/timestamp.cpp
+)
+set(ONCEORDER_STORE_SOURCES
+  src/store/database.cpp
+  src/store/dialect.cpp
+  src/store/intake_store.cpp
+  src/store/invariants_sql.cpp
+  src/store/migrate.cpp
+  src/store/numbering_store.cpp
+  src/store/postgres/dialect.cpp
+  src/store/postgres/legacy_items_sql.cpp
+  src/store/postgres/migrations.cpp
+  src/store/postgres/pg_connection.cpp
+  src/store/postgres/receipts_sql.cpp
+  src/store/scheduling_store.cpp
+  src/store/sqlite/dialect.cpp
+  src/store/sqlite/intake_sql.cpp
+  src/store/sqlite/legacy_items_sql.cpp
+  src/store/sqlite/migrations.cpp
+  src/store/sqlite/numbering_sql.cpp
+  src/store/sqlite/receipts_sql.cpp
+  src/store/sqlite/scheduling_sql.cpp
+  src/store/sqlite/sqlite_connection.cpp
+)
+# Compiled once for the product and once per broken variant (tools/torture).
+set(ONCEORDER_STORE_SEAMS
+  src/store/postgres/intake_sql.cpp
+  src/store/postgres/numbering_sql.cpp
+  src/store/postgres/scheduling_sql.cpp
+)
+set(ONCEORDER_SERVICE_SOURCES
+  src/service/field_checks.cpp
+  src/service/intake.cpp
+  src/service/invariants.cpp
+  src/service/legacy_items.cpp
+  src/service/maintenance.cpp
+  src/service/node_lease.cpp
+  src/service/numbering.cpp
+  src/service/receipts.cpp
+  src/service/scheduling.cpp
+)
+set(ONCEORDER_HTTP_SOURCES
+  src/http/api.cpp
+  src/http/auth.cpp
+  src/http/fd_limit.cpp
+  src/http/json_input.cpp
+  src/http/listen_address.cpp
+  src/http/message.cpp
+  src/http/metrics.cpp
+  src/http/ops_monitor.cpp
+  src/http/problem.cpp
+  src/http/request_input.cpp
+  src/http/router.cpp
+  src/http/routes_ops.cpp
+  src/http/routes_orders.cpp
+  src/http/routes_scheduling.cpp
+  src/http/routes_scopes.cpp
+  src/http/routes_stock.cpp
+  src/http/run_executor.cpp
+  src/http/server.cpp
+  src/http/static_files.cpp
+)
+set(ONCEORDER_CLI_SOURCES
+  src/cli/commands.cpp
+  src/cli/demo.cpp
+  src/cli/main.cpp
+)
