@@ -1,0 +1,2 @@
+// Planted for the layering check's own test: a public header no layer claims.
+#pragma once
