@@ -8,16 +8,12 @@
 
 #include "onceorder/csv.hpp"
 #include "onceorder/timestamp.hpp"
-#include "store/dialect.hpp"
-#include "store/legacy_items_sql.hpp"
+#include "store/legacy_items_store.hpp"
 
 namespace onceorder {
 namespace {
 
 using store::Connection;
-using store::Row;
-
-const store::LegacyItemsSql& sql_for(const store::Dialect& d) { return d.legacy_items; }
 
 store::TxOptions tx(store::Clock::time_point deadline, store::TxMode mode) {
   return store::TxOptions{deadline, 3, mode};
@@ -87,22 +83,18 @@ struct Computed {
   std::map<std::pair<bool, std::int64_t>, bool> keep;  // (legacy?, id) → kept
 };
 
-Result<Computed> compute(Connection& c) {
-  const auto& sql = sql_for(store::dialect_for(c.engine()));
+Result<Computed> compute(Connection& c, store::LegacyItemsStore& items) {
   Computed out;
   std::map<OrderKey, std::vector<Candidate>> groups;
-  OO_ASSIGN_OR_RETURN(auto has_resolution, c.query(sql.has_resolution, {}));
-  OO_ASSIGN_OR_RETURN(
-      auto pending,
-      c.query(has_resolution.at(0).i64(0) > 0 ? sql.pending : sql.pending_before_resolution, {}));
-  for (const Row& r : pending) {
+  OO_ASSIGN_OR_RETURN(auto pending, items.pending(c));
+  for (auto& r : pending) {
     Candidate cand{true,
-                   r.i64(0),
-                   static_cast<int>(r.i64(1)),
-                   {r.text(2), r.text(3), r.text(4)},
-                   r.text(5),
-                   r.text(6),
-                   r.is_null(7) ? std::nullopt : parse_outcome(r.text(7))};
+                   r.legacy_id,
+                   r.line_no,
+                   std::move(r.key),
+                   std::move(r.status),
+                   std::move(r.created_at),
+                   r.resolution ? parse_outcome(*r.resolution) : std::nullopt};
     if (cand.status == "processing" || (cand.status == "wait" && cand.outcome)) {
       out.plan.in_flight.push_back({cand.key, cand.line_no, cand.status, cand.outcome});
       if (!cand.outcome) ++out.plan.unresolved;
@@ -111,14 +103,12 @@ Result<Computed> compute(Connection& c) {
     out.legacy_rows.push_back(cand);
     groups[cand.key].push_back(cand);
   }
-  OO_ASSIGN_OR_RETURN(auto live, c.query(sql.live_rows, {}));
-  for (const Row& r : live) {
-    groups[{r.text(1), r.text(2), r.text(3)}].push_back(Candidate{
-        false, r.i64(0), 0, {r.text(1), r.text(2), r.text(3)}, r.text(4), r.text(5), std::nullopt});
+  OO_ASSIGN_OR_RETURN(auto live, items.live_rows(c));
+  for (auto& r : live) {
+    groups[r.key].push_back(Candidate{false, r.item_id, 0, r.key, std::move(r.status),
+                                      std::move(r.created_at), std::nullopt});
   }
-  OO_ASSIGN_OR_RETURN(auto missing, c.query(sql.missing_sources, {}));
-  for (const Row& r : missing)
-    out.plan.missing_sources.push_back({r.text(0), r.text(1), r.text(2)});
+  OO_ASSIGN_OR_RETURN(out.plan.missing_sources, items.missing_sources(c));
   out.plan.legacy_rows = static_cast<std::int64_t>(out.legacy_rows.size());
 
   for (auto& [key, rows] : groups) {
@@ -200,16 +190,12 @@ Result<std::int64_t> import_legacy_items(store::Database& db, std::string_view c
                   std::move(errors));
   }
   if (rows.empty()) return invalid("file", "has no rows after the header");
-  const auto& sql = sql_for(db.dialect());
+  store::LegacyItemsStore items(db.dialect());
   return store::transact<std::int64_t>(
       db, tx(deadline, store::TxMode::write), [&](Connection& c) -> Result<std::int64_t> {
         for (const auto& r : rows) {
           OO_RETURN_IF_ERROR(
-              c.query(sql.insert_staged,
-                      {std::int64_t{r.line_no}, r.key.site_code, r.key.order_no, r.key.lot_no,
-                       r.status, r.created_at,
-                       r.run_id.empty() ? store::Param(nullptr) : store::Param(r.run_id)})
-                  .status());
+              items.insert_staged(c, r.line_no, r.key, r.status, r.created_at, r.run_id));
         }
         return static_cast<std::int64_t>(rows.size());
       });
@@ -259,7 +245,7 @@ Result<ResolveReport> resolve_legacy_items(store::Database& db, std::string_view
                   std::move(errors));
   }
   if (words.empty()) return invalid("file", "has no rows after the header");
-  const auto& sql = sql_for(db.dialect());
+  store::LegacyItemsStore items(db.dialect());
   return store::transact<ResolveReport>(
       db, tx(deadline, store::TxMode::write), [&](Connection& c) -> Result<ResolveReport> {
         ResolveReport report;
@@ -267,22 +253,19 @@ Result<ResolveReport> resolve_legacy_items(store::Database& db, std::string_view
         for (const auto& w : words) {
           const auto& k = w.key;
           const std::string outcome = outcome_text(w.outcome);
-          OO_ASSIGN_OR_RETURN(auto staged, c.query(sql.resolve_staged,
-                                                   {k.site_code, k.order_no, k.lot_no, outcome}));
-          OO_ASSIGN_OR_RETURN(auto settled,
-                              c.query(sql.settle_moved, {k.site_code, k.order_no, k.lot_no,
-                                                         std::string(resolved_status(w.outcome)),
-                                                         resolved_note(w.outcome)}));
-          for (const Row& r : settled)
-            OO_RETURN_IF_ERROR(c.query(sql.note_moved, {r.i64(0), outcome}).status());
-          if (staged.empty() && settled.empty()) {
+          OO_ASSIGN_OR_RETURN(auto staged, items.resolve_staged(c, k, outcome));
+          OO_ASSIGN_OR_RETURN(auto settled, items.settle_moved(c, k, resolved_status(w.outcome),
+                                                               resolved_note(w.outcome)));
+          for (std::int64_t item_id : settled)
+            OO_RETURN_IF_ERROR(items.note_moved(c, item_id, outcome));
+          if (staged == 0 && settled.empty()) {
             unknown.push_back(
                 {"line " + std::to_string(w.line_no),
                  fmt::format("{}/{}/{} has no in-flight legacy row (a staged wait or processing "
                              "row, or a wait or processing item of a legacy run)",
                              k.site_code, k.order_no, k.lot_no)});
           }
-          report.staged += static_cast<std::int64_t>(staged.size());
+          report.staged += staged;
           report.settled += static_cast<std::int64_t>(settled.size());
           ++report.lines;
         }
@@ -296,19 +279,20 @@ Result<ResolveReport> resolve_legacy_items(store::Database& db, std::string_view
 }
 
 Result<DedupPlan> plan_legacy_dedup(store::Database& db, store::Clock::time_point deadline) {
+  store::LegacyItemsStore items(db.dialect());
   return store::transact<DedupPlan>(db, tx(deadline, store::TxMode::read),
                                     [&](Connection& c) -> Result<DedupPlan> {
-                                      OO_ASSIGN_OR_RETURN(auto computed, compute(c));
+                                      OO_ASSIGN_OR_RETURN(auto computed, compute(c, items));
                                       return std::move(computed.plan);
                                     });
 }
 
 Result<DedupPlan> apply_legacy_dedup(store::Database& db, store::Clock::time_point deadline) {
-  const auto& sql = sql_for(db.dialect());
+  store::LegacyItemsStore items(db.dialect());
   return store::transact<
       DedupPlan>(db, tx(deadline, store::TxMode::write), [&](Connection& c) -> Result<DedupPlan> {
-    OO_RETURN_IF_ERROR(c.query(sql.lock_pending, {}).status());
-    OO_ASSIGN_OR_RETURN(auto computed, compute(c));
+    OO_RETURN_IF_ERROR(items.lock_pending(c));
+    OO_ASSIGN_OR_RETURN(auto computed, compute(c, items));
     DedupPlan& plan = computed.plan;
     if (!plan.missing_sources.empty()) {
       std::vector<FieldError> errors;
@@ -344,12 +328,10 @@ Result<DedupPlan> apply_legacy_dedup(store::Database& db, store::Clock::time_poi
     for (const auto& [id, kept] : computed.keep) {
       if (id.first || kept) continue;
       OO_RETURN_IF_ERROR(
-          c.query(sql.abort_item, {id.second, "legacy dedup: a duplicate of the kept row"})
-              .status());
+          items.abort_item(c, id.second, "legacy dedup: a duplicate of the kept row"));
     }
     if (!computed.legacy_rows.empty()) {
-      OO_ASSIGN_OR_RETURN(auto run, c.query(sql.insert_run, {}));
-      plan.run_id = run.at(0).i64(0);
+      OO_ASSIGN_OR_RETURN(plan.run_id, items.insert_run(c));
     }
     for (const auto& r : computed.legacy_rows) {
       auto it = computed.keep.find({true, r.id});
@@ -367,10 +349,9 @@ Result<DedupPlan> apply_legacy_dedup(store::Database& db, store::Clock::time_poi
                                         r.line_no)
                                   : fmt::format("legacy line {}", r.line_no);
       if (r.outcome) note += "; " + resolved_note(*r.outcome);
-      OO_ASSIGN_OR_RETURN(auto item,
-                          c.query(sql.insert_item, {plan.run_id, r.key.site_code, r.key.order_no,
-                                                    r.key.lot_no, status, r.created_at, note}));
-      OO_RETURN_IF_ERROR(c.query(sql.mark_moved, {r.id, item.at(0).i64(0)}).status());
+      OO_ASSIGN_OR_RETURN(auto item_id,
+                          items.insert_item(c, plan.run_id, r.key, status, r.created_at, note));
+      OO_RETURN_IF_ERROR(items.mark_moved(c, r.id, item_id));
     }
     plan.applied = true;
     return std::move(plan);

@@ -1,25 +1,21 @@
 #include "onceorder/receipts.hpp"
 
-#include "store/dialect.hpp"
-#include "store/receipts_sql.hpp"
+#include "store/receipts_store.hpp"
 
 namespace onceorder {
 namespace {
 
-// Batches of one table until a batch comes back short (none left) or the deadline passes.
-Result<bool> expire_table(store::Database& db, const store::Statement& stmt,
-                          std::chrono::milliseconds retention, store::Clock::time_point deadline,
-                          int batch, std::int64_t& deleted) {
+// Batches of one kind until a batch comes back short (none left) or the deadline passes.
+Result<bool> expire_kind(store::Database& db, store::ReceiptKind kind,
+                         std::chrono::milliseconds retention, store::Clock::time_point deadline,
+                         int batch, std::int64_t& deleted) {
+  store::ReceiptsStore receipts(db.dialect());
   while (store::Clock::now() < deadline) {
-    OO_ASSIGN_OR_RETURN(
-        auto n, store::transact<std::int64_t>(
-                    db, store::TxOptions{deadline, 3, store::TxMode::write},
-                    [&](store::Connection& c) -> Result<std::int64_t> {
-                      OO_ASSIGN_OR_RETURN(
-                          auto rows, c.query(stmt, {static_cast<std::int64_t>(retention.count()),
-                                                    static_cast<std::int64_t>(batch)}));
-                      return static_cast<std::int64_t>(rows.size());
-                    }));
+    OO_ASSIGN_OR_RETURN(auto n, store::transact<std::int64_t>(
+                                    db, store::TxOptions{deadline, 3, store::TxMode::write},
+                                    [&](store::Connection& c) -> Result<std::int64_t> {
+                                      return receipts.expire(c, kind, retention, batch);
+                                    }));
     deleted += n;
     if (n < batch) return true;
   }
@@ -32,12 +28,11 @@ Result<ExpiredReceipts> expire_receipts(store::Database& db, std::chrono::millis
                                         store::Clock::time_point deadline, int batch) {
   if (retention.count() < 0 || batch < 1)
     return Status(Code::invalid_request, "receipt retention must be >= 0 and batch >= 1");
-  const store::ReceiptsSql& sql = db.dialect().receipts;
   ExpiredReceipts out;
-  OO_ASSIGN_OR_RETURN(bool orders_done, expire_table(db, sql.expire_order, retention, deadline,
-                                                     batch, out.order_receipts));
-  OO_ASSIGN_OR_RETURN(bool documents_done, expire_table(db, sql.expire_document, retention,
-                                                        deadline, batch, out.document_receipts));
+  OO_ASSIGN_OR_RETURN(bool orders_done, expire_kind(db, store::ReceiptKind::order, retention,
+                                                    deadline, batch, out.order_receipts));
+  OO_ASSIGN_OR_RETURN(bool documents_done, expire_kind(db, store::ReceiptKind::document, retention,
+                                                       deadline, batch, out.document_receipts));
   out.complete = orders_done && documents_done;
   return out;
 }

@@ -35,6 +35,9 @@ struct Dialect {
   bool writes_in_one_statement;
   // CREATE INDEX CONCURRENTLY: such migrations run outside a transaction (store/migrate.cpp).
   bool concurrent_index_builds;
+  // SELECT … FOR UPDATE. Without it (SQLite) a write transaction holds the database's one
+  // write lock from BEGIN, so a statement that would only lock rows is not sent.
+  bool row_locks;
 
   // Statements, per area.
   const IntakeSql& intake;

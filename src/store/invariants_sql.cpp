@@ -1,6 +1,7 @@
 #include "store/invariants_sql.hpp"
 
 #include "store/postgres/statements.hpp"
+#include "store/sqlite/sql_text.hpp"
 #include "store/sqlite/statements.hpp"
 
 namespace onceorder::store {
@@ -101,10 +102,13 @@ namespace {
   "(outcome = 'placed' AND order_id IS NULL) OR (outcome = 'out_of_stock' AND order_id IS "  \
   "NOT NULL)"
 
-// An order's line N is the source order ('W' || warehouse, order_no, 'N') (intake_store.cpp).
-#define OO_LINE_SOURCE(O, L, S)                                                         \
-  S ".site_code = 'W' || " O ".warehouse_id AND " S ".order_no = " O ".order_no AND " S \
-    ".lot_no = CAST(" L ".line_no AS TEXT)"
+// The rule of warehouse_site() and source_order_key() (include/onceorder/order_types.hpp),
+// spelled once for the invariants that check it: order O's source orders S have site
+// 'W' || O's warehouse and O's number; line L's is the one whose lot is L's number.
+#define OO_ORDER_SOURCES(O, S) \
+  S ".site_code = 'W' || " O ".warehouse_id AND " S ".order_no = " O ".order_no"
+#define OO_LINE_LOT(L, S) S ".lot_no = CAST(" L ".line_no AS TEXT)"
+#define OO_LINE_SOURCE(O, L, S) OO_ORDER_SOURCES(O, S) " AND " OO_LINE_LOT(L, S)
 #define OO_KEY(T) T ".site_code || '/' || " T ".order_no || '/' || " T ".lot_no"
 
 // Cancel is all or nothing: a cancelled source order is never produced nor live, and an
@@ -130,9 +134,9 @@ namespace {
   "orders o JOIN order_lines ol ON ol.order_id = o.order_id WHERE NOT EXISTS (SELECT 1 FROM "    \
   "source_orders s WHERE " OO_LINE_SOURCE("o", "ol", "s") " AND s.quantity = ol.quantity) "     \
   "UNION ALL SELECT 'source order ' || " OO_KEY("s") " || ' is not a line of order ' || "       \
-  "o.order_id FROM orders o JOIN source_orders s ON s.site_code = 'W' || o.warehouse_id AND "   \
-  "s.order_no = o.order_no WHERE NOT EXISTS (SELECT 1 FROM order_lines ol WHERE ol.order_id = " \
-  "o.order_id AND CAST(ol.line_no AS TEXT) = s.lot_no)"
+  "o.order_id FROM orders o JOIN source_orders s ON " OO_ORDER_SOURCES("o", "s")                \
+  " WHERE NOT EXISTS (SELECT 1 FROM order_lines ol WHERE ol.order_id = o.order_id AND "         \
+  OO_LINE_LOT("ol", "s") ")"
 
 // DIGITS: the 13 Crockford base-32 digits of o.order_id (order_number in id_generator.cpp).
 #define OO_I12_SQL(DIGITS)                                                                 \
@@ -288,7 +292,7 @@ constexpr InvariantSql kSqlite[] = {
     {"I1",
      kI1,
      {"inv_i1", OO_I1_SQL(OO_WATERMARK_ENGINE)},
-     {"inv_i1_accepted", OO_I1_ACCEPTED_SQL(OO_WATERMARK_ENGINE)}},
+     Statement{"inv_i1_accepted", OO_I1_ACCEPTED_SQL(OO_WATERMARK_ENGINE)}},
     {"I2", kI2, {"inv_i2", OO_I2_SQL}},
     {"I3", kI3, {"inv_i3", OO_I3_SQL}},
     {"I4", kI4, {"inv_i4", OO_I4_SQL}},
@@ -299,7 +303,7 @@ constexpr InvariantSql kSqlite[] = {
                           "sku_id, quantity FROM order_lines WHERE order_id = r.order_id "
                           "ORDER BY sku_id))")}},
     {"I7", kI7, {"inv_i7", OO_I7_SQL}},
-    {"I8", kI8, {"inv_i8", OO_I8_SQL("strftime('%Y-%m-%dT%H:%M:%fZ', 'now')")}},
+    {"I8", kI8, {"inv_i8", OO_I8_SQL(OO_SQLITE_NOW)}},
     {"I9", kI9, {"inv_i9", OO_I9_SQL}},
     {"I10", kI10, {"inv_i10", OO_I10_SQLITE}},
     {"I11", kI11, {"inv_i11", OO_I11_SQL}},
@@ -319,7 +323,7 @@ constexpr InvariantSql kPostgres[] = {
     {"I1",
      kI1,
      {"inv_i1", OO_I1_SQL(OO_WATERMARK_ENGINE)},
-     {"inv_i1_accepted", OO_I1_ACCEPTED_SQL(OO_WATERMARK_ENGINE)}},
+     Statement{"inv_i1_accepted", OO_I1_ACCEPTED_SQL(OO_WATERMARK_ENGINE)}},
     {"I2", kI2, {"inv_i2", OO_I2_SQL}},
     {"I3", kI3, {"inv_i3", OO_I3_SQL}},
     {"I4", kI4, {"inv_i4", OO_I4_SQL}},

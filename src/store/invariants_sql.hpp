@@ -1,6 +1,8 @@
-// The invariant queries per engine. Each returns one text column describing one violation.
+// The invariant queries per engine (store/invariants_sql.cpp). Each returns one text column
+// describing one violation.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -13,8 +15,9 @@ struct InvariantSql {
   std::string_view name;
   store::Statement violations;
   // Rows the operator accepted knowingly (I1: legacy duplicates below a new-rows-only live
-  // index's watermark), each described: reported, but not violations. Empty SQL: none.
-  store::Statement accepted = {};
+  // index's watermark), each described: reported, but not violations. None: the invariant
+  // knows no such exception.
+  std::optional<store::Statement> accepted = std::nullopt;
 };
 
 }  // namespace onceorder::store

@@ -1,10 +1,10 @@
 #include "store/intake_store.hpp"
-#include "store/legacy_items_sql.hpp"
+#include "store/legacy_items_store.hpp"
 #include "store/numbering_store.hpp"
 #include "store/postgres/pg_connection.hpp"
 #include "store/postgres/sql_text.hpp"
 #include "store/postgres/statements.hpp"
-#include "store/receipts_sql.hpp"
+#include "store/receipts_store.hpp"
 #include "store/scheduling_store.hpp"
 
 namespace onceorder::store::postgres {
@@ -15,6 +15,7 @@ const Dialect& dialect() {
       .connect = &connect,
       .writes_in_one_statement = true,
       .concurrent_index_builds = true,
+      .row_locks = true,
       .intake = intake_sql(),
       .numbering = numbering_sql(),
       .scheduling = scheduling_sql(),

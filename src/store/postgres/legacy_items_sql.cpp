@@ -1,6 +1,10 @@
-#include "store/legacy_items_sql.hpp"
+#include "store/legacy_items_store.hpp"
+#include "store/postgres/sql_text.hpp"
 
 namespace onceorder::store::postgres {
+
+#define OO_CREATED OO_PG_UTC("created_at")
+#define OO_ITEM_CREATED OO_PG_UTC("i.created_at")
 
 const LegacyItemsSql& legacy_items_sql() {
   static const LegacyItemsSql sql{
@@ -12,27 +16,25 @@ const LegacyItemsSql& legacy_items_sql() {
                          "current_schema() AND table_name = 'legacy_items' AND column_name = "
                          "'resolution'"},
       .pending = {"leg_pending",
-                  "SELECT legacy_id, line_no, site_code, order_no, lot_no, status, "
-                  "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
-                  "resolution FROM legacy_items WHERE moved_at IS NULL ORDER BY legacy_id"},
-      .pending_before_resolution =
-          {"leg_pending_before_resolution",
-           "SELECT legacy_id, line_no, site_code, order_no, lot_no, status, to_char(created_at AT "
-           "TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), NULL::text FROM legacy_items "
-           "WHERE moved_at IS NULL ORDER BY legacy_id"},
+                  "SELECT legacy_id, line_no, site_code, order_no, lot_no, status, " OO_CREATED
+                  ", resolution FROM legacy_items WHERE moved_at IS NULL ORDER BY legacy_id"},
+      .pending_before_resolution = {"leg_pending_before_resolution",
+                                    "SELECT legacy_id, line_no, site_code, order_no, lot_no, "
+                                    "status, " OO_CREATED ", NULL::text FROM legacy_items WHERE "
+                                    "moved_at IS NULL ORDER BY legacy_id"},
       // A concurrent `legacy resolve` waits, so `apply` moves rows with the word it read.
       .lock_pending = {"leg_lock_pending",
                        "SELECT legacy_id FROM legacy_items WHERE moved_at IS NULL ORDER BY "
                        "legacy_id FOR UPDATE"},
       .live_rows =
           {"leg_live_rows",
-           "SELECT i.item_id, i.site_code, i.order_no, i.lot_no, i.status, to_char(i.created_at AT "
-           "TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') FROM schedule_items i WHERE "
-           "i.status NOT IN ('failed', 'aborted') AND (EXISTS (SELECT 1 FROM legacy_items l WHERE "
-           "l.moved_at IS NULL AND l.site_code = i.site_code AND l.order_no = i.order_no AND "
-           "l.lot_no = i.lot_no) OR (SELECT count(*) FROM schedule_items j WHERE j.site_code = "
-           "i.site_code AND j.order_no = i.order_no AND j.lot_no = i.lot_no AND j.status NOT IN "
-           "('failed', 'aborted')) > 1) ORDER BY i.item_id"},
+           "SELECT i.item_id, i.site_code, i.order_no, i.lot_no, i.status, " OO_ITEM_CREATED
+           " FROM schedule_items i WHERE i.status NOT IN ('failed', 'aborted') AND (EXISTS "
+           "(SELECT 1 FROM legacy_items l WHERE l.moved_at IS NULL AND l.site_code = i.site_code "
+           "AND l.order_no = i.order_no AND l.lot_no = i.lot_no) OR (SELECT count(*) FROM "
+           "schedule_items j WHERE j.site_code = i.site_code AND j.order_no = i.order_no AND "
+           "j.lot_no = i.lot_no AND j.status NOT IN ('failed', 'aborted')) > 1) ORDER BY "
+           "i.item_id"},
       .missing_sources =
           {"leg_missing_sources",
            "SELECT DISTINCT l.site_code, l.order_no, l.lot_no FROM legacy_items l WHERE l.moved_at "

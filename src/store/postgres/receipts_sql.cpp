@@ -1,4 +1,4 @@
-#include "store/receipts_sql.hpp"
+#include "store/receipts_store.hpp"
 
 namespace onceorder::store::postgres {
 

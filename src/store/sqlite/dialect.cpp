@@ -1,7 +1,7 @@
 #include "store/intake_store.hpp"
-#include "store/legacy_items_sql.hpp"
+#include "store/legacy_items_store.hpp"
 #include "store/numbering_store.hpp"
-#include "store/receipts_sql.hpp"
+#include "store/receipts_store.hpp"
 #include "store/scheduling_store.hpp"
 #include "store/sqlite/sql_text.hpp"
 #include "store/sqlite/sqlite_connection.hpp"
@@ -17,6 +17,7 @@ const Dialect& dialect() {
       // no lock time, only calls into the library.
       .writes_in_one_statement = false,
       .concurrent_index_builds = false,
+      .row_locks = false,
       .intake = intake_sql(),
       .numbering = numbering_sql(),
       .scheduling = scheduling_sql(),

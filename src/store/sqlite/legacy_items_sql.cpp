@@ -1,4 +1,5 @@
-#include "store/legacy_items_sql.hpp"
+#include "store/legacy_items_store.hpp"
+#include "store/sqlite/sql_text.hpp"
 
 namespace onceorder::store::sqlite {
 
@@ -17,8 +18,6 @@ const LegacyItemsSql& legacy_items_sql() {
                                     "SELECT legacy_id, line_no, site_code, order_no, lot_no, "
                                     "status, created_at, NULL FROM legacy_items WHERE moved_at IS "
                                     "NULL ORDER BY legacy_id"},
-      // BEGIN IMMEDIATE already holds the only write lock.
-      .lock_pending = {"leg_lock_pending", "SELECT 1"},
       .live_rows = {"leg_live_rows",
                     "SELECT i.item_id, i.site_code, i.order_no, i.lot_no, i.status, i.created_at "
                     "FROM schedule_items i WHERE i.status NOT IN ('failed', 'aborted') AND (EXISTS "
@@ -35,34 +34,33 @@ const LegacyItemsSql& legacy_items_sql() {
       .insert_run =
           {"leg_insert_run",
            "INSERT INTO schedule_runs (kind, status, owner, finished_at) VALUES ('legacy', 'done', "
-           "'legacy-import', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) RETURNING run_id"},
+           "'legacy-import', " OO_SQLITE_NOW ") RETURNING run_id"},
       .insert_item = {"leg_insert_item",
                       "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status, "
                       "lease_until, error, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, "
-                      "CASE WHEN ?5 = 'processing' THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') ELSE "
-                      "NULL END, ?7, ?6, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) RETURNING item_id"},
-      .mark_moved = {"leg_mark_moved",
-                     "UPDATE legacy_items SET moved_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), "
-                     "item_id = ?2 WHERE legacy_id = ?1"},
-      .abort_item = {"leg_abort_item",
-                     "UPDATE schedule_items SET status = 'aborted', error = ?2, updated_at = "
-                     "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE item_id = ?1 AND status NOT IN "
-                     "('failed', 'aborted')"},
+                      "CASE WHEN ?5 = 'processing' THEN " OO_SQLITE_NOW " ELSE "
+                      "NULL END, ?7, ?6, " OO_SQLITE_NOW ") RETURNING item_id"},
+      .mark_moved = {"leg_mark_moved", "UPDATE legacy_items SET moved_at = " OO_SQLITE_NOW
+                                       ", item_id = ?2 WHERE legacy_id = ?1"},
+      .abort_item =
+          {"leg_abort_item",
+           "UPDATE schedule_items SET status = 'aborted', error = ?2, updated_at = " OO_SQLITE_NOW
+           " WHERE item_id = ?1 AND status NOT IN ('failed', 'aborted')"},
       .resolve_staged = {"leg_resolve_staged",
-                         "UPDATE legacy_items SET resolution = ?4, resolved_at = "
-                         "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE moved_at IS NULL AND "
+                         "UPDATE legacy_items SET resolution = ?4, resolved_at = " OO_SQLITE_NOW
+                         " WHERE moved_at IS NULL AND "
                          "site_code = ?1 AND order_no = ?2 AND lot_no = ?3 AND status IN ('wait', "
                          "'processing') RETURNING legacy_id"},
       .settle_moved =
           {"leg_settle_moved",
            "UPDATE schedule_items SET status = ?4, error = coalesce(error || '; ', '') || ?5, "
-           "lease_until = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE "
+           "lease_until = NULL, updated_at = " OO_SQLITE_NOW " WHERE "
            "site_code = ?1 AND order_no = ?2 AND lot_no = ?3 AND status IN ('wait', "
            "'processing') AND run_id IN (SELECT run_id FROM schedule_runs WHERE kind = 'legacy') "
            "RETURNING item_id"},
       .note_moved = {"leg_note_moved",
-                     "UPDATE legacy_items SET resolution = ?2, resolved_at = "
-                     "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE item_id = ?1"},
+                     "UPDATE legacy_items SET resolution = ?2, resolved_at = " OO_SQLITE_NOW
+                     " WHERE item_id = ?1"},
   };
   return sql;
 }

@@ -1,7 +1,12 @@
 #include "store/migrations.hpp"
+#include "store/sqlite/sql_text.hpp"
 
 namespace onceorder::store::sqlite {
 namespace {
+
+// A timestamp column's default: the time of the insert, in the form every timestamp column
+// holds. Part of applied migrations: its text must not change.
+#define OO_DEFAULT_NOW "DEFAULT (" OO_SQLITE_NOW ")"
 
 // Document numbers (seed 003): one counter row per scope, taken and used in the
 // transaction that inserts the document; (scope, value) unique as the backstop.
@@ -13,7 +18,7 @@ CREATE TABLE doc_scopes (
   radix      INTEGER NOT NULL DEFAULT 10 CHECK (radix BETWEEN 2 AND 36),
   max_value  INTEGER NOT NULL DEFAULT 9999 CHECK (max_value >= 1),
   last_value INTEGER NOT NULL DEFAULT 0 CHECK (last_value >= 0 AND last_value <= max_value),
-  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+  created_at TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(
 ) STRICT;
 
 CREATE TABLE documents (
@@ -23,7 +28,7 @@ CREATE TABLE documents (
   origin     TEXT NOT NULL CHECK (origin IN ('issued', 'legacy')),
   scheme     TEXT NOT NULL,
   title      TEXT NOT NULL,
-  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  created_at TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
   PRIMARY KEY (scope, value)
 ) STRICT;
 
@@ -32,7 +37,7 @@ CREATE TABLE document_receipts (
   idempotency_key TEXT NOT NULL,
   title           TEXT NOT NULL,
   value           INTEGER NOT NULL,
-  created_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  created_at      TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
   PRIMARY KEY (scope, idempotency_key),
   FOREIGN KEY (scope, value) REFERENCES documents (scope, value)
 ) STRICT;
@@ -52,7 +57,7 @@ CREATE TABLE source_orders (
   order_no   TEXT NOT NULL,
   lot_no     TEXT NOT NULL,
   quantity   INTEGER NOT NULL CHECK (quantity > 0),
-  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  created_at TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
   PRIMARY KEY (site_code, order_no, lot_no)
 ) STRICT;
 
@@ -61,9 +66,9 @@ CREATE TABLE schedule_runs (
   kind         TEXT NOT NULL CHECK (kind IN ('batch', 'manual', 'legacy')),
   status       TEXT NOT NULL CHECK (status IN ('creating', 'running', 'done', 'error')),
   owner        TEXT NOT NULL,
-  heartbeat_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  heartbeat_at TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
   error        TEXT,
-  created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  created_at   TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
   finished_at  TEXT
 ) STRICT;
 CREATE INDEX schedule_runs_live ON schedule_runs (status) WHERE status IN ('creating', 'running');
@@ -79,8 +84,8 @@ CREATE TABLE schedule_items (
   owner       TEXT,
   lease_until TEXT,
   error       TEXT,
-  created_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-  updated_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  created_at  TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
+  updated_at  TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
   FOREIGN KEY (site_code, order_no, lot_no) REFERENCES source_orders (site_code, order_no, lot_no)
 ) STRICT;
 CREATE INDEX schedule_items_by_key ON schedule_items (site_code, order_no, lot_no, status);
@@ -96,7 +101,7 @@ CREATE TABLE production_orders (
   document_scope  TEXT NOT NULL,
   document_value  INTEGER NOT NULL,
   document_number TEXT NOT NULL,
-  created_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  created_at      TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
   PRIMARY KEY (site_code, order_no, lot_no),
   FOREIGN KEY (document_scope, document_value) REFERENCES documents (scope, value)
 ) STRICT;
@@ -152,8 +157,8 @@ CREATE TABLE stock (
   sku_id       INTEGER NOT NULL CHECK (sku_id > 0),
   available    INTEGER NOT NULL CHECK (available >= 0),
   price_cents  INTEGER NOT NULL CHECK (price_cents >= 0),
-  created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-  updated_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  created_at   TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
+  updated_at   TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
   PRIMARY KEY (warehouse_id, sku_id)
 ) STRICT;
 
@@ -166,7 +171,7 @@ CREATE TABLE stock_ledger (
   reason       TEXT,
   order_id     INTEGER,
   line_no      INTEGER,
-  created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  created_at   TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
   FOREIGN KEY (warehouse_id, sku_id) REFERENCES stock (warehouse_id, sku_id)
 ) STRICT;
 CREATE INDEX stock_ledger_by_sku ON stock_ledger (warehouse_id, sku_id);
@@ -178,7 +183,7 @@ CREATE TABLE orders (
   warehouse_id INTEGER NOT NULL CHECK (warehouse_id > 0),
   status       TEXT NOT NULL CHECK (status IN ('placed', 'cancelled')),
   total_cents  INTEGER NOT NULL,
-  created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  created_at   TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
   cancelled_at TEXT
 ) STRICT;
 
@@ -200,7 +205,7 @@ CREATE TABLE reservations (
   sku_id       INTEGER NOT NULL,
   quantity     INTEGER NOT NULL CHECK (quantity > 0),
   status       TEXT NOT NULL CHECK (status IN ('active', 'released')),
-  created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  created_at   TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
   released_at  TEXT,
   PRIMARY KEY (order_id, line_no),
   FOREIGN KEY (order_id, line_no) REFERENCES order_lines (order_id, line_no),
@@ -219,7 +224,7 @@ CREATE TABLE order_receipts (
   outcome         TEXT CHECK (outcome IN ('placed', 'out_of_stock')),
   order_id        INTEGER REFERENCES orders (order_id),
   shortages       TEXT,
-  created_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  created_at      TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
   PRIMARY KEY (customer_id, idempotency_key),
   CHECK ((outcome = 'placed') = (order_id IS NOT NULL))
 ) STRICT;
