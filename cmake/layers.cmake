@@ -20,6 +20,8 @@ set(ONCEORDER_STORE_SOURCES
   src/store/dialect.cpp
   src/store/intake_store.cpp
   src/store/invariants_sql.cpp
+  src/store/invariants_store.cpp
+  src/store/legacy_items_store.cpp
   src/store/migrate.cpp
   src/store/numbering_store.cpp
   src/store/postgres/dialect.cpp
@@ -27,6 +29,7 @@ set(ONCEORDER_STORE_SOURCES
   src/store/postgres/migrations.cpp
   src/store/postgres/pg_connection.cpp
   src/store/postgres/receipts_sql.cpp
+  src/store/receipts_store.cpp
   src/store/scheduling_store.cpp
   src/store/sqlite/dialect.cpp
   src/store/sqlite/intake_sql.cpp
