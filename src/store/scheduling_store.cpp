@@ -57,6 +57,10 @@ ProductionOrder production_from(const Row& r) {
 
 Param opt(const std::optional<std::string>& s) { return s ? Param(sv(*s)) : Param(nullptr); }
 
+// A production scope's format when its first production order creates it: wide enough that
+// a site does not run out.
+constexpr ScopeFormat kProductionScopeFormat{9, 10, 999999999};
+
 }  // namespace
 
 SchedulingStore::SchedulingStore(const Dialect& dialect)
@@ -101,8 +105,9 @@ Result<bool> SchedulingStore::insert_item_for(store::Connection& c, std::int64_t
 Result<KeyState> SchedulingStore::key_state(store::Connection& c, const OrderKey& k) {
   OO_ASSIGN_OR_RETURN(auto rows,
                       c.query(sql_.key_state, {sv(k.site_code), sv(k.order_no), sv(k.lot_no)}));
-  const Row& r = rows.at(0);
-  return KeyState{r.i64(0) > 0, r.i64(1) > 0, r.i64(2) > 0, r.i64(3), r.i64(4) > 0, r.i64(5) > 0};
+  if (rows.empty()) return KeyState{};
+  const Row& r = rows[0];
+  return KeyState{true, r.boolean(0), r.boolean(1), r.i64(2), r.boolean(3), r.boolean(4)};
 }
 
 Result<bool> SchedulingStore::set_run_status(store::Connection& c, std::int64_t run_id,
@@ -162,8 +167,11 @@ Result<ProductionOrder> SchedulingStore::produce_numbered(store::Connection& c, 
                                                           std::string_view title) {
   if (dialect_.writes_in_one_statement) {
     OO_ASSIGN_OR_RETURN(
-        auto rows, c.query(sql_.produce_standard, {scope, title, cl.item_id, sv(cl.key.site_code),
-                                                   sv(cl.key.order_no), sv(cl.key.lot_no)}));
+        auto rows,
+        c.query(sql_.produce_standard,
+                {scope, title, cl.item_id, sv(cl.key.site_code), sv(cl.key.order_no),
+                 sv(cl.key.lot_no), std::int64_t{kProductionScopeFormat.width},
+                 std::int64_t{kProductionScopeFormat.radix}, kProductionScopeFormat.max}));
     if (rows.empty()) {
       return Status(Code::scope_exhausted, "no production order: scope '" + std::string(scope) +
                                                "' is exhausted or the source order vanished");
@@ -171,7 +179,7 @@ Result<ProductionOrder> SchedulingStore::produce_numbered(store::Connection& c, 
     return production_from(rows[0]);
   }
   NumberingStore numbering(dialect_);
-  OO_RETURN_IF_ERROR(numbering.ensure_scope(c, scope, ScopeFormat{9, 10, 999999999}));
+  OO_RETURN_IF_ERROR(numbering.ensure_scope(c, scope, kProductionScopeFormat));
   OO_ASSIGN_OR_RETURN(auto doc, numbering.allocate(c, scope, title, store::Then::stay));
   if (!doc)
     return Status(Code::scope_exhausted,

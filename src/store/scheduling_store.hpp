@@ -19,8 +19,8 @@ struct SchedulingSql {
   // made by the old system) is not in schedule_items yet.
   store::Statement insert_candidates;    // (run_id, max_attempts) → item_id per item
   store::Statement insert_item_for;      // (run_id, site, order, lot, max_attempts) → item_id
-  store::Statement key_state;            // (site, order, lot) → source?, success?, live?, failed,
-                                         // cancelled?, legacy staged?
+  store::Statement key_state;            // (site, order, lot) → success?, live?, failed,
+                                         // cancelled?, legacy staged?; no row: no source
   store::Statement set_run_status;       // (run_id, status, error) → run_id when it was alive
   store::Statement heartbeat;            // (run_id) → run_id when alive
   store::Statement abort_run_waits;      // (run_id, why) → item_id per item
@@ -29,8 +29,9 @@ struct SchedulingSql {
   store::Statement fence_success;        // (item_id, owner, attempt) → item_id
   store::Statement mark_failed;          // (item_id, owner, attempt, error) → item_id
   store::Statement abort_if_cancelled;   // (item_id, owner, attempt) → item_id when cancelled
-  store::Statement produce_standard = {};  // (scope, title, item_id, site, order, lot) → production
-                                           // order in one statement (writes_in_one_statement)
+  // (scope, title, item_id, site, order, lot, width, radix, max) → production order in one
+  // statement (writes_in_one_statement); width, radix and max: a new scope's format.
+  store::Statement produce_standard = {};
   store::Statement insert_production = {};  // (item_id, scope, value, number, site, order, lot)
   store::Statement dead_runs;               // (timeout_ms) → run_id per run set to error
   store::Statement orphan_waits;            // () → item_id per aborted item

@@ -1,4 +1,5 @@
 #include "store/numbering_store.hpp"
+#include "store/postgres/issue_sql.hpp"
 #include "store/postgres/sql_text.hpp"
 
 namespace onceorder::store::postgres {
@@ -17,20 +18,11 @@ constexpr Statement kInsertIssued{
     "lpad(m.v::text, 4, '0'), 'issued', 'r10w4', $2 FROM (SELECT coalesce(max(value), 0) + 1 AS v "
     "FROM documents WHERE scope = $1) m RETURNING " OO_PG_DOC_COLS("d")};
 #else
-// One statement, one round trip: the upsert creates the scope on first use or
-// increments its counter under the row lock (none of it when past max), and the
-// document is inserted with the value it returned.
+// One statement, one round trip (store/postgres/issue_sql.hpp).
 constexpr Statement kInsertIssued{
     "num_insert_issued",
-    "WITH c AS ("
-    " INSERT INTO doc_scopes AS s (scope, last_value) VALUES ($1, 1)"
-    " ON CONFLICT (scope) DO UPDATE SET last_value = s.last_value + 1"
-    " WHERE s.last_value < s.max_value"
-    " RETURNING s.scope, s.last_value, s.width, s.radix) "
-    "INSERT INTO documents AS d (scope, value, number, origin, scheme, title) "
-    "SELECT scope, last_value, oo_format_number(last_value, radix, width), "
-    "'issued', 'r' || radix || 'w' || width, $2 FROM c "
-    "RETURNING " OO_PG_DOC_COLS("d")};
+    "WITH " OO_PG_ISSUE_DOCUMENT("$1, DEFAULT, DEFAULT, DEFAULT",
+                                 "$2") " SELECT " OO_PG_DOC_COLS("d") " FROM d"};
 #endif
 
 const NumberingSql& numbering_sql() {

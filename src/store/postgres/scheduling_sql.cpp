@@ -1,6 +1,34 @@
 #include "store/scheduling_store.hpp"
 
+#include "store/postgres/issue_sql.hpp"
+#include "store/postgres/sql_text.hpp"
+
 namespace onceorder::store::postgres {
+
+// The eligibility rule, in one place: a source order gets a new `wait` item in run $1 when
+// it is not cancelled, has no success and no live item, has fewer than `max_attempts`
+// failed ones and no legacy rows staged but unmoved (the facts: view schedule_key_facts,
+// migration 9). `key` narrows the source orders ("" for every candidate, else conditions
+// ending in AND). The source order rows are shared until commit (FOR SHARE OF the view
+// locks its source_orders rows): a cancel waits for item creation, and item creation
+// re-checks a row a concurrent cancel changed. The ON CONFLICT arbiter is the live-item
+// index, for a creation racing this one.
+#define OO_PG_INSERT_SCHEDULABLE(key, max_attempts)                                            \
+  "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT "           \
+  "$1::bigint, f.site_code, f.order_no, f.lot_no, 'wait' FROM schedule_key_facts f WHERE " key \
+  " NOT f.cancelled AND NOT f.has_success AND NOT f.has_live AND NOT f.legacy_pending AND "    \
+  "f.failed < " max_attempts                                                                   \
+  "::bigint ORDER BY f.site_code, f.order_no, f.lot_no FOR SHARE "                             \
+  "OF f ON CONFLICT (site_code, order_no, lot_no) WHERE status NOT IN ('failed', 'aborted') "  \
+  "DO NOTHING RETURNING item_id"
+
+// A run's item counts by status: wait, processing, success, failed, aborted.
+#define OO_PG_RUN_COUNTS                                                                      \
+  "coalesce(sum(CASE WHEN i.status = 'wait' THEN 1 ELSE 0 END), 0), coalesce(sum(CASE WHEN "  \
+  "i.status = 'processing' THEN 1 ELSE 0 END), 0), coalesce(sum(CASE WHEN i.status = "        \
+  "'success' THEN 1 ELSE 0 END), 0), coalesce(sum(CASE WHEN i.status = 'failed' THEN 1 ELSE " \
+  "0 END), 0), coalesce(sum(CASE WHEN i.status = 'aborted' THEN 1 ELSE 0 END), 0) FROM "      \
+  "schedule_runs r LEFT JOIN schedule_items i ON i.run_id = r.run_id"
 
 #if defined(ONCEORDER_NAIVE_UNFENCED)
 // The naive worker, built only into the torture harness's broken variant (tools/torture):
@@ -35,47 +63,15 @@ const SchedulingSql& scheduling_sql() {
       .insert_run = {"sch_insert_run",
                      "INSERT INTO schedule_runs (kind, status, owner) VALUES ($1, 'creating', $2) "
                      "RETURNING run_id"},
-      .insert_candidates =
-          {"sch_insert_candidates",
-           "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT "
-           "$1::bigint, so.site_code, so.order_no, so.lot_no, 'wait' FROM source_orders so WHERE "
-           "so.cancelled_at IS NULL AND NOT EXISTS (SELECT 1 FROM legacy_items l WHERE l.moved_at "
-           "IS "
-           "NULL AND l.site_code = so.site_code AND l.order_no = so.order_no AND l.lot_no = "
-           "so.lot_no) AND NOT EXISTS (SELECT 1 FROM schedule_items i WHERE "
-           "i.site_code = so.site_code AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND "
-           "i.status NOT IN ('failed', 'aborted')) AND (SELECT count(*) FROM schedule_items i "
-           "WHERE i.site_code = so.site_code AND i.order_no = so.order_no AND i.lot_no = so.lot_no "
-           "AND i.status = 'failed') < $2::bigint ORDER BY so.site_code, so.order_no, so.lot_no "
-           "FOR "
-           "SHARE OF so ON CONFLICT (site_code, order_no, lot_no) WHERE status NOT IN ('failed', "
-           "'aborted') DO "
-           "NOTHING RETURNING item_id"},
-      .insert_item_for =
-          {"sch_insert_item_for",
-           "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT "
-           "$1::bigint, so.site_code, so.order_no, so.lot_no, 'wait' FROM source_orders so WHERE "
-           "so.site_code = $2::text AND so.order_no = $3::text AND so.lot_no = $4::text AND "
-           "so.cancelled_at IS NULL AND NOT EXISTS (SELECT 1 FROM legacy_items l WHERE l.moved_at "
-           "IS "
-           "NULL AND l.site_code = so.site_code AND l.order_no = so.order_no AND l.lot_no = "
-           "so.lot_no) AND (SELECT count(*) FROM schedule_items i WHERE i.site_code = "
-           "so.site_code AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND i.status = "
-           "'failed') < $5::bigint FOR SHARE OF so ON CONFLICT (site_code, order_no, lot_no) WHERE "
-           "status NOT IN "
-           "('failed', 'aborted') DO NOTHING RETURNING item_id"},
-      .key_state =
-          {"sch_key_state",
-           "SELECT (SELECT count(*) FROM source_orders WHERE site_code = $1 AND order_no = $2 AND "
-           "lot_no = $3), (SELECT count(*) FROM schedule_items WHERE site_code = $1 AND order_no = "
-           "$2 AND lot_no = $3 AND status = 'success'), (SELECT count(*) FROM schedule_items WHERE "
-           "site_code = $1 AND order_no = $2 AND lot_no = $3 AND status IN ('wait', "
-           "'processing')), (SELECT count(*) FROM schedule_items WHERE site_code = $1 AND order_no "
-           "= $2 AND lot_no = $3 AND status = 'failed'), (SELECT count(*) FROM source_orders WHERE "
-           "site_code = $1 AND order_no = $2 AND lot_no = $3 AND cancelled_at IS NOT NULL), "
-           "(SELECT "
-           "count(*) FROM legacy_items WHERE site_code = $1 AND order_no = $2 AND lot_no = $3 AND "
-           "moved_at IS NULL)"},
+      .insert_candidates = {"sch_insert_candidates", OO_PG_INSERT_SCHEDULABLE("", "$2")},
+      .insert_item_for = {"sch_insert_item_for",
+                          OO_PG_INSERT_SCHEDULABLE("f.site_code = $2::text AND f.order_no = "
+                                                   "$3::text AND f.lot_no = $4::text AND",
+                                                   "$5")},
+      .key_state = {"sch_key_state",
+                    "SELECT f.has_success, f.has_live, f.failed, f.cancelled, f.legacy_pending "
+                    "FROM schedule_key_facts f WHERE f.site_code = $1 AND f.order_no = $2 AND "
+                    "f.lot_no = $3"},
       .set_run_status =
           {"sch_set_run_status",
            "UPDATE schedule_runs SET status = $2::text, error = $3::text, heartbeat_at = now(), "
@@ -115,19 +111,16 @@ const SchedulingSql& scheduling_sql() {
       // One round trip: number, document and production order together.
       .produce_standard =
           {"sch_produce_standard",
-           "WITH c AS (INSERT INTO doc_scopes AS s (scope, last_value, width, radix, max_value) "
-           "VALUES ($1::text, 1, 9, 10, 999999999) ON CONFLICT (scope) DO UPDATE SET last_value = "
-           "s.last_value + 1 WHERE s.last_value < s.max_value RETURNING s.scope, s.last_value, "
-           "s.width, s.radix), d AS (INSERT INTO documents (scope, value, number, origin, scheme, "
-           "title) SELECT scope, last_value, oo_format_number(last_value, radix, width), 'issued', "
-           "'r' || radix || 'w' || width, $2::text FROM c RETURNING scope, value, number) INSERT "
-           "INTO production_orders (site_code, order_no, lot_no, item_id, quantity, "
-           "document_scope, document_value, document_number) SELECT so.site_code, so.order_no, "
-           "so.lot_no, $3::bigint, so.quantity, d.scope, d.value, d.number FROM d, source_orders "
-           "so WHERE so.site_code = $4::text AND so.order_no = $5::text AND so.lot_no = $6::text "
-           "RETURNING site_code, order_no, lot_no, item_id, quantity, document_scope, "
-           "document_value, document_number, to_char(created_at AT TIME ZONE 'UTC', "
-           "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"},
+           "WITH " OO_PG_ISSUE_DOCUMENT(
+               "$1::text, $7::integer, $8::integer, $9::bigint",
+               "$2::text") " INSERT INTO production_orders (site_code, order_no, lot_no, "
+                           "item_id, quantity, document_scope, document_value, document_number) "
+                           "SELECT so.site_code, so.order_no, so.lot_no, $3::bigint, "
+                           "so.quantity, d.scope, d.value, d.number FROM d, source_orders so "
+                           "WHERE so.site_code = $4::text AND so.order_no = $5::text AND "
+                           "so.lot_no = $6::text RETURNING site_code, order_no, lot_no, "
+                           "item_id, quantity, document_scope, document_value, "
+                           "document_number, " OO_PG_UTC("created_at")},
       .dead_runs =
           {"sch_dead_runs",
            "UPDATE schedule_runs SET status = 'error', error = 'owner stopped heart-beating', "
@@ -144,52 +137,41 @@ const SchedulingSql& scheduling_sql() {
                          "lease_until < now() AND NOT EXISTS (SELECT 1 FROM schedule_runs r WHERE "
                          "r.run_id = schedule_items.run_id AND r.kind = 'legacy') RETURNING "
                          "item_id"},
-      .get_run =
-          {"sch_get_run",
-           "SELECT r.run_id, r.kind, r.status, r.owner, r.error, to_char(r.created_at AT TIME ZONE "
-           "'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), to_char(r.finished_at AT TIME ZONE 'UTC', "
-           "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), coalesce(sum(CASE WHEN i.status = 'wait' THEN 1 "
-           "ELSE 0 END), 0), coalesce(sum(CASE WHEN i.status = 'processing' THEN 1 ELSE 0 END), "
-           "0), coalesce(sum(CASE WHEN i.status = 'success' THEN 1 ELSE 0 END), 0), "
-           "coalesce(sum(CASE WHEN i.status = 'failed' THEN 1 ELSE 0 END), 0), coalesce(sum(CASE "
-           "WHEN i.status = 'aborted' THEN 1 ELSE 0 END), 0) FROM schedule_runs r LEFT JOIN "
-           "schedule_items i ON i.run_id = r.run_id WHERE r.run_id = $1 GROUP BY r.run_id"},
+      .get_run = {"sch_get_run",
+                  "SELECT r.run_id, r.kind, r.status, r.owner, r.error, " OO_PG_UTC(
+                      "r.created_at") ", " OO_PG_UTC("r.finished_at") ", " OO_PG_RUN_COUNTS
+                                                                      " WHERE r.run_id = $1 GROUP "
+                                                                      "BY r.run_id"},
       .list_runs =
           {"sch_list_runs",
-           "SELECT r.run_id, r.kind, r.status, r.owner, r.error, to_char(r.created_at AT TIME ZONE "
-           "'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), to_char(r.finished_at AT TIME ZONE 'UTC', "
-           "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), coalesce(sum(CASE WHEN i.status = 'wait' THEN 1 "
-           "ELSE 0 END), 0), coalesce(sum(CASE WHEN i.status = 'processing' THEN 1 ELSE 0 END), "
-           "0), coalesce(sum(CASE WHEN i.status = 'success' THEN 1 ELSE 0 END), 0), "
-           "coalesce(sum(CASE WHEN i.status = 'failed' THEN 1 ELSE 0 END), 0), coalesce(sum(CASE "
-           "WHEN i.status = 'aborted' THEN 1 ELSE 0 END), 0) FROM schedule_runs r LEFT JOIN "
-           "schedule_items i ON i.run_id = r.run_id WHERE ($1::text IS NULL OR r.status = "
-           "$1::text) GROUP BY r.run_id ORDER BY r.run_id DESC LIMIT $2"},
+           "SELECT r.run_id, r.kind, r.status, r.owner, r.error, " OO_PG_UTC(
+               "r.created_at") ", " OO_PG_UTC("r.finished_at") ", " OO_PG_RUN_COUNTS
+                                                               " WHERE ($1::text IS NULL OR "
+                                                               "r.status = "
+                                                               "$1::text) GROUP BY r.run_id ORDER "
+                                                               "BY r.run_id DESC LIMIT $2"},
       .list_items =
           {"sch_list_items",
-           "SELECT item_id, run_id, site_code, order_no, lot_no, status, attempt, owner, "
-           "to_char(lease_until AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), error, "
-           "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
-           "to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') FROM "
-           "schedule_items WHERE ($1::text IS NULL OR status = $1::text) AND ($2::text IS NULL OR "
-           "site_code = $2::text) AND ($3::text IS NULL OR order_no = $3::text) AND ($4::text IS "
-           "NULL OR lot_no = $4::text) AND ($5::bigint IS NULL OR run_id = $5::bigint) AND item_id "
-           "> $6 ORDER BY item_id LIMIT $7"},
+           "SELECT item_id, run_id, site_code, order_no, lot_no, status, attempt, "
+           "owner, " OO_PG_UTC("lease_until") ", error, " OO_PG_UTC("created_at") ", " OO_PG_UTC(
+               "updated_at") " FROM "
+                             "schedule_items WHERE ($1::text IS NULL OR status = $1::text) AND "
+                             "($2::text IS NULL OR "
+                             "site_code = $2::text) AND ($3::text IS NULL OR order_no = $3::text) "
+                             "AND ($4::text IS "
+                             "NULL OR lot_no = $4::text) AND ($5::bigint IS NULL OR run_id = "
+                             "$5::bigint) AND item_id "
+                             "> $6 ORDER BY item_id LIMIT $7"},
       .list_production =
           {"sch_list_production",
            "SELECT site_code, order_no, lot_no, item_id, quantity, document_scope, document_value, "
-           "document_number, to_char(created_at AT TIME ZONE 'UTC', "
-           "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') FROM production_orders WHERE ($1::text IS NULL OR "
-           "site_code = $1::text) AND item_id > $2 ORDER BY item_id LIMIT $3"},
-      .stuck_orders =
-          {"sch_stuck_orders",
-           "SELECT so.site_code, so.order_no, so.lot_no FROM source_orders so WHERE "
-           "so.cancelled_at IS NULL AND NOT EXISTS "
-           "(SELECT 1 FROM schedule_items i WHERE i.site_code = so.site_code AND i.order_no = "
-           "so.order_no AND i.lot_no = so.lot_no AND i.status NOT IN ('failed', 'aborted')) AND "
-           "(SELECT count(*) FROM schedule_items i WHERE i.site_code = so.site_code AND i.order_no "
-           "= so.order_no AND i.lot_no = so.lot_no AND i.status = 'failed') >= $1::bigint ORDER BY "
-           "1, 2, 3"},
+           "document_number, " OO_PG_UTC(
+               "created_at") " FROM production_orders WHERE ($1::text IS NULL OR "
+                             "site_code = $1::text) AND item_id > $2 ORDER BY item_id LIMIT $3"},
+      .stuck_orders = {"sch_stuck_orders",
+                       "SELECT f.site_code, f.order_no, f.lot_no FROM schedule_key_facts f WHERE "
+                       "NOT f.cancelled AND NOT f.has_success AND NOT f.has_live AND f.failed >= "
+                       "$1::bigint ORDER BY 1, 2, 3"},
       .run_remaining = {"sch_run_remaining",
                         "SELECT coalesce(sum(CASE WHEN status IN ('wait', 'processing') THEN 1 "
                         "ELSE 0 END), 0), count(*) FROM schedule_items WHERE run_id = $1"},

@@ -301,6 +301,28 @@ constexpr std::string_view kDocumentReceiptsByAgeUp =
     "CREATE INDEX document_receipts_by_age ON document_receipts (created_at)";
 constexpr std::string_view kDocumentReceiptsByAgeDown = "DROP INDEX document_receipts_by_age";
 
+// Per source order, the facts that decide whether it may get a new schedule item: the
+// candidate statements and the reasons for a skipped order all read them here
+// (store/<engine>/scheduling_sql.cpp). Row-level columns, no aggregate over the view's own
+// rows: a statement can lock the source order rows through it (FOR SHARE OF the view), and
+// the planner inlines it.
+constexpr std::string_view kScheduleKeyFactsUp = R"sql(
+CREATE VIEW schedule_key_facts AS
+SELECT so.site_code, so.order_no, so.lot_no,
+  so.cancelled_at IS NOT NULL AS cancelled,
+  EXISTS (SELECT 1 FROM schedule_items i WHERE i.site_code = so.site_code
+          AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND i.status = 'success') AS has_success,
+  EXISTS (SELECT 1 FROM schedule_items i WHERE i.site_code = so.site_code
+          AND i.order_no = so.order_no AND i.lot_no = so.lot_no
+          AND i.status IN ('wait', 'processing')) AS has_live,
+  (SELECT count(*) FROM schedule_items i WHERE i.site_code = so.site_code
+          AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND i.status = 'failed') AS failed,
+  EXISTS (SELECT 1 FROM legacy_items l WHERE l.site_code = so.site_code
+          AND l.order_no = so.order_no AND l.lot_no = so.lot_no AND l.moved_at IS NULL) AS legacy_pending
+FROM source_orders so;
+)sql";
+constexpr std::string_view kScheduleKeyFactsDown = "DROP VIEW schedule_key_facts";
+
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
     {2, "production_scheduling", kSchedulingUp, kSchedulingDown},
@@ -311,6 +333,7 @@ constexpr Migration kMigrations[] = {
     {6, "legacy_resolution", kLegacyResolutionUp, kLegacyResolutionDown},
     {7, "order_receipts_by_age", kOrderReceiptsByAgeUp, kOrderReceiptsByAgeDown},
     {8, "document_receipts_by_age", kDocumentReceiptsByAgeUp, kDocumentReceiptsByAgeDown},
+    {9, "schedule_key_facts", kScheduleKeyFactsUp, kScheduleKeyFactsDown},
 };
 
 }  // namespace

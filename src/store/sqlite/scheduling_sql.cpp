@@ -1,6 +1,21 @@
 #include "store/scheduling_store.hpp"
 
+#include "store/sqlite/sql_text.hpp"
+
 namespace onceorder::store::sqlite {
+
+// The eligibility rule, in one place: a source order gets a new `wait` item in run ?1 when
+// it is not cancelled, has no success and no live item, has fewer than `max_attempts`
+// failed ones and no legacy rows staged but unmoved (the facts: view schedule_key_facts,
+// migration 9). `key` narrows the source orders ("" for every candidate, else conditions
+// ending in AND). The ON CONFLICT arbiter is the live-item index.
+#define OO_SQLITE_INSERT_SCHEDULABLE(key, max_attempts)                                     \
+  "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT ?1, "    \
+  "f.site_code, f.order_no, f.lot_no, 'wait' FROM schedule_key_facts f WHERE " key          \
+  " NOT f.cancelled AND NOT f.has_success AND NOT f.has_live AND NOT f.legacy_pending AND " \
+  "f.failed < " max_attempts                                                                \
+  " ORDER BY f.site_code, f.order_no, f.lot_no ON CONFLICT (site_code, order_no, lot_no) "  \
+  "WHERE status NOT IN ('failed', 'aborted') DO NOTHING RETURNING item_id"
 
 const SchedulingSql& scheduling_sql() {
   static const SchedulingSql sql{
@@ -13,86 +28,58 @@ const SchedulingSql& scheduling_sql() {
       .insert_run = {"sch_insert_run",
                      "INSERT INTO schedule_runs (kind, status, owner) VALUES (?1, 'creating', ?2) "
                      "RETURNING run_id"},
-      .insert_candidates =
-          {"sch_insert_candidates",
-           "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT ?1, "
-           "so.site_code, so.order_no, so.lot_no, 'wait' FROM source_orders so WHERE "
-           "so.cancelled_at IS NULL AND NOT EXISTS (SELECT 1 FROM legacy_items l WHERE l.moved_at "
-           "IS "
-           "NULL AND l.site_code = so.site_code AND l.order_no = so.order_no AND l.lot_no = "
-           "so.lot_no) AND NOT EXISTS (SELECT 1 FROM schedule_items i WHERE "
-           "i.site_code = so.site_code AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND "
-           "i.status NOT IN ('failed', 'aborted')) AND (SELECT count(*) FROM schedule_items i "
-           "WHERE i.site_code = so.site_code AND i.order_no = so.order_no AND i.lot_no = so.lot_no "
-           "AND i.status = 'failed') < ?2 ORDER BY so.site_code, so.order_no, so.lot_no ON "
-           "CONFLICT (site_code, order_no, lot_no) WHERE status NOT IN ('failed', 'aborted') DO "
-           "NOTHING RETURNING item_id"},
-      .insert_item_for =
-          {"sch_insert_item_for",
-           "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT ?1, "
-           "so.site_code, so.order_no, so.lot_no, 'wait' FROM source_orders so WHERE so.site_code "
-           "= ?2 AND so.order_no = ?3 AND so.lot_no = ?4 AND so.cancelled_at IS NULL AND NOT "
-           "EXISTS "
-           "(SELECT 1 FROM legacy_items l WHERE l.moved_at IS NULL AND l.site_code = so.site_code "
-           "AND l.order_no = so.order_no AND l.lot_no = so.lot_no) AND (SELECT "
-           "count(*) FROM schedule_items i WHERE i.site_code = so.site_code AND i.order_no = "
-           "so.order_no AND i.lot_no = so.lot_no AND i.status = 'failed') < ?5 ON CONFLICT "
-           "(site_code, order_no, lot_no) WHERE status NOT IN ('failed', 'aborted') DO NOTHING "
-           "RETURNING item_id"},
-      .key_state =
-          {"sch_key_state",
-           "SELECT (SELECT count(*) FROM source_orders WHERE site_code = ?1 AND order_no = ?2 AND "
-           "lot_no = ?3), (SELECT count(*) FROM schedule_items WHERE site_code = ?1 AND order_no = "
-           "?2 AND lot_no = ?3 AND status = 'success'), (SELECT count(*) FROM schedule_items WHERE "
-           "site_code = ?1 AND order_no = ?2 AND lot_no = ?3 AND status IN ('wait', "
-           "'processing')), (SELECT count(*) FROM schedule_items WHERE site_code = ?1 AND order_no "
-           "= ?2 AND lot_no = ?3 AND status = 'failed'), (SELECT count(*) FROM source_orders WHERE "
-           "site_code = ?1 AND order_no = ?2 AND lot_no = ?3 AND cancelled_at IS NOT NULL), "
-           "(SELECT "
-           "count(*) FROM legacy_items WHERE site_code = ?1 AND order_no = ?2 AND lot_no = ?3 AND "
-           "moved_at IS NULL)"},
+      .insert_candidates = {"sch_insert_candidates", OO_SQLITE_INSERT_SCHEDULABLE("", "?2")},
+      .insert_item_for = {"sch_insert_item_for",
+                          OO_SQLITE_INSERT_SCHEDULABLE(
+                              "f.site_code = ?2 AND f.order_no = ?3 AND f.lot_no = ?4 AND", "?5")},
+      .key_state = {"sch_key_state",
+                    "SELECT f.has_success, f.has_live, f.failed, f.cancelled, f.legacy_pending "
+                    "FROM schedule_key_facts f WHERE f.site_code = ?1 AND f.order_no = ?2 AND "
+                    "f.lot_no = ?3"},
       .set_run_status =
           {"sch_set_run_status",
-           "UPDATE schedule_runs SET status = ?2, error = ?3, heartbeat_at = "
-           "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), finished_at = CASE WHEN ?2 IN ('done', 'error') "
-           "THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') ELSE NULL END WHERE run_id = ?1 AND status "
+           "UPDATE schedule_runs SET status = ?2, error = ?3, heartbeat_at = " OO_SQLITE_NOW
+           ", finished_at = CASE WHEN ?2 IN ('done', 'error') "
+           "THEN " OO_SQLITE_NOW " ELSE NULL END WHERE run_id = ?1 AND status "
            "IN ('creating', 'running') RETURNING run_id"},
       .heartbeat = {"sch_heartbeat",
-                    "UPDATE schedule_runs SET heartbeat_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+                    "UPDATE schedule_runs SET heartbeat_at = " OO_SQLITE_NOW " "
                     "WHERE run_id = ?1 AND status IN ('creating', 'running') RETURNING run_id"},
-      .abort_run_waits = {"sch_abort_run_waits",
-                          "UPDATE schedule_items SET status = 'aborted', error = ?2, updated_at = "
-                          "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE run_id = ?1 AND status = "
-                          "'wait' RETURNING item_id"},
+      .abort_run_waits =
+          {"sch_abort_run_waits",
+           "UPDATE schedule_items SET status = 'aborted', error = ?2, updated_at = " OO_SQLITE_NOW
+           " WHERE run_id = ?1 AND status = "
+           "'wait' RETURNING item_id"},
       .fail_run_processing =
           {"sch_fail_run_processing",
            "UPDATE schedule_items SET status = 'failed', error = ?2, lease_until = NULL, "
-           "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE run_id = ?1 AND status = "
+           "updated_at = " OO_SQLITE_NOW " WHERE run_id = ?1 AND status = "
            "'processing' RETURNING item_id"},
-      .claim =
-          {"sch_claim",
-           "UPDATE schedule_items SET status = 'processing', attempt = attempt + 1, owner = ?2, "
-           "lease_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || (?4 / 1000.0) || ' "
-           "seconds'), updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE item_id IN (SELECT "
-           "item_id FROM schedule_items WHERE run_id = ?1 AND status = 'wait' ORDER BY item_id "
-           "LIMIT ?3) AND EXISTS (SELECT 1 FROM schedule_runs r WHERE r.run_id = ?1 AND r.status = "
-           "'running') RETURNING item_id, run_id, site_code, order_no, lot_no, attempt"},
+      // clang-format off
+      .claim = {"sch_claim",
+                "UPDATE schedule_items SET status = 'processing', attempt = attempt + 1, owner = "
+                "?2, lease_until = " OO_SQLITE_TIME("'now', '+' || (?4 / 1000.0) || ' seconds'")
+                ", updated_at = " OO_SQLITE_NOW " WHERE item_id IN (SELECT item_id FROM "
+                "schedule_items WHERE run_id = ?1 AND status = 'wait' ORDER BY item_id LIMIT ?3) "
+                "AND EXISTS (SELECT 1 FROM schedule_runs r WHERE r.run_id = ?1 AND r.status = "
+                "'running') RETURNING item_id, run_id, site_code, order_no, lot_no, attempt"},
+      // clang-format on
       .fence_success =
           {"sch_fence_success",
-           "UPDATE schedule_items SET status = 'success', lease_until = NULL, updated_at = "
-           "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE item_id = ?1 AND status = 'processing' AND "
+           "UPDATE schedule_items SET status = 'success', lease_until = NULL, updated_at "
+           "= " OO_SQLITE_NOW " WHERE item_id = ?1 AND status = 'processing' AND "
            "owner = ?2 AND attempt = ?3 AND EXISTS (SELECT 1 FROM source_orders so WHERE "
            "so.site_code = schedule_items.site_code AND so.order_no = schedule_items.order_no AND "
            "so.lot_no = schedule_items.lot_no AND so.cancelled_at IS NULL) RETURNING item_id"},
       .mark_failed =
           {"sch_mark_failed",
            "UPDATE schedule_items SET status = 'failed', error = ?4, lease_until = NULL, "
-           "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE item_id = ?1 AND status = "
+           "updated_at = " OO_SQLITE_NOW " WHERE item_id = ?1 AND status = "
            "'processing' AND owner = ?2 AND attempt = ?3 RETURNING item_id"},
       .abort_if_cancelled =
           {"sch_abort_if_cancelled",
            "UPDATE schedule_items SET status = 'aborted', error = 'the order was cancelled', "
-           "lease_until = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE item_id = "
+           "lease_until = NULL, updated_at = " OO_SQLITE_NOW " WHERE item_id = "
            "?1 AND status = 'processing' AND owner = ?2 AND attempt = ?3 AND EXISTS (SELECT 1 FROM "
            "source_orders so WHERE so.site_code = schedule_items.site_code AND so.order_no = "
            "schedule_items.order_no AND so.lot_no = schedule_items.lot_no AND so.cancelled_at IS "
@@ -108,20 +95,20 @@ const SchedulingSql& scheduling_sql() {
       .dead_runs =
           {"sch_dead_runs",
            "UPDATE schedule_runs SET status = 'error', error = 'owner stopped heart-beating', "
-           "finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE status IN ('creating', "
-           "'running') AND heartbeat_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || (?1 / "
-           "1000.0) || ' seconds') RETURNING run_id"},
+           "finished_at = " OO_SQLITE_NOW " WHERE status IN ('creating', "
+           "'running') AND heartbeat_at < " OO_SQLITE_TIME(
+               "'now', '-' || (?1 / 1000.0) || ' seconds'") " RETURNING run_id"},
       .orphan_waits =
           {"sch_orphan_waits",
-           "UPDATE schedule_items SET status = 'aborted', error = 'run is not alive', updated_at = "
-           "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE status = 'wait' AND NOT EXISTS (SELECT 1 "
+           "UPDATE schedule_items SET status = 'aborted', error = 'run is not alive', updated_at "
+           "= " OO_SQLITE_NOW " WHERE status = 'wait' AND NOT EXISTS (SELECT 1 "
            "FROM schedule_runs r WHERE r.run_id = schedule_items.run_id AND r.status IN "
            "('creating', 'running')) RETURNING item_id"},
       .expired_leases =
           {"sch_expired_leases",
            "UPDATE schedule_items SET status = 'failed', error = 'lease expired', lease_until = "
-           "NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE status = 'processing' "
-           "AND lease_until < strftime('%Y-%m-%dT%H:%M:%fZ', 'now') AND NOT EXISTS (SELECT 1 FROM "
+           "NULL, updated_at = " OO_SQLITE_NOW " WHERE status = 'processing' "
+           "AND lease_until < " OO_SQLITE_NOW " AND NOT EXISTS (SELECT 1 FROM "
            "schedule_runs r WHERE r.run_id = schedule_items.run_id AND r.kind = 'legacy') "
            "RETURNING item_id"},
       .get_run =
@@ -153,15 +140,10 @@ const SchedulingSql& scheduling_sql() {
            "SELECT site_code, order_no, lot_no, item_id, quantity, document_scope, document_value, "
            "document_number, created_at FROM production_orders WHERE (?1 IS NULL OR site_code = "
            "?1) AND item_id > ?2 ORDER BY item_id LIMIT ?3"},
-      .stuck_orders =
-          {"sch_stuck_orders",
-           "SELECT so.site_code, so.order_no, so.lot_no FROM source_orders so WHERE "
-           "so.cancelled_at IS NULL AND NOT EXISTS "
-           "(SELECT 1 FROM schedule_items i WHERE i.site_code = so.site_code AND i.order_no = "
-           "so.order_no AND i.lot_no = so.lot_no AND i.status NOT IN ('failed', 'aborted')) AND "
-           "(SELECT count(*) FROM schedule_items i WHERE i.site_code = so.site_code AND i.order_no "
-           "= so.order_no AND i.lot_no = so.lot_no AND i.status = 'failed') >= ?1 ORDER BY 1, 2, "
-           "3"},
+      .stuck_orders = {"sch_stuck_orders",
+                       "SELECT f.site_code, f.order_no, f.lot_no FROM schedule_key_facts f WHERE "
+                       "NOT f.cancelled AND NOT f.has_success AND NOT f.has_live AND f.failed >= "
+                       "?1 ORDER BY 1, 2, 3"},
       .run_remaining = {"sch_run_remaining",
                         "SELECT coalesce(sum(CASE WHEN status IN ('wait', 'processing') THEN 1 "
                         "ELSE 0 END), 0), count(*) FROM schedule_items WHERE run_id = ?1"},
