@@ -8,6 +8,7 @@ set(ONCEORDER_CORE_SOURCES
   src/core/id_generator.cpp
   src/core/number_format.cpp
   src/core/order_types.cpp
+  src/core/process_identity.cpp
   src/core/redact.cpp
   src/core/schedule_status.cpp
   src/core/schedule_types.cpp
@@ -23,22 +24,28 @@ set(ONCEORDER_STORE_SOURCES
   src/store/invariants_store.cpp
   src/store/legacy_items_store.cpp
   src/store/migrate.cpp
+  src/store/node_lease_store.cpp
   src/store/numbering_store.cpp
   src/store/postgres/dialect.cpp
   src/store/postgres/legacy_items_sql.cpp
   src/store/postgres/migrations.cpp
+  src/store/postgres/node_lease_sql.cpp
   src/store/postgres/pg_connection.cpp
   src/store/postgres/receipts_sql.cpp
+  src/store/postgres/stock_sql.cpp
   src/store/receipts_store.cpp
   src/store/scheduling_store.cpp
   src/store/sqlite/dialect.cpp
   src/store/sqlite/intake_sql.cpp
   src/store/sqlite/legacy_items_sql.cpp
   src/store/sqlite/migrations.cpp
+  src/store/sqlite/node_lease_sql.cpp
   src/store/sqlite/numbering_sql.cpp
   src/store/sqlite/receipts_sql.cpp
   src/store/sqlite/scheduling_sql.cpp
   src/store/sqlite/sqlite_connection.cpp
+  src/store/sqlite/stock_sql.cpp
+  src/store/stock_store.cpp
 )
 # Compiled once for the product and once per broken variant (tools/torture).
 set(ONCEORDER_STORE_SEAMS

@@ -57,7 +57,8 @@ struct IntakeOptions {
 
 namespace store {
 class IntakeStore;
-}
+class StockStore;
+}  // namespace store
 class NodeLease;
 
 class Intake {
@@ -100,6 +101,7 @@ class Intake {
   store::Database& db_;
   IntakeOptions options_;
   std::unique_ptr<store::IntakeStore> store_;
+  std::unique_ptr<store::StockStore> stock_;
   // (customer, key) of the placements running in this process, with how many: a request
   // that gave up while another one holds its key is request_in_progress, not busy. On
   // PostgreSQL the wait on the receipt row says so too; SQLite's one write lock does not.

@@ -2,53 +2,21 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <limits>
-#include <random>
 
 #include "onceorder/numbering.hpp"
+#include "onceorder/process_identity.hpp"
 #include "onceorder/text.hpp"
 #include "store/intake_store.hpp"
+#include "store/stock_store.hpp"
 
 namespace onceorder {
 namespace {
 
 using store::Connection;
 using store::Then;
-
-std::string shortages_text(const std::vector<Shortage>& s) {
-  std::string out;
-  for (const auto& x : s) {
-    if (!out.empty()) out += ',';
-    out += fmt::format("{}:{}:{}", x.sku_id, x.requested, x.available);
-  }
-  return out;
-}
-
-std::vector<Shortage> parse_shortages(const std::string& text) {
-  std::vector<Shortage> out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find(',', pos);
-    if (end == std::string::npos) end = text.size();
-    Shortage s;
-    if (std::sscanf(text.substr(pos, end - pos).c_str(), "%ld:%ld:%ld", &s.sku_id, &s.requested,
-                    &s.available) == 3) {
-      out.push_back(s);
-    }
-    pos = end + 1;
-  }
-  return out;
-}
-
-std::string make_holder() {
-  char host[128] = {0};
-  gethostname(host, sizeof(host) - 1);
-  return fmt::format("{}:{}:{:08x}", host, getpid(),
-                     static_cast<std::uint32_t>(std::mt19937(std::random_device{}())()));
-}
 
 Status in_production(std::int64_t order_id) {
   return Status(
@@ -74,8 +42,9 @@ Status check_ids(std::int64_t warehouse_id, std::int64_t sku_id) {
 Intake::Intake(store::Database& db, IntakeOptions options)
     : db_(db),
       options_(std::move(options)),
-      store_(std::make_unique<store::IntakeStore>(db.dialect())) {
-  if (options_.holder.empty()) options_.holder = make_holder();
+      store_(std::make_unique<store::IntakeStore>(db.dialect())),
+      stock_(std::make_unique<store::StockStore>(db.dialect())) {
+  if (options_.holder.empty()) options_.holder = process_identity();
 }
 
 Intake::~Intake() {
@@ -152,13 +121,12 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
       OO_ASSIGN_OR_RETURN(auto receipt,
                           store_->find_receipt(c, req.customer_id, req.idempotency_key));
       if (!receipt) return Status(Code::retry_transaction, "receipt vanished");
-      if (receipt->normalized != cart->text() || receipt->warehouse_id != cart->warehouse_id ||
-          receipt->version != kNormalizationVersion) {
+      if (!receipt->is_for(*cart)) {
         return Status(Code::idempotency_key_reused,
                       "this Idempotency-Key was used for a different order");
       }
       if (receipt->outcome == "out_of_stock")
-        return Placed{true, {}, parse_shortages(receipt->shortages), true};
+        return Placed{true, {}, std::move(receipt->shortages), true};
       OO_ASSIGN_OR_RETURN(auto order, store_->get_order(c, receipt->order_id));
       if (!order) return Status(Code::internal, "a placed receipt without its order");
       order->status = "placed";  // replay the first answer, whatever happened since
@@ -187,8 +155,8 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
         shortages.push_back({rows[i].sku_id, cart->lines[i].quantity, rows[i].available});
     }
     if (!shortages.empty()) {
-      OO_RETURN_IF_ERROR(store_->record_out_of_stock(c, req.customer_id, req.idempotency_key,
-                                                     shortages_text(shortages), last));
+      OO_RETURN_IF_ERROR(
+          store_->record_out_of_stock(c, req.customer_id, req.idempotency_key, shortages, last));
       return Placed{true, {}, std::move(shortages), false};
     }
     Order order{
@@ -247,7 +215,6 @@ Result<Order> Intake::get_order(std::int64_t order_id, store::Clock::time_point 
 }
 
 Result<Order> Intake::cancel(std::int64_t order_id, store::Clock::time_point deadline) {
-  const auto& sql = store_->sql();
   return store::transact<Order>(
       db_, {deadline, options_.max_attempts, store::TxMode::write},
       [&](Connection& c) -> Result<Order> {
@@ -259,26 +226,24 @@ Result<Order> Intake::cancel(std::int64_t order_id, store::Clock::time_point dea
           // Decide on locked rows: the source orders first (a worker producing one holds it
           // shared until it commits, and item creation shares it too), then look for
           // production orders with a fresh statement that sees whatever committed meanwhile.
-          OO_RETURN_IF_ERROR(c.query(sql.lock_sources, {std::string_view(site), no}).status());
-          OO_ASSIGN_OR_RETURN(auto made,
-                              c.query(sql.count_production, {std::string_view(site), no}));
-          if (made.at(0).i64(0) > 0) return in_production(order_id);
+          OO_RETURN_IF_ERROR(store_->lock_sources(c, site, no).status());
+          OO_ASSIGN_OR_RETURN(auto made, store_->count_production(c, site, no));
+          if (made > 0) return in_production(order_id);
           // The database refuses to cancel a source order that has a production order (a
           // foreign key on PostgreSQL, a trigger on SQLite): the same answer if it ever fires.
-          Status cancelled = c.query(sql.cancel_sources, {std::string_view(site), no}).status();
+          Status cancelled = store_->cancel_sources(c, site, no);
           if (cancelled.code() == Code::reference_violation) return in_production(order_id);
           OO_RETURN_IF_ERROR(cancelled);
-          OO_RETURN_IF_ERROR(c.query(sql.abort_items, {std::string_view(site), no}).status());
-          OO_RETURN_IF_ERROR(c.query(sql.lock_order_stock, {order_id}).status());
-          OO_ASSIGN_OR_RETURN(auto released, c.query(sql.release, {order_id}));
+          OO_RETURN_IF_ERROR(store_->abort_items(c, site, no).status());
+          OO_RETURN_IF_ERROR(store_->lock_order_stock(c, order_id).status());
+          OO_ASSIGN_OR_RETURN(auto released, store_->release_reservations(c, order_id));
           for (const auto& r : released) {
-            OO_RETURN_IF_ERROR(c.query(sql.restore, {r.i64(1), r.i64(2), r.i64(3)}).status());
+            OO_RETURN_IF_ERROR(store_->restore_stock(c, r));
             OO_RETURN_IF_ERROR(
-                c.query(sql.ledger, {r.i64(1), r.i64(2), r.i64(3), std::string_view("release"),
-                                     std::string_view("order cancelled"), order_id, r.i64(0)})
-                    .status());
+                stock_->add_ledger_entry(c, {r.warehouse_id, r.sku_id, r.quantity, "release",
+                                             "order cancelled", order_id, r.line_no}));
           }
-          OO_RETURN_IF_ERROR(c.query(sql.mark_cancelled, {order_id}).status());
+          OO_RETURN_IF_ERROR(store_->mark_cancelled(c, order_id));
         }
         OO_ASSIGN_OR_RETURN(auto order, store_->get_order(c, order_id));
         return std::move(*order);
@@ -296,29 +261,26 @@ Result<Intake::PutSku> Intake::put_sku(std::int64_t warehouse_id, std::int64_t s
   if (available && (*available < 0 || *available > kMaxStock))
     errors.push_back({"available", "must be an integer from 0 to 10^12"});
   if (!errors.empty()) return Status(Code::invalid_request, "invalid request", std::move(errors));
-  const auto& sql = store_->sql();
   return store::transact<PutSku>(
       db_, {deadline, options_.max_attempts, store::TxMode::write},
       [&](Connection& c) -> Result<PutSku> {
         const std::int64_t initial = available.value_or(0);
-        OO_ASSIGN_OR_RETURN(auto created,
-                            c.query(sql.insert_sku, {warehouse_id, sku_id, initial, price_cents}));
-        if (!created.empty()) {
-          OO_RETURN_IF_ERROR(
-              c.query(sql.ledger, {warehouse_id, sku_id, initial, std::string_view("initial"),
-                                   std::string_view("created"), nullptr, nullptr})
-                  .status());
+        OO_ASSIGN_OR_RETURN(bool created,
+                            stock_->insert_sku(c, warehouse_id, sku_id, initial, price_cents));
+        if (created) {
+          OO_RETURN_IF_ERROR(stock_->add_ledger_entry(c, {warehouse_id, sku_id, initial, "initial",
+                                                          "created", std::nullopt, std::nullopt}));
         } else {
           if (available) {
             return Status(
                 Code::use_adjustment,
                 "the SKU exists: change its stock with POST …/adjustments, not `available`");
           }
-          OO_RETURN_IF_ERROR(c.query(sql.set_price, {warehouse_id, sku_id, price_cents}).status());
+          OO_RETURN_IF_ERROR(stock_->set_price(c, warehouse_id, sku_id, price_cents));
         }
-        OO_ASSIGN_OR_RETURN(auto row, c.query(sql.get_sku, {warehouse_id, sku_id}));
-        return PutSku{Sku{warehouse_id, sku_id, row.at(0).i64(0), row[0].i64(1), row[0].i64(2)},
-                      !created.empty()};
+        OO_ASSIGN_OR_RETURN(auto sku, stock_->get_sku(c, warehouse_id, sku_id));
+        if (!sku) return Status(Code::internal, "a stock row vanished inside its transaction");
+        return PutSku{std::move(*sku), created};
       });
 }
 
@@ -333,48 +295,46 @@ Result<Sku> Intake::adjust(std::int64_t warehouse_id, std::int64_t sku_id, std::
   else if (auto problem = text_problem(reason))
     errors.push_back({"reason", std::move(*problem)});
   if (!errors.empty()) return Status(Code::invalid_request, "invalid request", std::move(errors));
-  const auto& sql = store_->sql();
   return store::transact<Sku>(
       db_, {deadline, options_.max_attempts, store::TxMode::write},
       [&](Connection& c) -> Result<Sku> {
-        OO_ASSIGN_OR_RETURN(auto locked, c.query(sql.lock_sku, {warehouse_id, sku_id}));
-        if (locked.empty()) {
+        OO_ASSIGN_OR_RETURN(auto locked, stock_->lock_sku(c, warehouse_id, sku_id));
+        if (!locked) {
           return Status(Code::not_found, fmt::format("sku {} has no stock row in warehouse {}",
                                                      sku_id, warehouse_id));
         }
+        const std::int64_t was = *locked;
         // |delta| <= 10^12 and 0 <= available: the sum cannot wrap; the bound keeps it so.
-        if (delta > 0 && locked[0].i64(0) + delta > kMaxStock) {
+        if (delta > 0 && was + delta > kMaxStock) {
           return Status(Code::invalid_request, "invalid request",
                         {FieldError{"delta", fmt::format("would make available {}, more than {}",
-                                                         locked[0].i64(0) + delta, kMaxStock)}});
+                                                         was + delta, kMaxStock)}});
         }
-        if (locked[0].i64(0) + delta < 0) {
-          return Status(Code::insufficient_stock,
-                        fmt::format("available is {}; a delta of {} would make it negative",
-                                    locked[0].i64(0), delta));
+        if (was + delta < 0) {
+          return Status(
+              Code::insufficient_stock,
+              fmt::format("available is {}; a delta of {} would make it negative", was, delta));
         }
-        OO_RETURN_IF_ERROR(c.query(sql.adjust, {warehouse_id, sku_id, delta}).status());
-        OO_RETURN_IF_ERROR(
-            c.query(sql.ledger, {warehouse_id, sku_id, delta, std::string_view("adjustment"),
-                                 std::string_view(reason), nullptr, nullptr})
-                .status());
-        OO_ASSIGN_OR_RETURN(auto row, c.query(sql.get_sku, {warehouse_id, sku_id}));
-        return Sku{warehouse_id, sku_id, row.at(0).i64(0), row[0].i64(1), row[0].i64(2)};
+        OO_RETURN_IF_ERROR(stock_->adjust(c, warehouse_id, sku_id, delta));
+        OO_RETURN_IF_ERROR(stock_->add_ledger_entry(
+            c, {warehouse_id, sku_id, delta, "adjustment", reason, std::nullopt, std::nullopt}));
+        OO_ASSIGN_OR_RETURN(auto sku, stock_->get_sku(c, warehouse_id, sku_id));
+        if (!sku) return Status(Code::internal, "a stock row vanished inside its transaction");
+        return std::move(*sku);
       });
 }
 
 Result<Sku> Intake::get_sku(std::int64_t warehouse_id, std::int64_t sku_id,
                             store::Clock::time_point deadline) {
   OO_RETURN_IF_ERROR(check_ids(warehouse_id, sku_id));
-  const auto& sql = store_->sql();
   return store::transact<Sku>(
       db_, {deadline, 3, store::TxMode::read}, [&](Connection& c) -> Result<Sku> {
-        OO_ASSIGN_OR_RETURN(auto row, c.query(sql.get_sku, {warehouse_id, sku_id}));
-        if (row.empty()) {
+        OO_ASSIGN_OR_RETURN(auto sku, stock_->get_sku(c, warehouse_id, sku_id));
+        if (!sku) {
           return Status(Code::not_found, fmt::format("sku {} has no stock row in warehouse {}",
                                                      sku_id, warehouse_id));
         }
-        return Sku{warehouse_id, sku_id, row[0].i64(0), row[0].i64(1), row[0].i64(2)};
+        return std::move(*sku);
       });
 }
 

@@ -1,15 +1,14 @@
 #include "onceorder/scheduling.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <mutex>
-#include <random>
 #include <set>
 #include <thread>
 
 #include "onceorder/number_format.hpp"
+#include "onceorder/process_identity.hpp"
 #include "store/scheduling_store.hpp"
 
 namespace onceorder {
@@ -22,13 +21,6 @@ using store::TxOptions;
 TxOptions write_tx(Clock::time_point deadline) { return {deadline, 3, store::TxMode::write}; }
 TxOptions read_tx(Clock::time_point deadline) { return {deadline, 3, store::TxMode::read}; }
 Clock::time_point soon() { return Clock::now() + std::chrono::seconds(30); }
-
-std::string make_owner() {
-  char host[128] = {0};
-  gethostname(host, sizeof(host) - 1);
-  std::mt19937_64 rng(std::random_device{}());
-  return fmt::format("{}:{}:{:08x}", host, getpid(), static_cast<std::uint32_t>(rng()));
-}
 
 // Infrastructure trouble is not the item's fault: leave it to the lease and the reaper.
 bool infrastructure(Code code) { return code == Code::busy || code == Code::unavailable; }
@@ -67,7 +59,7 @@ Scheduler::Scheduler(store::Database& db, SchedulerOptions options)
     : db_(db),
       options_(std::move(options)),
       store_(std::make_unique<store::SchedulingStore>(db.dialect())) {
-  if (options_.owner.empty()) options_.owner = make_owner();
+  if (options_.owner.empty()) options_.owner = process_identity();
   if (!options_.default_step) options_.default_step = standard_production_step();
   options_.claim_batch = std::clamp(options_.claim_batch, 1, 1000);
   options_.workers = std::clamp(options_.workers, 1, 256);

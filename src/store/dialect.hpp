@@ -22,6 +22,8 @@ struct NumberingSql;
 struct SchedulingSql;
 struct LegacyItemsSql;
 struct ReceiptsSql;
+struct StockSql;
+struct NodeLeaseSql;
 
 struct Dialect {
   Engine engine;
@@ -45,6 +47,8 @@ struct Dialect {
   const SchedulingSql& scheduling;
   const LegacyItemsSql& legacy_items;
   const ReceiptsSql& receipts;
+  const StockSql& stock;
+  const NodeLeaseSql& node_lease;
 
   // The schema: versioned migrations, the invariant queries, and the bookkeeping the
   // migration runner needs.

@@ -1,8 +1,10 @@
 #include "store/intake_store.hpp"
 
-#include "store/dialect.hpp"
-
 #include <fmt/format.h>
+
+#include <cstdio>
+
+#include "store/dialect.hpp"
 
 namespace onceorder::store {
 namespace {
@@ -16,9 +18,41 @@ std::string join(const std::vector<std::int64_t>& values) {
   return out;
 }
 
+// The receipt's shortages column: "sku:requested:available,…".
+std::string shortages_text(const std::vector<Shortage>& s) {
+  std::string out;
+  for (const auto& x : s) {
+    if (!out.empty()) out += ',';
+    out += fmt::format("{}:{}:{}", x.sku_id, x.requested, x.available);
+  }
+  return out;
+}
+
+std::vector<Shortage> parse_shortages(const std::string& text) {
+  std::vector<Shortage> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(',', pos);
+    if (end == std::string::npos) end = text.size();
+    Shortage s;
+    if (std::sscanf(text.substr(pos, end - pos).c_str(), "%ld:%ld:%ld", &s.sku_id, &s.requested,
+                    &s.available) == 3) {
+      out.push_back(s);
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
-IntakeStore::IntakeStore(const Dialect& dialect) : dialect_(dialect), sql_(dialect.intake) {}
+bool OrderReceipt::is_for(const Cart& cart) const {
+  return normalized == cart.text() && warehouse_id == cart.warehouse_id &&
+         version == kNormalizationVersion;
+}
+
+IntakeStore::IntakeStore(const Dialect& dialect)
+    : dialect_(dialect), sql_(dialect.intake), stock_(dialect) {}
 
 Result<bool> IntakeStore::insert_receipt(store::Connection& c, std::int64_t customer,
                                          const std::string& key, const Cart& cart) {
@@ -37,7 +71,7 @@ Result<std::optional<OrderReceipt>> IntakeStore::find_receipt(store::Connection&
   if (rows.empty()) return std::optional<OrderReceipt>();
   const auto& r = rows[0];
   return std::optional<OrderReceipt>(OrderReceipt{r.i64(0), r.text(1), static_cast<int>(r.i64(2)),
-                                                  r.text(3), r.i64(4), r.text(5)});
+                                                  r.text(3), r.i64(4), parse_shortages(r.text(5))});
 }
 
 Result<std::vector<StockRow>> IntakeStore::lock_stock(store::Connection& c, const Cart& cart) {
@@ -52,11 +86,10 @@ Result<std::vector<StockRow>> IntakeStore::lock_stock(store::Connection& c, cons
 }
 
 Status IntakeStore::record_out_of_stock(store::Connection& c, std::int64_t customer,
-                                        const std::string& key, const std::string& shortages,
-                                        store::Then then) {
-  return c
-      .query(sql_.out_of_stock, {customer, std::string_view(key), std::string_view(shortages)},
-             then)
+                                        const std::string& key,
+                                        const std::vector<Shortage>& shortages, store::Then then) {
+  const std::string text = shortages_text(shortages);
+  return c.query(sql_.out_of_stock, {customer, std::string_view(key), std::string_view(text)}, then)
       .status();
 }
 
@@ -64,28 +97,32 @@ Result<std::string> IntakeStore::place(store::Connection& c, const Order& o, con
                                        store::Then then) {
   if (dialect_.writes_in_one_statement) {
     std::vector<std::int64_t> skus, qtys, prices;
+    std::string lots;
     for (const auto& l : o.lines) {
       skus.push_back(l.sku_id);
       qtys.push_back(l.quantity);
       prices.push_back(l.unit_price_cents);
+      if (!lots.empty()) lots += ',';
+      lots += source_order_key(o.warehouse_id, o.order_no, l.line_no).lot_no;
     }
     const std::string s = join(skus), q = join(qtys), p = join(prices);
+    const std::string site = warehouse_site(o.warehouse_id);
     OO_ASSIGN_OR_RETURN(
-        auto rows, c.query(sql_.place_all,
-                           {o.order_id, std::string_view(o.order_no), o.customer_id, o.warehouse_id,
-                            o.total_cents, std::string_view(s), std::string_view(q),
-                            std::string_view(p), std::string_view(key)},
-                           then));
+        auto rows,
+        c.query(sql_.place_all,
+                {o.order_id, std::string_view(o.order_no), o.customer_id, o.warehouse_id,
+                 o.total_cents, std::string_view(s), std::string_view(q), std::string_view(p),
+                 std::string_view(key), std::string_view(site), std::string_view(lots)},
+                then));
     // The statement itself raised if a deduction missed: nothing was committed.
     return rows.at(0).text(1);
   }
   OO_ASSIGN_OR_RETURN(auto head,
                       c.query(sql_.insert_order, {o.order_id, std::string_view(o.order_no),
                                                   o.customer_id, o.warehouse_id, o.total_cents}));
-  const std::string site = fmt::format("W{}", o.warehouse_id);
   for (const auto& l : o.lines) {
     const std::int64_t line = l.line_no;
-    const std::string lot = std::to_string(l.line_no);
+    const OrderKey source = source_order_key(o.warehouse_id, o.order_no, l.line_no);
     OO_RETURN_IF_ERROR(
         c.query(sql_.insert_line, {o.order_id, line, l.sku_id, l.quantity, l.unit_price_cents})
             .status());
@@ -96,14 +133,12 @@ Result<std::string> IntakeStore::place(store::Connection& c, const Order& o, con
                         c.query(sql_.deduct, {o.warehouse_id, l.sku_id, l.quantity}));
     if (deducted.empty())
       return Status(Code::internal, "a locked stock row did not take its deduction");
-    OO_RETURN_IF_ERROR(
-        c.query(sql_.ledger, {o.warehouse_id, l.sku_id, -l.quantity,
-                              std::string_view("reservation"), nullptr, o.order_id, line})
-            .status());
-    OO_RETURN_IF_ERROR(
-        c.query(sql_.insert_source, {std::string_view(site), std::string_view(o.order_no),
-                                     std::string_view(lot), l.quantity})
-            .status());
+    OO_RETURN_IF_ERROR(stock_.add_ledger_entry(
+        c, {o.warehouse_id, l.sku_id, -l.quantity, "reservation", std::nullopt, o.order_id, line}));
+    OO_RETURN_IF_ERROR(c.query(sql_.insert_source, {std::string_view(source.site_code),
+                                                    std::string_view(source.order_no),
+                                                    std::string_view(source.lot_no), l.quantity})
+                           .status());
   }
   OO_RETURN_IF_ERROR(
       c.query(sql_.receipt_placed, {o.customer_id, std::string_view(key), o.order_id}, then)
@@ -127,6 +162,59 @@ Result<std::optional<OrderHead>> IntakeStore::lock_order(store::Connection& c,
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.lock_order, {order_id}));
   if (rows.empty()) return std::optional<OrderHead>();
   return std::optional<OrderHead>(OrderHead{rows[0].text(0), rows[0].i64(1), rows[0].text(2)});
+}
+
+Result<std::vector<std::string>> IntakeStore::lock_sources(store::Connection& c,
+                                                           std::string_view site,
+                                                           std::string_view order_no) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.lock_sources, {site, order_no}));
+  std::vector<std::string> lots;
+  for (const auto& r : rows) lots.push_back(r.text(0));
+  return lots;
+}
+
+Result<std::int64_t> IntakeStore::count_production(store::Connection& c, std::string_view site,
+                                                   std::string_view order_no) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.count_production, {site, order_no}));
+  return rows.at(0).i64(0);
+}
+
+Status IntakeStore::cancel_sources(store::Connection& c, std::string_view site,
+                                   std::string_view order_no) {
+  return c.query(sql_.cancel_sources, {site, order_no}).status();
+}
+
+Result<std::vector<std::int64_t>> IntakeStore::abort_items(store::Connection& c,
+                                                           std::string_view site,
+                                                           std::string_view order_no) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.abort_items, {site, order_no}));
+  std::vector<std::int64_t> ids;
+  for (const auto& r : rows) ids.push_back(r.i64(0));
+  return ids;
+}
+
+Result<std::vector<std::int64_t>> IntakeStore::lock_order_stock(store::Connection& c,
+                                                                std::int64_t order_id) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.lock_order_stock, {order_id}));
+  std::vector<std::int64_t> skus;
+  for (const auto& r : rows) skus.push_back(r.i64(0));
+  return skus;
+}
+
+Result<std::vector<ReleasedReservation>> IntakeStore::release_reservations(store::Connection& c,
+                                                                           std::int64_t order_id) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.release, {order_id}));
+  std::vector<ReleasedReservation> out;
+  for (const auto& r : rows) out.push_back({r.i64(0), r.i64(1), r.i64(2), r.i64(3)});
+  return out;
+}
+
+Status IntakeStore::restore_stock(store::Connection& c, const ReleasedReservation& r) {
+  return c.query(sql_.restore, {r.warehouse_id, r.sku_id, r.quantity}).status();
+}
+
+Status IntakeStore::mark_cancelled(store::Connection& c, std::int64_t order_id) {
+  return c.query(sql_.mark_cancelled, {order_id}).status();
 }
 
 }  // namespace onceorder::store

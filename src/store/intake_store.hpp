@@ -1,14 +1,22 @@
-// SQL for order intake: one engine-neutral class over per-engine statements
-// (store/<engine>/intake_sql.cpp). Methods run inside the caller's transaction.
+// SQL for order intake: receipts, placement and cancel; one engine-neutral class over
+// per-engine statements (store/<engine>/intake_sql.cpp). Stock rows and their ledger are
+// store/stock_store.hpp, node-id leases store/node_lease_store.hpp. Methods run inside
+// the caller's transaction.
+//
+// Thread-safety: an IntakeStore holds only its dialect; share it freely, one call per
+// connection at a time.
 #pragma once
 
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "onceorder/cart.hpp"
 #include "onceorder/order_types.hpp"
 #include "onceorder/store.hpp"
 #include "store/dialect.hpp"
+#include "store/stock_store.hpp"
 
 namespace onceorder::store {
 
@@ -21,35 +29,26 @@ struct IntakeSql {
   store::Statement out_of_stock;    // (customer, key, shortages)
   // The whole placement in one statement (Dialect::writes_in_one_statement), or the
   // per-line statements below (the other engines).
-  store::Statement place_all = {};
-  store::Statement insert_order =
-      {};  // (order_id, order_no, customer, warehouse, total) → created_at
+  store::Statement place_all = {};  // (order_id, order_no, customer, warehouse, total,
+                                    //   "sku,…", "qty,…", "price,…", key, site, "lot,…")
+  // (order_id, order_no, customer, warehouse, total) → created_at
+  store::Statement insert_order = {};
   store::Statement insert_line = {};         // (order_id, line, sku, qty, price)
   store::Statement insert_reservation = {};  // (order_id, line, warehouse, sku, qty)
   store::Statement deduct = {};              // (warehouse, sku, qty) → 1 row when deducted
-  store::Statement ledger;               // (warehouse, sku, delta, kind, reason, order_id, line)
-  store::Statement insert_source = {};   // (site, order_no, lot, qty)
-  store::Statement receipt_placed = {};  // (customer, key, order_id)
-  store::Statement get_order;            // (order_id) → order columns
-  store::Statement get_lines;            // (order_id) → line, sku, qty, price
-  store::Statement lock_order;           // (order_id) → status, warehouse, order_no
-  store::Statement lock_sources;         // (site, order_no) → lot per source order; locked
-  store::Statement cancel_sources;       // (site, order_no)
-  store::Statement abort_items;          // (site, order_no) → item_id per item
-  store::Statement count_production;     // (site, order_no) → n
-  store::Statement lock_order_stock;     // (order_id) → sku; locked, ascending sku
-  store::Statement release;              // (order_id) → line, warehouse, sku, qty
-  store::Statement restore;              // (warehouse, sku, qty)
-  store::Statement mark_cancelled;       // (order_id)
-  store::Statement insert_sku;           // (warehouse, sku, available, price) → 1 if new
-  store::Statement lock_sku;             // (warehouse, sku) → available; locked
-  store::Statement set_price;            // (warehouse, sku, price)
-  store::Statement adjust;               // (warehouse, sku, delta)
-  store::Statement get_sku;              // (warehouse, sku) → available, reserved, price
-  store::Statement lease_candidate;      // () → node, lease_until_ms, now_ms (locked)
-  store::Statement lease_take;           // (node, holder, ttl, expected_until) → lease_until_ms
-  store::Statement lease_renew;    // (node, holder, ttl, expected_until) → lease_until_ms, now
-  store::Statement lease_release;  // (node, holder)
+  store::Statement insert_source = {};       // (site, order_no, lot, qty)
+  store::Statement receipt_placed = {};      // (customer, key, order_id)
+  store::Statement get_order;                // (order_id) → order columns
+  store::Statement get_lines;                // (order_id) → line, sku, qty, price
+  store::Statement lock_order;               // (order_id) → status, warehouse, order_no
+  store::Statement lock_sources;             // (site, order_no) → lot per source order; locked
+  store::Statement cancel_sources;           // (site, order_no)
+  store::Statement abort_items;              // (site, order_no) → item_id per item
+  store::Statement count_production;         // (site, order_no) → n
+  store::Statement lock_order_stock;         // (order_id) → sku; locked, ascending sku
+  store::Statement release;                  // (order_id) → line, warehouse, sku, qty
+  store::Statement restore;                  // (warehouse, sku, qty)
+  store::Statement mark_cancelled;           // (order_id)
 };
 
 struct OrderReceipt {
@@ -58,7 +57,10 @@ struct OrderReceipt {
   int version = 0;
   std::string outcome;  // placed | out_of_stock
   std::int64_t order_id = 0;
-  std::string shortages;  // "sku:requested:available,…"
+  std::vector<Shortage> shortages;  // when out of stock
+  // True when the receipt was written for this cart (same warehouse, same normalized
+  // text under the same normalization version): a replay, not a reused key.
+  bool is_for(const Cart& cart) const;
 };
 
 struct StockRow {
@@ -73,10 +75,17 @@ struct OrderHead {
   std::string order_no;
 };
 
+// An active reservation as the cancel released it.
+struct ReleasedReservation {
+  std::int64_t line_no = 0;
+  std::int64_t warehouse_id = 0;
+  std::int64_t sku_id = 0;
+  std::int64_t quantity = 0;
+};
+
 class IntakeStore {
  public:
   explicit IntakeStore(const Dialect& dialect);
-  const IntakeSql& sql() const { return sql_; }
 
   Result<bool> insert_receipt(store::Connection& c, std::int64_t customer, const std::string& key,
                               const Cart& cart);
@@ -84,7 +93,7 @@ class IntakeStore {
                                                    const std::string& key);
   Result<std::vector<StockRow>> lock_stock(store::Connection& c, const Cart& cart);
   Status record_out_of_stock(store::Connection& c, std::int64_t customer, const std::string& key,
-                             const std::string& shortages, store::Then then);
+                             const std::vector<Shortage>& shortages, store::Then then);
   // Writes the whole placement; returns created_at. Fails (internal) inside the
   // transaction, before any commit, if a deduction did not apply — impossible while the
   // rows are locked, so it means a broken invariant.
@@ -93,9 +102,31 @@ class IntakeStore {
   Result<std::optional<Order>> get_order(store::Connection& c, std::int64_t order_id);
   Result<std::optional<OrderHead>> lock_order(store::Connection& c, std::int64_t order_id);
 
+  // The cancel's steps, in the order the caller must send them: an order's source orders
+  // are (site, order_no) with one lot per line (source_order_key).
+  // Locks the order's source orders; returns their lots.
+  Result<std::vector<std::string>> lock_sources(store::Connection& c, std::string_view site,
+                                                std::string_view order_no);
+  Result<std::int64_t> count_production(store::Connection& c, std::string_view site,
+                                        std::string_view order_no);
+  // reference_violation when a source order has a production order.
+  Status cancel_sources(store::Connection& c, std::string_view site, std::string_view order_no);
+  // Aborts the schedule items still waiting or processing; returns their ids.
+  Result<std::vector<std::int64_t>> abort_items(store::Connection& c, std::string_view site,
+                                                std::string_view order_no);
+  // Locks the stock rows the order's active reservations hold; returns their skus.
+  Result<std::vector<std::int64_t>> lock_order_stock(store::Connection& c, std::int64_t order_id);
+  Result<std::vector<ReleasedReservation>> release_reservations(store::Connection& c,
+                                                                std::int64_t order_id);
+  // Gives a released reservation's quantity back to its stock row (the ledger entry is the
+  // caller's: StockStore::add_ledger_entry).
+  Status restore_stock(store::Connection& c, const ReleasedReservation& r);
+  Status mark_cancelled(store::Connection& c, std::int64_t order_id);
+
  private:
   const Dialect& dialect_;
   const IntakeSql& sql_;
+  StockStore stock_;  // the placement's ledger entries
 };
 
 }  // namespace onceorder::store

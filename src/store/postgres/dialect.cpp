@@ -1,11 +1,13 @@
 #include "store/intake_store.hpp"
 #include "store/legacy_items_store.hpp"
+#include "store/node_lease_store.hpp"
 #include "store/numbering_store.hpp"
 #include "store/postgres/pg_connection.hpp"
 #include "store/postgres/sql_text.hpp"
 #include "store/postgres/statements.hpp"
 #include "store/receipts_store.hpp"
 #include "store/scheduling_store.hpp"
+#include "store/stock_store.hpp"
 
 namespace onceorder::store::postgres {
 
@@ -21,6 +23,8 @@ const Dialect& dialect() {
       .scheduling = scheduling_sql(),
       .legacy_items = legacy_items_sql(),
       .receipts = receipts_sql(),
+      .stock = stock_sql(),
+      .node_lease = node_lease_sql(),
       .migrations = migrations(),
       .invariants = invariant_sql(),
       .has_migrations_table = {"migrate_has_table",

@@ -1,4 +1,5 @@
 #include "store/intake_store.hpp"
+#include "store/postgres/sql_text.hpp"
 
 namespace onceorder::store::postgres {
 
@@ -30,12 +31,15 @@ const IntakeSql& intake_sql() {
       .out_of_stock = {"in_out_of_stock",
                        "UPDATE order_receipts SET outcome = 'out_of_stock', shortages = $3 WHERE "
                        "customer_id = $1 AND idempotency_key = $2"},
+      // The source orders' site ($10) and lots ($11) come from source_order_key, the
+      // rule's one home.
       .place_all =
           {"in_place_all",
-           "WITH l AS (SELECT t.sku_id, t.quantity, t.price, t.line_no FROM "
+           "WITH l AS (SELECT t.sku_id, t.quantity, t.price, t.lot_no, t.line_no FROM "
            "unnest(string_to_array($6, ',')::bigint[], string_to_array($7, ',')::bigint[], "
-           "string_to_array($8, ',')::bigint[]) WITH ORDINALITY AS t(sku_id, quantity, price, "
-           "line_no)), o AS (INSERT INTO orders (order_id, order_no, customer_id, warehouse_id, "
+           "string_to_array($8, ',')::bigint[], string_to_array($11::text, ',')) WITH ORDINALITY "
+           "AS t(sku_id, quantity, price, lot_no, line_no)), o AS (INSERT INTO orders (order_id, "
+           "order_no, customer_id, warehouse_id, "
            "status, total_cents) VALUES ($1::bigint, $2::text, $3::bigint, $4::bigint, 'placed', "
            "$5::bigint) RETURNING created_at), ol AS (INSERT INTO order_lines (order_id, line_no, "
            "sku_id, quantity, unit_price_cents) SELECT $1::bigint, l.line_no, l.sku_id, "
@@ -47,18 +51,15 @@ const IntakeSql& intake_sql() {
            "(INSERT INTO stock_ledger (warehouse_id, sku_id, delta, kind, order_id, line_no) "
            "SELECT $4::bigint, l.sku_id, -l.quantity, 'reservation', $1::bigint, l.line_no FROM "
            "l), so AS (INSERT INTO source_orders (site_code, order_no, lot_no, quantity) SELECT "
-           "'W' || $4::bigint, $2::text, l.line_no::text, l.quantity FROM l), rc AS (UPDATE "
+           "$10::text, $2::text, l.lot_no, l.quantity FROM l), rc AS (UPDATE "
            "order_receipts SET outcome = 'placed', order_id = $1::bigint WHERE customer_id = "
            "$3::bigint AND idempotency_key = $9::text) SELECT oo_assert(" OO_PG_ALL_DEDUCTED
-           ", 'a locked stock row did not take its deduction'), (SELECT "
-           "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') FROM o)"},
-      .ledger = {"in_ledger",
-                 "INSERT INTO stock_ledger (warehouse_id, sku_id, delta, kind, reason, order_id, "
-                 "line_no) VALUES ($1, $2, $3, $4, $5, $6, $7)"},
-      .get_order = {"in_get_order",
-                    "SELECT order_id, order_no, status, customer_id, warehouse_id, total_cents, "
-                    "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') "
-                    "FROM orders WHERE order_id = $1"},
+           ", 'a locked stock row did not take its deduction'), (SELECT " OO_PG_UTC(
+               "created_at") " FROM o)"},
+      .get_order =
+          {"in_get_order",
+           "SELECT order_id, order_no, status, customer_id, warehouse_id, total_cents, " OO_PG_UTC(
+               "created_at") " FROM orders WHERE order_id = $1"},
       .get_lines = {"in_get_lines",
                     "SELECT line_no, sku_id, quantity, unit_price_cents FROM order_lines WHERE "
                     "order_id = $1 ORDER BY line_no"},
@@ -91,41 +92,6 @@ const IntakeSql& intake_sql() {
       .mark_cancelled =
           {"in_mark_cancelled",
            "UPDATE orders SET status = 'cancelled', cancelled_at = now() WHERE order_id = $1"},
-      .insert_sku = {"in_insert_sku",
-                     "INSERT INTO stock (warehouse_id, sku_id, available, price_cents) VALUES ($1, "
-                     "$2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1"},
-      .lock_sku =
-          {"in_lock_sku",
-           "SELECT available FROM stock WHERE warehouse_id = $1 AND sku_id = $2 FOR UPDATE"},
-      .set_price = {"in_set_price",
-                    "UPDATE stock SET price_cents = $3, updated_at = now() WHERE warehouse_id = $1 "
-                    "AND sku_id = $2"},
-      .adjust = {"in_adjust",
-                 "UPDATE stock SET available = available + $3, updated_at = now() WHERE "
-                 "warehouse_id = $1 AND sku_id = $2"},
-      .get_sku =
-          {"in_get_sku",
-           "SELECT s.available, coalesce((SELECT sum(r.quantity) FROM reservations r WHERE "
-           "r.warehouse_id = s.warehouse_id AND r.sku_id = s.sku_id AND r.status = 'active'), 0), "
-           "s.price_cents FROM stock s WHERE s.warehouse_id = $1 AND s.sku_id = $2"},
-      .lease_candidate =
-          {"in_lease_candidate",
-           "SELECT node_id, lease_until_ms, (extract(epoch FROM clock_timestamp()) * 1000)::bigint "
-           "FROM id_nodes WHERE lease_until_ms < (extract(epoch FROM clock_timestamp()) * "
-           "1000)::bigint ORDER BY lease_until_ms, node_id LIMIT 1 FOR UPDATE SKIP LOCKED"},
-      .lease_take = {"in_lease_take",
-                     "UPDATE id_nodes SET holder = $2, lease_until_ms = (extract(epoch FROM "
-                     "clock_timestamp()) * 1000)::bigint + $3::bigint WHERE node_id = $1 AND "
-                     "lease_until_ms = $4 RETURNING lease_until_ms"},
-      .lease_renew =
-          {"in_lease_renew",
-           "UPDATE id_nodes SET lease_until_ms = (extract(epoch FROM clock_timestamp()) * "
-           "1000)::bigint + $3::bigint WHERE node_id = $1 AND holder = $2 AND lease_until_ms = $4 "
-           "AND lease_until_ms > (extract(epoch FROM clock_timestamp()) * 1000)::bigint RETURNING "
-           "lease_until_ms, (extract(epoch FROM clock_timestamp()) * 1000)::bigint"},
-      .lease_release = {"in_lease_release",
-                        "UPDATE id_nodes SET lease_until_ms = (extract(epoch FROM "
-                        "clock_timestamp()) * 1000)::bigint WHERE node_id = $1 AND holder = $2"},
   };
   return sql;
 }

@@ -12,6 +12,8 @@ const NumberingSql& numbering_sql();
 const SchedulingSql& scheduling_sql();
 const LegacyItemsSql& legacy_items_sql();
 const ReceiptsSql& receipts_sql();
+const StockSql& stock_sql();
+const NodeLeaseSql& node_lease_sql();
 std::span<const Migration> migrations();
 std::span<const InvariantSql> invariant_sql();
 

@@ -1,4 +1,5 @@
 #include "store/intake_store.hpp"
+#include "store/sqlite/sql_text.hpp"
 
 namespace onceorder::store::sqlite {
 
@@ -30,11 +31,8 @@ const IntakeSql& intake_sql() {
                              "quantity, status) VALUES (?1, ?2, ?3, ?4, ?5, 'active')"},
       .deduct = {"in_deduct",
                  "UPDATE stock SET available = available - ?3, updated_at = "
-                 "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE warehouse_id = ?1 AND sku_id = ?2 "
+                 "" OO_SQLITE_NOW " WHERE warehouse_id = ?1 AND sku_id = ?2 "
                  "AND available >= ?3 RETURNING sku_id"},
-      .ledger = {"in_ledger",
-                 "INSERT INTO stock_ledger (warehouse_id, sku_id, delta, kind, reason, order_id, "
-                 "line_no) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
       .insert_source = {"in_insert_source",
                         "INSERT INTO source_orders (site_code, order_no, lot_no, quantity) VALUES "
                         "(?1, ?2, ?3, ?4)"},
@@ -53,12 +51,12 @@ const IntakeSql& intake_sql() {
                        "SELECT lot_no FROM source_orders WHERE site_code = ?1 AND order_no = ?2 "
                        "ORDER BY lot_no"},
       .cancel_sources = {"in_cancel_sources",
-                         "UPDATE source_orders SET cancelled_at = strftime('%Y-%m-%dT%H:%M:%fZ', "
-                         "'now') WHERE site_code = ?1 AND order_no = ?2 AND cancelled_at IS NULL"},
+                         "UPDATE source_orders SET cancelled_at = " OO_SQLITE_NOW
+                         " WHERE site_code = ?1 AND order_no = ?2 AND cancelled_at IS NULL"},
       .abort_items =
           {"in_abort_items",
            "UPDATE schedule_items SET status = 'aborted', error = 'the order was cancelled', "
-           "lease_until = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE site_code "
+           "lease_until = NULL, updated_at = " OO_SQLITE_NOW " WHERE site_code "
            "= ?1 AND order_no = ?2 AND status IN ('wait', 'processing') RETURNING item_id"},
       .count_production =
           {"in_count_production",
@@ -69,49 +67,14 @@ const IntakeSql& intake_sql() {
                            "r.status = 'active' ORDER BY s.sku_id"},
       .release = {"in_release",
                   "UPDATE reservations SET status = 'released', released_at = "
-                  "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE order_id = ?1 AND status = 'active' "
+                  "" OO_SQLITE_NOW " WHERE order_id = ?1 AND status = 'active' "
                   "RETURNING line_no, warehouse_id, sku_id, quantity"},
       .restore = {"in_restore",
                   "UPDATE stock SET available = available + ?3, updated_at = "
-                  "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE warehouse_id = ?1 AND sku_id = ?2"},
+                  "" OO_SQLITE_NOW " WHERE warehouse_id = ?1 AND sku_id = ?2"},
       .mark_cancelled = {"in_mark_cancelled",
                          "UPDATE orders SET status = 'cancelled', cancelled_at = "
-                         "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE order_id = ?1"},
-      .insert_sku = {"in_insert_sku",
-                     "INSERT INTO stock (warehouse_id, sku_id, available, price_cents) VALUES (?1, "
-                     "?2, ?3, ?4) ON CONFLICT DO NOTHING RETURNING 1"},
-      .lock_sku = {"in_lock_sku",
-                   "SELECT available FROM stock WHERE warehouse_id = ?1 AND sku_id = ?2"},
-      .set_price =
-          {"in_set_price",
-           "UPDATE stock SET price_cents = ?3, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-           "WHERE warehouse_id = ?1 AND sku_id = ?2"},
-      .adjust = {"in_adjust",
-                 "UPDATE stock SET available = available + ?3, updated_at = "
-                 "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE warehouse_id = ?1 AND sku_id = ?2"},
-      .get_sku =
-          {"in_get_sku",
-           "SELECT s.available, coalesce((SELECT sum(r.quantity) FROM reservations r WHERE "
-           "r.warehouse_id = s.warehouse_id AND r.sku_id = s.sku_id AND r.status = 'active'), 0), "
-           "s.price_cents FROM stock s WHERE s.warehouse_id = ?1 AND s.sku_id = ?2"},
-      .lease_candidate =
-          {"in_lease_candidate",
-           "SELECT node_id, lease_until_ms, CAST((julianday('now') - 2440587.5) * 86400000 AS "
-           "INTEGER) FROM id_nodes WHERE lease_until_ms < CAST((julianday('now') - 2440587.5) * "
-           "86400000 AS INTEGER) ORDER BY lease_until_ms, node_id LIMIT 1"},
-      .lease_take = {"in_lease_take",
-                     "UPDATE id_nodes SET holder = ?2, lease_until_ms = CAST((julianday('now') - "
-                     "2440587.5) * 86400000 AS INTEGER) + ?3 WHERE node_id = ?1 AND lease_until_ms "
-                     "= ?4 RETURNING lease_until_ms"},
-      .lease_renew =
-          {"in_lease_renew",
-           "UPDATE id_nodes SET lease_until_ms = CAST((julianday('now') - 2440587.5) * 86400000 AS "
-           "INTEGER) + ?3 WHERE node_id = ?1 AND holder = ?2 AND lease_until_ms = ?4 AND "
-           "lease_until_ms > CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) RETURNING "
-           "lease_until_ms, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"},
-      .lease_release = {"in_lease_release",
-                        "UPDATE id_nodes SET lease_until_ms = CAST((julianday('now') - 2440587.5) "
-                        "* 86400000 AS INTEGER) WHERE node_id = ?1 AND holder = ?2"},
+                         "" OO_SQLITE_NOW " WHERE order_id = ?1"},
   };
   return sql;
 }

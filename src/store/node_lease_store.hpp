@@ -1,0 +1,58 @@
+// SQL for the order-id node leases (table id_nodes): one engine-neutral class over
+// per-engine statements (store/<engine>/node_lease_sql.cpp). Times are the database's
+// clock in Unix milliseconds, so every process measures a lease by the same clock.
+// Methods run inside the caller's transaction.
+//
+// Thread-safety: a NodeLeaseStore holds only its dialect; share it freely, one call per
+// connection at a time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "onceorder/store.hpp"
+#include "store/dialect.hpp"
+
+namespace onceorder::store {
+
+struct NodeLeaseSql {
+  store::Statement candidate;  // () → node, lease_until_ms, now_ms (locked)
+  store::Statement take;       // (node, holder, ttl, expected_until) → lease_until_ms
+  store::Statement renew;      // (node, holder, ttl, expected_until) → lease_until_ms, now
+  store::Statement release;    // (node, holder)
+};
+
+struct LeaseCandidate {
+  std::int64_t node = 0;
+  std::int64_t lease_until_ms = 0;  // the previous holder's end
+  std::int64_t now_ms = 0;
+};
+
+struct LeaseRenewal {
+  std::int64_t lease_until_ms = 0;
+  std::int64_t now_ms = 0;
+};
+
+class NodeLeaseStore {
+ public:
+  explicit NodeLeaseStore(const Dialect& dialect);
+
+  // The expired node that expired first, locked; nullopt when every node is leased.
+  Result<std::optional<LeaseCandidate>> candidate(store::Connection& c);
+  // The new lease end; nullopt when the node changed hands since `expected_until_ms`.
+  Result<std::optional<std::int64_t>> take(store::Connection& c, std::int64_t node,
+                                           std::string_view holder, std::int64_t ttl_ms,
+                                           std::int64_t expected_until_ms);
+  // nullopt when the lease is no longer ours or has already ended.
+  Result<std::optional<LeaseRenewal>> renew(store::Connection& c, std::int64_t node,
+                                            std::string_view holder, std::int64_t ttl_ms,
+                                            std::int64_t expected_until_ms);
+  // Ends the lease now, if it is still `holder`'s.
+  Status release(store::Connection& c, std::int64_t node, std::string_view holder);
+
+ private:
+  const NodeLeaseSql& sql_;
+};
+
+}  // namespace onceorder::store
