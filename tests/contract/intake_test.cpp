@@ -11,7 +11,7 @@
 #include <set>
 #include <thread>
 
-#include "contract/test_db.hpp"
+#include "common/test_db.hpp"
 #include "onceorder/intake.hpp"
 #include "onceorder/invariants.hpp"
 #include "onceorder/scheduling.hpp"

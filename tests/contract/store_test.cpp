@@ -8,7 +8,7 @@
 #include <barrier>
 #include <thread>
 
-#include "contract/test_db.hpp"
+#include "common/test_db.hpp"
 #include "onceorder/numbering.hpp"
 #include "store/migrations.hpp"
 

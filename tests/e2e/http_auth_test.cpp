@@ -164,7 +164,7 @@ TEST_P(AuthHttpTest, MalformedTokensFileIsAStartError) {
   EXPECT_FALSE(Server::start(db(), scheduler(), intake(), missing).ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, AuthHttpTest, ::testing::ValuesIn(test_engines()),
+INSTANTIATE_TEST_SUITE_P(Engines, AuthHttpTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 
 }  // namespace

@@ -244,7 +244,7 @@ TEST_P(OpsHttpTest, AnUnreachableDatabaseIsNotDescribedToClients) {
   (*server)->wait();
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, OpsHttpTest, ::testing::ValuesIn(test_engines()),
+INSTANTIATE_TEST_SUITE_P(Engines, OpsHttpTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 
 }  // namespace

@@ -412,9 +412,9 @@ TEST_P(OrdersAuthHttpTest, CustomersSeeOnlyTheirOwnOrders) {
   EXPECT_EQ(place("k5", cart(8, {{101, 1}}), bearer("adm")).status, 201);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, OrdersHttpTest, ::testing::ValuesIn(test_engines()),
+INSTANTIATE_TEST_SUITE_P(Engines, OrdersHttpTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
-INSTANTIATE_TEST_SUITE_P(Engines, OrdersAuthHttpTest, ::testing::ValuesIn(test_engines()),
+INSTANTIATE_TEST_SUITE_P(Engines, OrdersAuthHttpTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 
 }  // namespace
