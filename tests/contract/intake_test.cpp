@@ -1,6 +1,7 @@
 // Order intake on every engine: the seed-004 acceptance list (second item out of stock,
 // lock order, failure after the first deduction, lock timeout is not out-of-stock,
-// replays) and seed 002's ids, as real races over several connections.
+// replays) and seed 002's ids, as real races over several connections (the concurrency
+// tests: intake_race_test.cpp).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -11,66 +12,14 @@
 #include <set>
 #include <thread>
 
-#include "contract/test_db.hpp"
+#include "common/test_db.hpp"
+#include "contract/intake_fixture.hpp"
 #include "onceorder/intake.hpp"
 #include "onceorder/invariants.hpp"
 #include "onceorder/scheduling.hpp"
 
 namespace onceorder::testing {
 namespace {
-
-class IntakeTest : public ::testing::TestWithParam<Engine> {
- protected:
-  IntakeTest() : tdb_(GetParam()), db_(tdb_.open({.pool_size = 8})), intake_(*db_) {}
-
-  void stock(std::int64_t sku, std::int64_t available, std::int64_t price = 100) {
-    auto r = intake_.put_sku(1, sku, price, available, soon());
-    ASSERT_TRUE(r.ok()) << r.status().to_string();
-  }
-  std::int64_t available(std::int64_t sku) {
-    return tdb_
-        .sql("SELECT available FROM stock WHERE warehouse_id = 1 AND sku_id = " +
-             std::to_string(sku))
-        .at(0)
-        .i64(0);
-  }
-  std::int64_t count(const std::string& sql) { return tdb_.sql(sql).at(0).i64(0); }
-  Result<Placed> place(const std::string& key, std::vector<CartLine> lines,
-                       std::int64_t customer = 7, Intake* via = nullptr) {
-    return (via ? *via : intake_).place({customer, 1, std::move(lines), key}, soon());
-  }
-  void expect_invariants_hold() {
-    auto inv = check_invariants(*db_, soon());
-    ASSERT_TRUE(inv.ok()) << inv.status().to_string();
-    for (const auto& r : *inv)
-      EXPECT_EQ(r.violations, 0) << r.id << ": " << (r.sample.empty() ? "" : r.sample[0]);
-  }
-  // A second client holding row locks (SQLite: the write lock) until release().
-  struct Holder {
-    std::unique_ptr<store::Database> db;
-    std::optional<store::PooledConnection> conn;
-  };
-  Holder hold_sku(std::int64_t sku) {
-    Holder h{tdb_.open({.pool_size = 1}, false), std::nullopt};
-    auto c = h.db->acquire(soon());
-    EXPECT_TRUE(c.ok());
-    h.conn.emplace(std::move(*c));
-    EXPECT_TRUE((*h.conn)->begin(store::TxMode::write).ok());
-    // Statements keep views: their text lives in the fixture for the test's duration.
-    held_names_.push_back("t_hold_" + std::to_string(sku));
-    held_sql_.push_back(
-        "UPDATE stock SET available = available WHERE warehouse_id = 1 AND sku_id = " +
-        std::to_string(sku));
-    store::Statement stable{held_names_.back(), held_sql_.back()};
-    EXPECT_TRUE((*h.conn)->query(stable, {}).ok());
-    return h;
-  }
-
-  TestDb tdb_;
-  std::unique_ptr<store::Database> db_;
-  Intake intake_;
-  std::deque<std::string> held_sql_, held_names_;
-};
 
 TEST_P(IntakeTest, SecondItemOutOfStockChangesNothingAndReplaysEvenAfterRestock) {
   stock(101, 5);
@@ -346,44 +295,6 @@ TEST_P(IntakeTest, LockOrderIsBySkuNotByDisplayOrder) {
   EXPECT_EQ(available(202), 5);
 }
 
-TEST_P(IntakeTest, SameKeyRaceMakesOneOrderAndLostAnswerFindsIt) {
-  stock(101, 100);
-  stock(202, 100);
-  constexpr int kThreads = 8;
-  for (int round = 0; round < 5; ++round) {
-    const std::string key = "race-" + std::to_string(round);
-    std::barrier start(kThreads);
-    std::vector<std::int64_t> ids(kThreads, 0);
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-      threads.emplace_back([&, t] {
-        start.arrive_and_wait();
-        auto r = place(key, {{101, 1}, {202, 2}});
-        ASSERT_TRUE(r.ok()) << r.status().to_string();
-        ASSERT_FALSE(r->out_of_stock);
-        ids[t] = r->order.order_id;
-      });
-    }
-    for (auto& th : threads) th.join();
-    EXPECT_EQ(std::set<std::int64_t>(ids.begin(), ids.end()).size(), 1u);
-  }
-  EXPECT_EQ(count("SELECT count(*) FROM orders"), 5);
-  EXPECT_EQ(available(101), 95);
-  // The answer is lost after commit: the same key finds the same order, whole.
-  auto first = place("lost", {{101, 3}, {202, 1}});
-  ASSERT_TRUE(first.ok());
-  auto found = place("lost", {{202, 1}, {101, 3}});
-  ASSERT_TRUE(found.ok());
-  EXPECT_TRUE(found->replayed);
-  EXPECT_EQ(found->order.order_id, first->order.order_id);
-  EXPECT_EQ(found->order.lines.size(), 2u);
-  EXPECT_EQ(count("SELECT count(*) FROM reservations WHERE order_id = " +
-                  std::to_string(first->order.order_id)),
-            2);
-  EXPECT_EQ(available(101), 92);
-  expect_invariants_hold();
-}
-
 TEST_P(IntakeTest, CancelReleasesExactlyOnceAndIsIdempotent) {
   stock(101, 5);
   stock(202, 5);
@@ -408,130 +319,6 @@ TEST_P(IntakeTest, CancelReleasesExactlyOnceAndIsIdempotent) {
   auto run = s.create_run(RunKind::batch, std::nullopt, soon());
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->run.counts.wait, 0);
-  expect_invariants_hold();
-}
-
-TEST_P(IntakeTest, CancelRacingProductionNeverLeavesACancelledOrderWithAProductionOrderRace) {
-  stock(101, 1000);
-  Scheduler s(*db_);
-  int cancelled = 0, produced = 0;
-  for (int round = 0; round < 30; ++round) {
-    auto r = place("p" + std::to_string(round), {{101, 1}});
-    ASSERT_TRUE(r.ok());
-    const Order o = r->order;
-    auto run =
-        s.create_run(RunKind::manual, std::vector<OrderKey>{{"W1", o.order_no, "1"}}, soon());
-    ASSERT_TRUE(run.ok());
-    std::barrier start(2);
-    Result<Order> cancel = Status(Code::internal, "not run");
-    std::thread canceller([&] {
-      start.arrive_and_wait();
-      cancel = intake_.cancel(o.order_id, soon());
-    });
-    start.arrive_and_wait();
-    ASSERT_TRUE(s.process_run(run->run.run_id).ok());
-    canceller.join();
-    const auto made =
-        count("SELECT count(*) FROM production_orders WHERE order_no = '" + o.order_no + "'");
-    if (cancel.ok()) {
-      ++cancelled;
-      EXPECT_EQ(made, 0) << "a cancelled order got a production order";
-    } else {
-      ++produced;
-      EXPECT_EQ(cancel.status().code(), Code::in_production) << cancel.status().to_string();
-      EXPECT_EQ(made, 1);
-    }
-  }
-  EXPECT_EQ(cancelled + produced, 30);
-  EXPECT_EQ(
-      count("SELECT count(*) FROM orders o JOIN production_orders p ON p.order_no = o.order_no "
-            "WHERE o.status = 'cancelled'"),
-      0);
-  expect_invariants_hold();
-}
-
-// The cancel arrives while a run is being created for the order (manual, by its lines, or
-// a batch of every candidate): the run's items must not be made from a source order read
-// before the cancel committed. Either the cancel wins and nothing is produced, or
-// production wins and the cancel answers in_production. Orders of 1–3 lines.
-TEST_P(IntakeTest, CancelRacingRunCreationNeverProducesACancelledOrderRace) {
-  for (int sku = 1; sku <= 3; ++sku) stock(sku, 100000);
-  auto other_db = tdb_.open({.pool_size = 4}, false);
-  Scheduler s(*other_db);
-  int cancelled = 0, in_production = 0;
-  const int rounds = GetParam() == Engine::sqlite ? 12 : 40;
-  for (int round = 0; round < rounds; ++round) {
-    for (const bool batch : {false, true}) {
-      const int lines = 1 + round % 3;
-      std::vector<CartLine> cart;
-      for (int l = 1; l <= lines; ++l) cart.push_back({l, 1});
-      auto r = place(fmt::format("c{}-{}", round, batch), cart);
-      ASSERT_TRUE(r.ok()) << r.status().to_string();
-      const Order o = r->order;
-      std::vector<OrderKey> keys;
-      for (int l = 1; l <= lines; ++l) keys.push_back({"W1", o.order_no, std::to_string(l)});
-      std::barrier start(2);
-      Result<Order> cancel = Status(Code::internal, "not run");
-      std::thread canceller([&] {
-        start.arrive_and_wait();
-        cancel = intake_.cancel(o.order_id, soon());
-      });
-      start.arrive_and_wait();
-      auto run = s.create_run(batch ? RunKind::batch : RunKind::manual,
-                              batch ? std::nullopt : std::optional(keys), soon());
-      ASSERT_TRUE(run.ok()) << run.status().to_string();
-      ASSERT_TRUE(s.process_run(run->run.run_id).ok());
-      canceller.join();
-      const auto made =
-          count("SELECT count(*) FROM production_orders WHERE order_no = '" + o.order_no + "'");
-      const auto live = count("SELECT count(*) FROM schedule_items WHERE order_no = '" +
-                              o.order_no + "' AND status IN ('wait', 'processing', 'success')");
-      if (cancel.ok()) {
-        ++cancelled;
-        EXPECT_EQ(made, 0) << "round " << round << ": a cancelled order was produced";
-        EXPECT_EQ(live, 0) << "round " << round << ": a cancelled order has live items";
-      } else {
-        ++in_production;
-        EXPECT_EQ(cancel.status().code(), Code::in_production) << cancel.status().to_string();
-        EXPECT_EQ(made, lines);
-      }
-    }
-  }
-  EXPECT_EQ(cancelled + in_production, 2 * rounds);
-  expect_invariants_hold();
-}
-
-TEST_P(IntakeTest, ManyRandomCartsAndCancelsOnFewSkusKeepStockHonestRace) {
-  for (int sku = 1; sku <= 4; ++sku) stock(sku, 30);
-  constexpr int kThreads = 6, kEach = 25;
-  std::vector<std::thread> threads;
-  std::atomic<int> placed{0}, refused{0};
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      std::mt19937 rng(static_cast<unsigned>(t * 7919 + 1));
-      for (int i = 0; i < kEach; ++i) {
-        std::vector<CartLine> lines;
-        const int n = std::uniform_int_distribution<int>(1, 4)(rng);
-        for (int k = 0; k < n; ++k)
-          lines.push_back({std::uniform_int_distribution<int>(1, 4)(rng),
-                           std::uniform_int_distribution<int>(1, 3)(rng)});
-        auto r = place("k" + std::to_string(t) + "-" + std::to_string(i), lines, 1 + t);
-        ASSERT_TRUE(r.ok()) << r.status().to_string();
-        if (r->out_of_stock) {
-          ++refused;
-        } else {
-          ++placed;
-          if (i % 3 == 0) {
-            ASSERT_TRUE(intake_.cancel(r->order.order_id, soon()).ok());
-          }
-        }
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  EXPECT_GT(placed.load(), 0);
-  EXPECT_GT(refused.load(), 0) << "the race never ran out of stock: make it tighter";
-  EXPECT_EQ(count("SELECT count(*) FROM stock WHERE available < 0"), 0);
   expect_invariants_hold();
 }
 

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <thread>
 
-#include "contract/test_db.hpp"
+#include "common/test_db.hpp"
 #include "onceorder/invariants.hpp"
 #include "onceorder/legacy_items.hpp"
 

@@ -7,7 +7,7 @@
 #include <future>
 #include <thread>
 
-#include "contract/test_db.hpp"
+#include "common/test_db.hpp"
 #include "onceorder/invariants.hpp"
 #include "onceorder/legacy_items.hpp"
 #include "store/dialect.hpp"

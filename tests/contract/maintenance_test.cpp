@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "contract/test_db.hpp"
+#include "common/test_db.hpp"
 #include "onceorder/maintenance.hpp"
 
 namespace onceorder::testing {

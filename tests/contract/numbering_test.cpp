@@ -1,6 +1,6 @@
-// Document numbers on every engine: the seed-003 scenarios (MAX+1 races, empty scope,
-// rollback without a gap, per-scope locking, replays) as real races over several
-// connections.
+// Document numbers on every engine: the seed-003 scenarios (rollback without a gap, replays,
+// legacy imports; the MAX+1 races, empty scope and per-scope locking are in
+// numbering_race_test.cpp) over several connections.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,39 +12,13 @@
 #include <set>
 #include <thread>
 
-#include "contract/test_db.hpp"
+#include "common/test_db.hpp"
+#include "contract/numbering_fixture.hpp"
 #include "onceorder/invariants.hpp"
 #include "onceorder/numbering.hpp"
 
 namespace onceorder::testing {
 namespace {
-
-class NumberingTest : public ::testing::TestWithParam<Engine> {
- protected:
-  NumberingTest() : tdb_(GetParam()), db_(tdb_.open({.pool_size = 8})), numbering_(*db_) {}
-
-  Result<Issued> issue(const std::string& scope, const std::string& title,
-                       std::optional<std::string> key = std::nullopt) {
-    return numbering_.issue({scope, title, std::move(key)}, soon());
-  }
-  std::int64_t count_documents(const std::string& scope) {
-    return tdb_.sql("SELECT count(*) FROM documents WHERE scope = '" + scope + "'").at(0).i64(0);
-  }
-  std::int64_t last_value(const std::string& scope) {
-    auto rows = tdb_.sql("SELECT last_value FROM doc_scopes WHERE scope = '" + scope + "'");
-    return rows.empty() ? -1 : rows[0].i64(0);
-  }
-  void expect_invariants_hold() {
-    auto inv = check_invariants(*db_, soon());
-    ASSERT_TRUE(inv.ok()) << inv.status().to_string();
-    for (const auto& r : *inv)
-      EXPECT_EQ(r.violations, 0) << r.id << ": " << (r.sample.empty() ? "" : r.sample[0]);
-  }
-
-  TestDb tdb_;
-  std::unique_ptr<store::Database> db_;
-  Numbering numbering_;
-};
 
 TEST_P(NumberingTest, FirstNumbersAreFormattedAndReturnedAfterCommit) {
   auto a = issue("TEST-001", "first");
@@ -59,54 +33,6 @@ TEST_P(NumberingTest, FirstNumbersAreFormattedAndReturnedAfterCommit) {
   EXPECT_EQ(b->document.number, "0002");
   // Visible to another client: the number was committed before it was returned.
   EXPECT_EQ(count_documents("TEST-001"), 2);
-}
-
-TEST_P(NumberingTest, ConcurrentAllocationsOnOneScopeGiveExactlyOneToNM) {
-  constexpr int kThreads = 8, kEach = 40;
-  std::barrier start(kThreads);
-  std::vector<std::vector<std::int64_t>> got(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      start.arrive_and_wait();
-      for (int i = 0; i < kEach; ++i) {
-        auto r = issue("HOT", "t" + std::to_string(t));
-        ASSERT_TRUE(r.ok()) << r.status().to_string();
-        got[t].push_back(r->document.value);
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  std::vector<std::int64_t> all;
-  for (auto& g : got) all.insert(all.end(), g.begin(), g.end());
-  std::sort(all.begin(), all.end());
-  ASSERT_EQ(all.size(), static_cast<size_t>(kThreads * kEach));
-  for (size_t i = 0; i < all.size(); ++i) ASSERT_EQ(all[i], static_cast<std::int64_t>(i + 1));
-  EXPECT_EQ(last_value("HOT"), kThreads * kEach);
-  expect_invariants_hold();
-}
-
-TEST_P(NumberingTest, EmptyScopeRaceGivesOneToN) {
-  // Many first allocations at once in scopes that do not exist yet, round after round.
-  constexpr int kThreads = 8, kRounds = 15;
-  for (int round = 0; round < kRounds; ++round) {
-    const std::string scope = "NEW-" + std::to_string(round);
-    std::barrier start(kThreads);
-    std::vector<std::int64_t> got(kThreads, 0);
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-      threads.emplace_back([&, t] {
-        start.arrive_and_wait();
-        auto r = issue(scope, "racer");
-        ASSERT_TRUE(r.ok()) << r.status().to_string();
-        got[t] = r->document.value;
-      });
-    }
-    for (auto& th : threads) th.join();
-    std::sort(got.begin(), got.end());
-    for (int i = 0; i < kThreads; ++i) ASSERT_EQ(got[i], i + 1) << "round " << round;
-  }
-  expect_invariants_hold();
 }
 
 TEST_P(NumberingTest, FailureAfterCounterUpdateRollsBackWithoutGap) {
@@ -143,29 +69,6 @@ TEST_P(NumberingTest, ReplayReturnsTheSameDocumentAndOtherTitleIsRejected) {
   ASSERT_TRUE(elsewhere.ok());
   EXPECT_FALSE(elsewhere->replayed);
   EXPECT_EQ(count_documents("R"), 1);
-}
-
-TEST_P(NumberingTest, SameKeyRaceMakesOneDocument) {
-  constexpr int kThreads = 8, kRounds = 10;
-  for (int round = 0; round < kRounds; ++round) {
-    const std::string key = "race-" + std::to_string(round);
-    std::barrier start(kThreads);
-    std::vector<std::int64_t> got(kThreads, 0);
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-      threads.emplace_back([&, t] {
-        start.arrive_and_wait();
-        auto r = issue("K", "same", key);
-        ASSERT_TRUE(r.ok()) << r.status().to_string();
-        got[t] = r->document.value;
-      });
-    }
-    for (auto& th : threads) th.join();
-    EXPECT_EQ(std::set<std::int64_t>(got.begin(), got.end()).size(), 1u) << "round " << round;
-  }
-  EXPECT_EQ(count_documents("K"), kRounds);
-  EXPECT_EQ(last_value("K"), kRounds);
-  expect_invariants_hold();
 }
 
 TEST_P(NumberingTest, ExhaustedScopeWritesNothing) {
@@ -326,47 +229,6 @@ TEST_P(NumberingTest, MixedLegacyHistoryIsDeclaredPerRowAndReconciledFirst) {
   expect_invariants_hold();
 }
 
-// Seed 003's two-session script: A takes the next number and holds it; B waits for it;
-// A commits → B gets the next one; A rolls back → B gets A's number.
-TEST_P(NumberingTest, TwoSessionScriptCommitAndRollbackRace) {
-  ASSERT_TRUE(issue("SEQ", "first").ok());
-  for (const bool commit : {true, false}) {
-    std::latch allocated(1), release(1);
-    NumberingOptions options;
-    options.fault_after_allocate = [&] {
-      allocated.count_down();
-      release.wait();
-      return commit ? Status::Ok() : Status(Code::internal, "A rolls back");
-    };
-    Numbering a(*db_, options);
-    const auto before = last_value("SEQ");
-    Result<Issued> ra = Status(Code::internal, "not run");
-    std::thread session_a([&] { ra = a.issue({"SEQ", "A", std::nullopt}, soon()); });
-    allocated.wait();
-    std::atomic<bool> b_done{false};
-    Result<Issued> rb = Status(Code::internal, "not run");
-    std::thread session_b([&] {
-      rb = issue("SEQ", "B");
-      b_done = true;
-    });
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    EXPECT_FALSE(b_done.load()) << "B did not wait for A's number";
-    release.count_down();
-    session_a.join();
-    session_b.join();
-    ASSERT_TRUE(rb.ok()) << rb.status().to_string();
-    if (commit) {
-      ASSERT_TRUE(ra.ok()) << ra.status().to_string();
-      EXPECT_EQ(ra->document.value, before + 1);
-      EXPECT_EQ(rb->document.value, before + 2) << "A committed: B takes the next one";
-    } else {
-      EXPECT_FALSE(ra.ok());
-      EXPECT_EQ(rb->document.value, before + 1) << "A rolled back: B takes A's number";
-    }
-  }
-  expect_invariants_hold();
-}
-
 TEST_P(NumberingTest, LegacyImportWithAnyBadLineWritesNothing) {
   ASSERT_TRUE(numbering_.import_legacy("LEG", LegacyScheme::dec3, "number\n100\n", soon()).ok());
   const auto before = count_documents("LEG");
@@ -418,44 +280,6 @@ TEST_P(NumberingTest, InvariantI7DetectsAGapAndACounterMismatch) {
 
 INSTANTIATE_TEST_SUITE_P(Engines, NumberingTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
-
-// PostgreSQL row locks: a held counter blocks its own scope only.
-class PgScopeLockTest : public ::testing::Test {};
-
-TEST(PgScopeLockTest, HeldCounterDelaysOwnScopeOnlyRace) {
-  const auto engines = engines_under_test();
-  if (std::find(engines.begin(), engines.end(), Engine::postgres) == engines.end()) {
-    GTEST_SKIP() << "PostgreSQL not configured";
-  }
-  TestDb tdb(Engine::postgres);
-  auto db = tdb.open({.pool_size = 4});
-  Numbering numbering(*db);
-  ASSERT_TRUE(numbering.issue({"A", "a1", {}}, soon()).ok());
-  ASSERT_TRUE(numbering.issue({"B", "b1", {}}, soon()).ok());
-
-  RawPg holder(tdb.url());
-  holder.exec("BEGIN");
-  holder.exec("SELECT * FROM doc_scopes WHERE scope = 'A' FOR UPDATE");
-
-  // B is not delayed: it completes while A's counter is held.
-  auto b = numbering.issue({"B", "b2", {}}, soon());
-  ASSERT_TRUE(b.ok()) << b.status().to_string();
-  EXPECT_EQ(b->document.value, 2);
-
-  // A waits until the holder ends.
-  std::atomic<bool> done{false};
-  Result<Issued> a = Status(Code::internal, "not run");
-  std::thread waiter([&] {
-    a = numbering.issue({"A", "a2", {}}, soon(30));
-    done = true;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_FALSE(done.load()) << "allocation in A did not wait for the held counter";
-  holder.exec("COMMIT");
-  waiter.join();
-  ASSERT_TRUE(a.ok()) << a.status().to_string();
-  EXPECT_EQ(a->document.value, 2);
-}
 
 }  // namespace
 }  // namespace onceorder::testing

@@ -5,7 +5,7 @@
 
 #include <thread>
 
-#include "contract/test_db.hpp"
+#include "common/test_db.hpp"
 #include "onceorder/intake.hpp"
 #include "onceorder/invariants.hpp"
 #include "onceorder/maintenance.hpp"

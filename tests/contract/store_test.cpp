@@ -1,6 +1,6 @@
-// The store on every engine: migrations under a start-up race, the transaction helper's
-// whole-transaction retry, lock timeouts that give up as `busy` without writing, and the
-// pool's deadline.
+// The store on every engine: migrations (their start-up race: store_race_test.cpp), the
+// transaction helper's whole-transaction retry, lock timeouts that give up as `busy` without
+// writing, and the pool's deadline.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,43 +8,13 @@
 #include <barrier>
 #include <thread>
 
-#include "contract/test_db.hpp"
+#include "common/test_db.hpp"
+#include "contract/store_fixture.hpp"
 #include "onceorder/numbering.hpp"
 #include "store/dialect.hpp"
 
 namespace onceorder::testing {
 namespace {
-
-class StoreTest : public ::testing::TestWithParam<Engine> {
- protected:
-  StoreTest() : tdb_(GetParam()) {}
-  TestDb tdb_;
-};
-
-TEST_P(StoreTest, ConcurrentMigrationsApplyEachVersionOnce) {
-  constexpr int kProcesses = 4;
-  std::vector<std::unique_ptr<store::Database>> dbs;
-  for (int i = 0; i < kProcesses; ++i) dbs.push_back(tdb_.open({.pool_size = 1}, false));
-  std::barrier start(kProcesses);
-  std::vector<Result<int>> results(kProcesses, Result<int>(Status(Code::internal, "not run")));
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kProcesses; ++i) {
-    threads.emplace_back([&, i] {
-      start.arrive_and_wait();
-      results[i] = store::migrate(*dbs[i]);
-    });
-  }
-  for (auto& t : threads) t.join();
-  const int latest = store::latest_schema_version(GetParam());
-  for (auto& r : results) {
-    ASSERT_TRUE(r.ok()) << r.status().to_string();
-    EXPECT_EQ(*r, latest);
-  }
-  EXPECT_EQ(tdb_.sql("SELECT count(*) FROM schema_migrations").at(0).i64(0), latest);
-  auto current = store::current_schema_version(*dbs[0]);
-  ASSERT_TRUE(current.ok());
-  EXPECT_EQ(*current, latest);
-}
 
 TEST_P(StoreTest, MigrationsGoDownAndUpAgain) {
   auto db = tdb_.open();

@@ -285,7 +285,7 @@ const Planted kPlanted[] = {
 class CliInvariantsTest : public ::testing::TestWithParam<Engine> {};
 
 TEST_P(CliInvariantsTest, RealisticWorkloadKeepsEveryInvariantAtZero) {
-  ScratchDatabase db(GetParam());
+  TestDb db(GetParam());
   run_workload(db.url());
   const auto c = check(db.url());
   EXPECT_EQ(c.exit_code, 0) << c.output;
@@ -303,7 +303,7 @@ TEST_P(CliPlantedInvariantTest, CheckNamesIt) {
   const auto& [engine, p] = GetParam();
   const char* sql = engine == Engine::postgres && p.postgres ? p.postgres : p.sql;
   if (std::string(sql) == "-") GTEST_SKIP() << "no such shape on this engine";
-  ScratchDatabase db(engine);
+  TestDb db(engine);
   const Workload w = run_workload(db.url());
   ASSERT_NE(w.d, 0);
   ASSERT_EQ(check(db.url()).exit_code, 0);
@@ -320,7 +320,7 @@ TEST_P(CliPlantedInvariantTest, CheckNamesIt) {
   for (const auto& id : p.also) EXPECT_GT(c.violations.at(id), 0) << id << "\n" << c.output;
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, CliInvariantsTest, ::testing::ValuesIn(test_engines()),
+INSTANTIATE_TEST_SUITE_P(Engines, CliInvariantsTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 
 std::string planted_name(const ::testing::TestParamInfo<std::tuple<Engine, Planted>>& info) {
@@ -330,7 +330,7 @@ std::string planted_name(const ::testing::TestParamInfo<std::tuple<Engine, Plant
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, CliPlantedInvariantTest,
-                         ::testing::Combine(::testing::ValuesIn(test_engines()),
+                         ::testing::Combine(::testing::ValuesIn(engines_under_test()),
                                             ::testing::ValuesIn(kPlanted)),
                          planted_name);
 

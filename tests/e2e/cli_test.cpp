@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -16,7 +17,17 @@
 #include <thread>
 #include <vector>
 
+#include "common/test_db.hpp"
+
 namespace {
+
+using onceorder::Engine;
+using onceorder::testing::TestDb;
+
+bool postgres_under_test() {
+  const auto engines = onceorder::testing::engines_under_test();
+  return std::find(engines.begin(), engines.end(), Engine::postgres) != engines.end();
+}
 
 struct Run {
   int exit_code = -1;
@@ -90,12 +101,10 @@ TEST_F(CliTest, MigrateDemoAndCheck) {
 }
 
 TEST_F(CliTest, MigrateDemoAndCheckOnPostgres) {
-  const bool pg = std::getenv("PGHOST") || std::getenv("PGDATABASE") || std::getenv("PGPORT");
-  const char* require = std::getenv("ONCEORDER_REQUIRE_PG");
-  if (!pg && !(require && std::string(require) == "1")) GTEST_SKIP() << "PostgreSQL not configured";
-  const std::string name = "oo_cli_" + std::to_string(getpid());
-  ASSERT_EQ(std::system(("psql -qX -d postgres -c 'CREATE DATABASE " + name + "'").c_str()), 0);
-  const std::string db = "--db postgresql:///" + name;
+  if (!postgres_under_test()) GTEST_SKIP() << "PostgreSQL not configured";
+  TestDb pg(Engine::postgres);
+  const std::string& name = pg.name();
+  const std::string db = "--db " + pg.url();
   EXPECT_EQ(run(db + " migrate").exit_code, 0);
   auto d = run(db + " demo");
   EXPECT_EQ(d.exit_code, 0) << d.output;
@@ -108,7 +117,6 @@ TEST_F(CliTest, MigrateDemoAndCheckOnPostgres) {
                     .c_str()),
             0);
   EXPECT_EQ(run(db + " check").exit_code, 1);
-  std::system(("psql -qX -d postgres -c 'DROP DATABASE " + name + " WITH (FORCE)'").c_str());
 }
 
 TEST_F(CliTest, CheckExitsOneOnAViolation) {
@@ -214,15 +222,12 @@ TEST_F(CliTest, LegacyCutoverNeedsTheOperatorsWordOnInFlightRows) {
 }
 
 TEST_F(CliTest, LegacyCutoverNeedsTheOperatorsWordOnInFlightRowsOnPostgres) {
-  const bool pg = std::getenv("PGHOST") || std::getenv("PGDATABASE") || std::getenv("PGPORT");
-  const char* require = std::getenv("ONCEORDER_REQUIRE_PG");
-  if (!pg && !(require && std::string(require) == "1")) GTEST_SKIP() << "PostgreSQL not configured";
-  const std::string name = "oo_cli_cut_" + std::to_string(getpid());
-  ASSERT_EQ(std::system(("psql -qX -d postgres -c 'CREATE DATABASE " + name + "'").c_str()), 0);
-  legacy_cutover(*this, "--db postgresql:///" + name, [&](const std::string& q) {
+  if (!postgres_under_test()) GTEST_SKIP() << "PostgreSQL not configured";
+  TestDb pg(Engine::postgres);
+  const std::string& name = pg.name();
+  legacy_cutover(*this, "--db " + pg.url(), [&](const std::string& q) {
     return run_shell("psql -qXAt -d " + name + " -c \"" + q + "\"");
   });
-  std::system(("psql -qX -d postgres -c 'DROP DATABASE " + name + " WITH (FORCE)'").c_str());
 }
 
 TEST_F(CliTest, BadDatabaseUrlsSayWhatIsWrong) {

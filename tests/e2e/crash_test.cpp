@@ -14,17 +14,15 @@
 #include <string>
 #include <thread>
 
+#include "common/test_db.hpp"
+
 namespace {
+
+using onceorder::Engine;
 
 std::string bin() {
   const char* b = std::getenv("ONCEORDER_BIN");
   return b ? b : "./onceorder";
-}
-
-bool pg_configured() {
-  const char* require = std::getenv("ONCEORDER_REQUIRE_PG");
-  return std::getenv("PGHOST") || std::getenv("PGDATABASE") || std::getenv("PGPORT") ||
-         (require && std::string(require) == "1");
 }
 
 std::string shell(const std::string& cmd) {
@@ -38,42 +36,25 @@ std::string shell(const std::string& cmd) {
   return out;
 }
 
-// A database on one engine, queried from outside OnceOrder (as the source system would).
+// A database on one engine (the one fixture's), queried from outside OnceOrder (as the source
+// system would).
 class EngineDb {
  public:
-  explicit EngineDb(bool postgres) : postgres_(postgres) {
-    const std::string tag = std::to_string(getpid());
-    if (postgres_) {
-      name_ = "oo_crash_" + tag;
-      shell("psql -qX -d postgres -c 'CREATE DATABASE " + name_ + "'");
-      url_ = "postgresql:///" + name_;
-    } else {
-      dir_ = std::filesystem::temp_directory_path() / ("onceorder-crash-" + tag);
-      std::filesystem::create_directories(dir_);
-      name_ = (dir_ / "t.db").string();
-      url_ = "sqlite:" + name_;
-    }
-  }
-  ~EngineDb() {
-    if (postgres_)
-      shell("psql -qX -d postgres -c 'DROP DATABASE " + name_ + " WITH (FORCE)'");
-    else
-      std::filesystem::remove_all(dir_);
-  }
+  explicit EngineDb(Engine engine) : engine_(engine), db_(engine) {}
   std::string sql(const std::string& q) const {
-    if (postgres_) return shell("psql -qXAt -d " + name_ + " -c \"" + q + "\"");
-    return shell("sqlite3 " + name_ + " \"" + q + "\"");
+    if (engine_ == Engine::postgres)
+      return shell("psql -qXAt -d " + db_.name() + " -c \"" + q + "\"");
+    return shell("sqlite3 " + db_.name() + " \"" + q + "\"");
   }
   long number(const std::string& q) const {
     const std::string s = sql(q);
     return s.empty() ? -1 : std::stol(s);
   }
-  const std::string& url() const { return url_; }
+  const std::string& url() const { return db_.url(); }
 
  private:
-  bool postgres_;
-  std::string name_, url_;
-  std::filesystem::path dir_;
+  Engine engine_;
+  onceorder::testing::TestDb db_;
 };
 
 pid_t start_serve(const std::string& url) {
@@ -99,10 +80,9 @@ bool wait_for(Pred pred, int seconds) {
   return false;
 }
 
-class CrashTest : public ::testing::TestWithParam<bool> {};
+class CrashTest : public ::testing::TestWithParam<Engine> {};
 
 TEST_P(CrashTest, KilledServeLeavesNoDoubleAndNoLostOrder) {
-  if (GetParam() && !pg_configured()) GTEST_SKIP() << "PostgreSQL not configured";
   EngineDb db(GetParam());
   ASSERT_EQ(shell(bin() + " --db " + db.url() + " migrate >/dev/null 2>&1; echo $?"), "0");
   constexpr int kOrders = 4000;
@@ -149,7 +129,8 @@ TEST_P(CrashTest, KilledServeLeavesNoDoubleAndNoLostOrder) {
   EXPECT_EQ(shell(bin() + " --db " + db.url() + " check >/dev/null 2>&1; echo $?"), "0");
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, CrashTest, ::testing::Values(false, true),
-                         [](const auto& p) { return p.param ? "postgresql" : "sqlite"; });
+INSTANTIATE_TEST_SUITE_P(Engines, CrashTest,
+                         ::testing::ValuesIn(onceorder::testing::engines_under_test()),
+                         onceorder::testing::engine_param_name);
 
 }  // namespace

@@ -67,11 +67,11 @@ TEST_P(AuthHttpTest, AdminAndOperatorAreAllowed) {
 TEST_P(AuthHttpTest, RolesPerRouteGroup) {
   start_with_tokens();
   struct Call {
-    boost::beast::http::verb method;
+    Method method;
     std::string target;
     std::string body;
   };
-  using boost::beast::http::verb;
+  using verb = Method;
   const std::vector<Call> staff = {
       {verb::put, "/v1/warehouses/1/skus/1", "{}"},
       {verb::get, "/v1/warehouses/1/skus/1", ""},
@@ -164,7 +164,7 @@ TEST_P(AuthHttpTest, MalformedTokensFileIsAStartError) {
   EXPECT_FALSE(Server::start(db(), scheduler(), intake(), missing).ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, AuthHttpTest, ::testing::ValuesIn(test_engines()),
+INSTANTIATE_TEST_SUITE_P(Engines, AuthHttpTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 
 }  // namespace

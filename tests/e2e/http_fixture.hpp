@@ -1,13 +1,10 @@
-// The end-to-end fixture: a fresh database per test (an SQLite file, and also a fresh
-// PostgreSQL database when PGHOST or PGDATABASE is set, e.g. under pg_virtualenv), migrated,
-// with the process's Scheduler and Intake, an in-process Server on a free loopback port and
-// a client talking to it.
+// The end-to-end fixture: a fresh database per test on every engine under test (the one
+// fixture, common/test_db.hpp), migrated, with the process's Scheduler and Intake, an
+// in-process Server on a free loopback port and a client talking to it.
 #pragma once
 
 #include <gtest/gtest.h>
-#include <libpq-fe.h>
 
-#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +16,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "common/test_db.hpp"
 #include "e2e/http_client.hpp"
 #include "onceorder/http_server.hpp"
 #include "onceorder/intake.hpp"
@@ -27,81 +25,17 @@
 
 namespace onceorder::testing {
 
-inline bool postgres_configured() {
-  return std::getenv("PGHOST") != nullptr || std::getenv("PGDATABASE") != nullptr;
-}
-
-inline std::vector<Engine> test_engines() {
-  std::vector<Engine> out{Engine::sqlite};
-  if (postgres_configured()) out.push_back(Engine::postgres);
-  return out;
-}
-
-inline std::string engine_param_name(const ::testing::TestParamInfo<Engine>& info) {
-  return info.param == Engine::sqlite ? "sqlite" : "postgres";
-}
-
 inline std::string random_suffix() {
   std::random_device rd;
   return fmt::format("{:08x}{:08x}", rd(), rd());
 }
-
-// A throwaway database, removed on destruction.
-class ScratchDatabase {
- public:
-  explicit ScratchDatabase(Engine engine) : engine_(engine) {
-    if (engine == Engine::sqlite) {
-      path_ = (std::filesystem::temp_directory_path() /
-               fmt::format("oo_e2e_{}_{}.db", ::getpid(), random_suffix()))
-                  .string();
-      url_ = "sqlite:" + path_;
-    } else {
-      name_ = "oo_e2e_" + random_suffix();
-      admin(fmt::format("CREATE DATABASE {}", name_));
-      url_ = "postgresql:///" + name_;
-    }
-  }
-  ~ScratchDatabase() {
-    if (engine_ == Engine::sqlite) {
-      for (const char* ext : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + ext);
-    } else {
-      admin(fmt::format("DROP DATABASE IF EXISTS {} WITH (FORCE)", name_));
-    }
-  }
-  ScratchDatabase(const ScratchDatabase&) = delete;
-  ScratchDatabase& operator=(const ScratchDatabase&) = delete;
-
-  const std::string& url() const { return url_; }
-
- private:
-  // Runs one statement on the default database (PG* variables say which).
-  static void admin(const std::string& sql) {
-    PGconn* conn = PQconnectdb("");
-    if (PQstatus(conn) != CONNECTION_OK) {
-      const std::string err = PQerrorMessage(conn);
-      PQfinish(conn);
-      throw std::runtime_error("cannot reach PostgreSQL: " + err);
-    }
-    PGresult* r = PQexec(conn, sql.c_str());
-    const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-    const std::string err = PQerrorMessage(conn);
-    PQclear(r);
-    PQfinish(conn);
-    if (!ok) throw std::runtime_error(sql + ": " + err);
-  }
-
-  Engine engine_;
-  std::string path_;
-  std::string name_;
-  std::string url_;
-};
 
 class HttpTest : public ::testing::TestWithParam<Engine> {
  protected:
   void SetUp() override {
     spdlog::set_level(std::getenv("ONCEORDER_TEST_LOG") ? spdlog::level::info
                                                         : spdlog::level::warn);
-    scratch_ = std::make_unique<ScratchDatabase>(GetParam());
+    scratch_ = std::make_unique<TestDb>(GetParam());
     open_database({});
     if (HasFatalFailure()) return;
     start_server({});
@@ -167,7 +101,7 @@ class HttpTest : public ::testing::TestWithParam<Engine> {
   }
 
  private:
-  std::unique_ptr<ScratchDatabase> scratch_;
+  std::unique_ptr<TestDb> scratch_;
   std::unique_ptr<store::Database> db_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<Intake> intake_;

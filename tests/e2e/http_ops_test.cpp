@@ -135,7 +135,7 @@ TEST_P(OpsHttpTest, UnknownPathsAndWrongMethods) {
   expect_problem(client().get("/v1/scopes/S/documents/1"), 404, "not_found");
   expect_problem(client().get("/v1/scopes//documents"), 404, "not_found");
 
-  const auto del = client().request(boost::beast::http::verb::delete_, "/v1/scopes/S");
+  const auto del = client().request(Method::delete_, "/v1/scopes/S");
   expect_problem(del, 405, "method_not_allowed");
   EXPECT_EQ(del.header("allow"), "GET, PUT");
   const auto post = client().post("/healthz", "{}");
@@ -244,7 +244,7 @@ TEST_P(OpsHttpTest, AnUnreachableDatabaseIsNotDescribedToClients) {
   (*server)->wait();
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, OpsHttpTest, ::testing::ValuesIn(test_engines()),
+INSTANTIATE_TEST_SUITE_P(Engines, OpsHttpTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 
 }  // namespace

@@ -355,7 +355,7 @@ TEST_P(OrdersHttpTest, OrderIdsInThePath) {
   }
   expect_problem(client().get("/v1/orders/9223372036854775807"), 404, "not_found");
   expect_problem(client().get("/v1/orders/1/other"), 404, "not_found");
-  const auto wrong = client().request(boost::beast::http::verb::delete_, "/v1/orders/1");
+  const auto wrong = client().request(Method::delete_, "/v1/orders/1");
   expect_problem(wrong, 405, "method_not_allowed");
   EXPECT_EQ(wrong.header("allow"), "GET");
   expect_problem(client().get("/v1/orders"), 405, "method_not_allowed");
@@ -412,9 +412,9 @@ TEST_P(OrdersAuthHttpTest, CustomersSeeOnlyTheirOwnOrders) {
   EXPECT_EQ(place("k5", cart(8, {{101, 1}}), bearer("adm")).status, 201);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, OrdersHttpTest, ::testing::ValuesIn(test_engines()),
+INSTANTIATE_TEST_SUITE_P(Engines, OrdersHttpTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
-INSTANTIATE_TEST_SUITE_P(Engines, OrdersAuthHttpTest, ::testing::ValuesIn(test_engines()),
+INSTANTIATE_TEST_SUITE_P(Engines, OrdersAuthHttpTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 
 }  // namespace

@@ -17,11 +17,11 @@ using namespace std::chrono_literals;
 
 class ServeProcessTest : public ::testing::TestWithParam<Engine> {
  protected:
-  void SetUp() override { scratch_ = std::make_unique<ScratchDatabase>(GetParam()); }
+  void SetUp() override { scratch_ = std::make_unique<TestDb>(GetParam()); }
   const std::string& url() const { return scratch_->url(); }
 
  private:
-  std::unique_ptr<ScratchDatabase> scratch_;
+  std::unique_ptr<TestDb> scratch_;
 };
 
 // The review's finding: connections trickling headers used up the descriptors and a new
@@ -92,7 +92,7 @@ TEST_P(ServeProcessTest, SigtermDoesNotWaitForAClientTricklingItsBody) {
   EXPECT_LT(took, 5s);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, ServeProcessTest, ::testing::ValuesIn(test_engines()),
+INSTANTIATE_TEST_SUITE_P(Engines, ServeProcessTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 
 }  // namespace

@@ -465,7 +465,7 @@ TEST_P(SchedulingHttpTest, ReapEndsRunsWhoseOwnerWentSilent) {
   expect_problem(client().get("/v1/maintenance/reap"), 405, "method_not_allowed");
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, SchedulingHttpTest, ::testing::ValuesIn(test_engines()),
+INSTANTIATE_TEST_SUITE_P(Engines, SchedulingHttpTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 
 }  // namespace

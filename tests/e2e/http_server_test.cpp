@@ -161,7 +161,7 @@ TEST_P(ServerHttpTest, BadListenAddressesAreRefused) {
   EXPECT_FALSE(Server::start(db(), scheduler(), intake(), taken).ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, ServerHttpTest, ::testing::ValuesIn(test_engines()),
+INSTANTIATE_TEST_SUITE_P(Engines, ServerHttpTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 
 }  // namespace

@@ -188,7 +188,7 @@ TEST_P(StockHttpTest, ControlCharactersInStringsAreRefusedAndWriteNothing) {
   EXPECT_EQ(client().post(path, R"({"delta": 1, "reason": "beschädigt \u00e9"})").status, 201);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, StockHttpTest, ::testing::ValuesIn(test_engines()),
+INSTANTIATE_TEST_SUITE_P(Engines, StockHttpTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 
 }  // namespace

@@ -282,7 +282,7 @@ TEST_P(DocumentsHttpTest, ConcurrentIssuesAreGapless) {
   EXPECT_EQ(client().get("/v1/invariants").json()["ok"], true);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, DocumentsHttpTest, ::testing::ValuesIn(test_engines()),
+INSTANTIATE_TEST_SUITE_P(Engines, DocumentsHttpTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 
 }  // namespace

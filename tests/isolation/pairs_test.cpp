@@ -6,7 +6,7 @@
 
 #include <cstdlib>
 
-#include "contract/test_db.hpp"
+#include "common/test_db.hpp"
 #include "isolation/explorer.hpp"
 #include "onceorder/legacy_items.hpp"
 

@@ -52,8 +52,7 @@ class Sender {
     if (!key.empty()) headers.emplace_back("Idempotency-Key", key);
     const size_t t = target % clients_.size();
     HttpClient& client = *clients_[t];
-    const auto verb =
-        method == "PUT" ? boost::beast::http::verb::put : boost::beast::http::verb::post;
+    const auto verb = method == "PUT" ? testing::Method::put : testing::Method::post;
     try {
       HttpResponse res = client.request(verb, path, body.is_null() ? "{}" : body.dump(), headers);
       op.status = res.status;

@@ -1,4 +1,4 @@
-#include "contract/test_db.hpp"
+#include "common/test_db.hpp"
 
 #include <libpq-fe.h>
 #include <unistd.h>
@@ -8,15 +8,11 @@
 #include <filesystem>
 #include <random>
 
+#include "onceorder/db_url.hpp"
 #include "store/postgres/pg_connection.hpp"
 
 namespace onceorder::testing {
 namespace {
-
-bool pg_configured() {
-  return std::getenv("PGHOST") != nullptr || std::getenv("PGDATABASE") != nullptr ||
-         std::getenv("PGPORT") != nullptr;
-}
 
 std::string unique_suffix() {
   static std::atomic<int> counter{0};
@@ -36,15 +32,21 @@ void admin_exec(const std::string& sql) {
 
 }  // namespace
 
+bool postgres_configured() {
+  return std::getenv("PGHOST") != nullptr || std::getenv("PGDATABASE") != nullptr ||
+         std::getenv("PGPORT") != nullptr;
+}
+
 std::vector<Engine> engines_under_test() {
   std::vector<Engine> out{Engine::sqlite};
   const char* require = std::getenv("ONCEORDER_REQUIRE_PG");
-  if (pg_configured() || (require && std::string(require) == "1")) out.push_back(Engine::postgres);
+  if (postgres_configured() || (require && std::string(require) == "1"))
+    out.push_back(Engine::postgres);
   return out;
 }
 
 std::string engine_param_name(const ::testing::TestParamInfo<Engine>& info) {
-  return info.param == Engine::sqlite ? "sqlite" : "postgresql";
+  return std::string(engine_name(info.param));
 }
 
 TestDb::TestDb(Engine engine) : engine_(engine) {
@@ -54,7 +56,7 @@ TestDb::TestDb(Engine engine) : engine_(engine) {
     name_ = (dir / ("t_" + unique_suffix() + ".db")).string();
     url_ = "sqlite:" + name_;
   } else {
-    if (!pg_configured()) {
+    if (!postgres_configured()) {
       ADD_FAILURE() << "ONCEORDER_REQUIRE_PG=1 but no PG* variables: run under pg_virtualenv";
     }
     name_ = "oo_t_" + unique_suffix();

@@ -1,6 +1,7 @@
-// A fresh database per test, on every engine under test. SQLite always runs; PostgreSQL
-// runs when PG* variables point at a server (as under `pg_virtualenv`), and is required
-// when ONCEORDER_REQUIRE_PG=1 so that CI can never skip it silently.
+// A fresh database per test, on every engine under test: the one fixture of the contract,
+// end-to-end, CLI, crash and isolation tests. SQLite always runs; PostgreSQL runs when PG*
+// variables point at a server (as under `pg_virtualenv`), and is required when
+// ONCEORDER_REQUIRE_PG=1 so that CI can never skip it silently.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,6 +14,8 @@
 
 namespace onceorder::testing {
 
+// Whether PG* variables (PGHOST, PGDATABASE or PGPORT) say where PostgreSQL is.
+bool postgres_configured();
 std::vector<Engine> engines_under_test();
 
 // Creates an empty database (a temp SQLite file, or a new PostgreSQL database) and drops
@@ -25,6 +28,8 @@ class TestDb {
   TestDb& operator=(const TestDb&) = delete;
 
   const std::string& url() const { return url_; }
+  // The PostgreSQL database's name, or the SQLite file's path: for clients outside OnceOrder.
+  const std::string& name() const { return name_; }
   // Opens a new Database (own pool) on it; migrated unless `migrated` is false.
   std::unique_ptr<store::Database> open(store::DatabaseOptions options = {}, bool migrated = true);
   // Runs SQL outside OnceOrder (a second client), failing the test on error.
