@@ -60,7 +60,7 @@ struct FieldError {
   std::string message;
 };
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -82,7 +82,7 @@ class Status {
 
 // Either a value or a non-ok Status.
 template <class T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {}  // NOLINT: implicit by design
