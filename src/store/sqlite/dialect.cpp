@@ -4,10 +4,10 @@
 #include "store/numbering_store.hpp"
 #include "store/receipts_store.hpp"
 #include "store/scheduling_store.hpp"
-#include "store/stock_store.hpp"
 #include "store/sqlite/sql_text.hpp"
 #include "store/sqlite/sqlite_connection.hpp"
 #include "store/sqlite/statements.hpp"
+#include "store/stock_store.hpp"
 
 namespace onceorder::store::sqlite {
 
