@@ -207,6 +207,10 @@ struct TxOptions {
   std::function<void()> before_pause{};
 };
 
+// A request's transaction: up to three attempts within `deadline`.
+inline TxOptions write_tx(Clock::time_point deadline) { return {deadline, 3, TxMode::write, {}}; }
+inline TxOptions read_tx(Clock::time_point deadline) { return {deadline, 3, TxMode::read, {}}; }
+
 // Runs `body` in one transaction and commits it. On a retryable failure (deadlock, lock
 // timeout, serialization failure, Code::retry_transaction) everything is rolled back and
 // the *whole* body runs again, at most `max_attempts` times within the deadline; then

@@ -7,6 +7,8 @@
 // metrics, dashboard) never touch it and run on the I/O thread. Thread-safe.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -22,6 +24,9 @@
 #include "onceorder/store.hpp"
 
 namespace onceorder::http {
+
+// The largest id a path, query or body may name (ids are positive 64-bit integers).
+inline constexpr std::int64_t kMaxId = std::numeric_limits<std::int64_t>::max();
 
 // What the handlers work with; owned by the server, outlives every request.
 struct Services {

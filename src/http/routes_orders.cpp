@@ -16,8 +16,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::int64_t kMaxId = std::numeric_limits<std::int64_t>::max();
-
 // Exactly the members of API.md's 201 answer: a replay must reproduce it byte for byte.
 // order_id is a string: JavaScript loses precision above 2^53.
 json order_json(const Order& o) {

@@ -14,7 +14,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::int64_t kMaxId = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kMaxQuantity = 1'000'000'000;  // validate_source_orders' bound
 constexpr size_t kMaxKeyPart = 64;                    // the longest part of an OrderKey
 

@@ -26,12 +26,8 @@ Status check_scope_name(std::string_view scope) {
   return invalid("scope", "must be 1–64 characters of A-Z, a-z, 0-9, '.', '_' or '-'");
 }
 
-TxOptions write_tx(store::Clock::time_point deadline) {
-  return TxOptions{deadline, 3, store::TxMode::write};
-}
-TxOptions read_tx(store::Clock::time_point deadline) {
-  return TxOptions{deadline, 3, store::TxMode::read};
-}
+using store::read_tx;
+using store::write_tx;
 
 }  // namespace
 

@@ -18,8 +18,8 @@ using store::Clock;
 using store::Connection;
 using store::TxOptions;
 
-TxOptions write_tx(Clock::time_point deadline) { return {deadline, 3, store::TxMode::write}; }
-TxOptions read_tx(Clock::time_point deadline) { return {deadline, 3, store::TxMode::read}; }
+using store::read_tx;
+using store::write_tx;
 Clock::time_point soon() { return Clock::now() + std::chrono::seconds(30); }
 
 // Infrastructure trouble is not the item's fault: leave it to the lease and the reaper.

@@ -115,6 +115,11 @@ void RawPg::exec(const std::string& sql) {
   PQclear(r);
 }
 
+std::string onceorder_bin() {
+  const char* b = std::getenv("ONCEORDER_BIN");
+  return b ? b : "./onceorder";
+}
+
 store::Clock::time_point soon(int seconds) {
   return store::Clock::now() + std::chrono::seconds(seconds);
 }

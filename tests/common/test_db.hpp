@@ -57,4 +57,7 @@ class RawPg {
 
 store::Clock::time_point soon(int seconds = 10);
 
+// The `onceorder` binary under test: $ONCEORDER_BIN (ctest sets it), else ./onceorder.
+std::string onceorder_bin();
+
 }  // namespace onceorder::testing

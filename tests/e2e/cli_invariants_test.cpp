@@ -23,11 +23,6 @@ namespace {
 
 store::Clock::time_point soon() { return store::Clock::now() + std::chrono::seconds(30); }
 
-std::string bin() {
-  const char* b = std::getenv("ONCEORDER_BIN");
-  return b ? b : "./onceorder";
-}
-
 struct Checked {
   int exit_code = -1;
   std::string output;
@@ -37,7 +32,7 @@ struct Checked {
 
 Checked check(const std::string& url) {
   Checked r;
-  FILE* p = popen((bin() + " --db " + url + " check --json 2>&1").c_str(), "r");
+  FILE* p = popen((onceorder_bin() + " --db " + url + " check --json 2>&1").c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf{};
   while (size_t n = fread(buf.data(), 1, buf.size(), p)) r.output.append(buf.data(), n);

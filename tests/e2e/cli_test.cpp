@@ -22,6 +22,7 @@
 namespace {
 
 using onceorder::Engine;
+using onceorder::testing::onceorder_bin;
 using onceorder::testing::TestDb;
 
 bool postgres_under_test() {
@@ -34,17 +35,12 @@ struct Run {
   std::string output;  // stdout and stderr together
 };
 
-std::string bin() {
-  const char* b = std::getenv("ONCEORDER_BIN");
-  return b ? b : "./onceorder";
-}
-
 // `timeout_seconds` > 0: stopped with SIGTERM after that long (exit code 124 then).
 Run run(const std::string& args, int timeout_seconds = 0) {
   Run r;
   const std::string prefix =
       timeout_seconds > 0 ? "timeout " + std::to_string(timeout_seconds) + " " : "";
-  FILE* p = popen((prefix + bin() + " " + args + " 2>&1").c_str(), "r");
+  FILE* p = popen((prefix + onceorder_bin() + " " + args + " 2>&1").c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf{};
   while (size_t n = fread(buf.data(), 1, buf.size(), p)) r.output.append(buf.data(), n);
@@ -317,8 +313,8 @@ TEST_F(CliTest, ServeStopsGracefullyOnSigterm) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     const std::string db = "sqlite:" + (dir_ / "t.db").string();
-    execl(bin().c_str(), bin().c_str(), "--db", db.c_str(), "serve", "--listen", "127.0.0.1:0",
-          static_cast<char*>(nullptr));
+    execl(onceorder_bin().c_str(), onceorder_bin().c_str(), "--db", db.c_str(), "serve", "--listen",
+          "127.0.0.1:0", static_cast<char*>(nullptr));
     _exit(127);
   }
   // Wait until it has migrated and bound (the schema exists), then ask it to stop.

@@ -19,11 +19,7 @@
 namespace {
 
 using onceorder::Engine;
-
-std::string bin() {
-  const char* b = std::getenv("ONCEORDER_BIN");
-  return b ? b : "./onceorder";
-}
+using onceorder::testing::onceorder_bin;
 
 std::string shell(const std::string& cmd) {
   std::string out;
@@ -62,9 +58,9 @@ pid_t start_serve(const std::string& url) {
   if (pid == 0) {
     const std::string log = "/tmp/onceorder-crash-serve-" + std::to_string(getppid()) + ".log";
     freopen(log.c_str(), "a", stderr);
-    execl(bin().c_str(), bin().c_str(), "--db", url.c_str(), "serve", "--listen", "127.0.0.1:0",
-          "--batch-interval", "300ms", "--reap-interval", "200ms", "--run-timeout", "1s", "--lease",
-          "2s", static_cast<char*>(nullptr));
+    execl(onceorder_bin().c_str(), onceorder_bin().c_str(), "--db", url.c_str(), "serve",
+          "--listen", "127.0.0.1:0", "--batch-interval", "300ms", "--reap-interval", "200ms",
+          "--run-timeout", "1s", "--lease", "2s", static_cast<char*>(nullptr));
     _exit(127);
   }
   return pid;
@@ -84,7 +80,8 @@ class CrashTest : public ::testing::TestWithParam<Engine> {};
 
 TEST_P(CrashTest, KilledServeLeavesNoDoubleAndNoLostOrder) {
   EngineDb db(GetParam());
-  ASSERT_EQ(shell(bin() + " --db " + db.url() + " migrate >/dev/null 2>&1; echo $?"), "0");
+  ASSERT_EQ(shell(onceorder_bin() + " --db " + db.url() + " migrate >/dev/null 2>&1; echo $?"),
+            "0");
   constexpr int kOrders = 4000;
   // The source system's orders.
   db.sql("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < " +
@@ -126,7 +123,7 @@ TEST_P(CrashTest, KilledServeLeavesNoDoubleAndNoLostOrder) {
   EXPECT_EQ(db.number("SELECT count(*) FROM production_orders"), kOrders);
   EXPECT_EQ(db.number("SELECT count(DISTINCT order_no) FROM production_orders"), kOrders);
   EXPECT_EQ(db.number("SELECT count(*) FROM schedule_items WHERE status = 'success'"), kOrders);
-  EXPECT_EQ(shell(bin() + " --db " + db.url() + " check >/dev/null 2>&1; echo $?"), "0");
+  EXPECT_EQ(shell(onceorder_bin() + " --db " + db.url() + " check >/dev/null 2>&1; echo $?"), "0");
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, CrashTest,
