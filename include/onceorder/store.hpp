@@ -48,6 +48,14 @@ class Row {
 };
 using Rows = std::vector<Row>;
 
+// The first column of every row as an integer: the ids or keys a statement returned.
+inline std::vector<std::int64_t> first_column_i64(const Rows& rows) {
+  std::vector<std::int64_t> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) out.push_back(r.i64(0));
+  return out;
+}
+
 // A statement with static storage: its name keys the per-connection prepared-statement
 // cache. SQL is engine-specific and lives in that engine's directory.
 struct Statement {

@@ -188,17 +188,13 @@ Result<std::vector<std::int64_t>> IntakeStore::abort_items(store::Connection& c,
                                                            std::string_view site,
                                                            std::string_view order_no) {
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.abort_items, {site, order_no}));
-  std::vector<std::int64_t> ids;
-  for (const auto& r : rows) ids.push_back(r.i64(0));
-  return ids;
+  return first_column_i64(rows);
 }
 
 Result<std::vector<std::int64_t>> IntakeStore::lock_order_stock(store::Connection& c,
                                                                 std::int64_t order_id) {
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.lock_order_stock, {order_id}));
-  std::vector<std::int64_t> skus;
-  for (const auto& r : rows) skus.push_back(r.i64(0));
-  return skus;
+  return first_column_i64(rows);
 }
 
 Result<std::vector<ReleasedReservation>> IntakeStore::release_reservations(store::Connection& c,

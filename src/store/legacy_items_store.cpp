@@ -92,10 +92,7 @@ Result<std::vector<std::int64_t>> LegacyItemsStore::settle_moved(store::Connecti
                                                                  std::string_view note) {
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.settle_moved,
                                          {key.site_code, key.order_no, key.lot_no, status, note}));
-  std::vector<std::int64_t> out;
-  out.reserve(rows.size());
-  for (const Row& r : rows) out.push_back(r.i64(0));
-  return out;
+  return first_column_i64(rows);
 }
 
 Status LegacyItemsStore::note_moved(store::Connection& c, std::int64_t item_id,

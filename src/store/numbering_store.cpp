@@ -101,9 +101,7 @@ Result<std::vector<std::int64_t>> NumberingStore::existing_values(
     list += std::to_string(v);
   }
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.existing_values, {scope, std::string_view(list)}));
-  std::vector<std::int64_t> out;
-  for (const Row& r : rows) out.push_back(r.i64(0));
-  return out;
+  return first_column_i64(rows);
 }
 
 Status NumberingStore::insert_legacy(store::Connection& c, std::string_view scope,

@@ -202,9 +202,7 @@ Result<ProductionOrder> SchedulingStore::insert_production(store::Connection& c,
 Result<std::vector<std::int64_t>> SchedulingStore::dead_runs(store::Connection& c,
                                                              std::int64_t timeout_ms) {
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.dead_runs, {timeout_ms}));
-  std::vector<std::int64_t> out;
-  for (const Row& r : rows) out.push_back(r.i64(0));
-  return out;
+  return first_column_i64(rows);
 }
 
 Result<std::int64_t> SchedulingStore::orphan_waits(store::Connection& c) {
