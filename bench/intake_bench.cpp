@@ -13,13 +13,6 @@
 //
 // Exits non-zero unless every answer was `placed` (busy answers are reported separately
 // from other failures; both count as not placed).
-#include <utility>  // before Asio (Boost 1.74)
-
-#include <boost/asio/connect.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -36,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "e2e/http_client.hpp"
 #include "onceorder/http_server.hpp"
 #include "onceorder/intake.hpp"
 #include "onceorder/scheduling.hpp"
@@ -44,7 +38,6 @@
 namespace {
 
 using namespace onceorder;
-namespace http = boost::beast::http;
 using Seconds = std::chrono::duration<double>;
 
 constexpr std::int64_t kWarehouse = 1;
@@ -114,16 +107,9 @@ PlaceOne store_client(Intake& intake) {
   };
 }
 
-PlaceOne http_client(const std::string& port) {
-  auto ioc = std::make_shared<boost::asio::io_context>();
-  auto stream = std::make_shared<boost::beast::tcp_stream>(*ioc);
-  boost::asio::ip::tcp::resolver resolver(*ioc);
-  stream->connect(resolver.resolve("127.0.0.1", port));
-  return [ioc, stream](const PlaceRequest& req, std::string& error) {
-    http::request<http::string_body> msg{http::verb::post, "/v1/orders", 11};
-    msg.set(http::field::host, "127.0.0.1");
-    msg.set(http::field::content_type, "application/json");
-    msg.set("Idempotency-Key", req.idempotency_key);
+PlaceOne http_client(std::uint16_t port) {
+  auto client = std::make_shared<testing::HttpClient>(port);
+  return [client](const PlaceRequest& req, std::string& error) {
     std::string body = fmt::format(R"({{"customer_id":{},"warehouse_id":{},"lines":[)",
                                    req.customer_id, req.warehouse_id);
     for (size_t i = 0; i < req.lines.size(); ++i) {
@@ -131,22 +117,20 @@ PlaceOne http_client(const std::string& port) {
                           req.lines[i].quantity);
     }
     body += "]}";
-    msg.body() = std::move(body);
-    msg.prepare_payload();
-    boost::beast::error_code ec;
-    http::write(*stream, msg, ec);
-    boost::beast::flat_buffer buffer;
-    http::response<http::string_body> res;
-    if (!ec) http::read(*stream, buffer, res, ec);
-    if (ec) {
-      error = "connection: " + ec.message();
+    testing::HttpResponse res;
+    try {
+      res = client->post(
+          "/v1/orders", body,
+          {{"Content-Type", "application/json"}, {"Idempotency-Key", req.idempotency_key}});
+    } catch (const std::exception& e) {
+      error = std::string("connection: ") + e.what();
       return Outcome::failed;
     }
-    if (res.result_int() == 201) return Outcome::placed;
-    if (res.result_int() == 503) return Outcome::busy;
-    if (res.result_int() == 409 && res.body().find("out_of_stock") != std::string::npos)
+    if (res.status == 201) return Outcome::placed;
+    if (res.status == 503) return Outcome::busy;
+    if (res.status == 409 && res.body.find("out_of_stock") != std::string::npos)
       return Outcome::not_placed;
-    error = fmt::format("HTTP {}: {}", res.result_int(), res.body().substr(0, 200));
+    error = fmt::format("HTTP {}: {}", res.status, res.body.substr(0, 200));
     return Outcome::failed;
   };
 }
@@ -209,7 +193,7 @@ int main(int argc, char** argv) {
     return std::cerr << "node id: " << node.status().to_string() << '\n', 2;
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<Server> server;
-  std::string port;
+  std::uint16_t port = 0;
   if (mode == "http") {
     scheduler = std::make_unique<Scheduler>(**db);
     ServerOptions so;
@@ -218,7 +202,7 @@ int main(int argc, char** argv) {
     auto started = Server::start(**db, *scheduler, intake, so);
     if (!started.ok()) return std::cerr << started.status().to_string() << '\n', 2;
     server = std::move(*started);
-    port = std::to_string(server->port());
+    port = server->port();
   }
 
   std::vector<ClientStats> stats(static_cast<size_t>(clients));

@@ -2,13 +2,6 @@
 // time, through the store (the Numbering service, no HTTP) or through the HTTP server
 // (in-process, real sockets on loopback, keep-alive). Prints `tps=<n>` for
 // bench/run-numbering.sh, which measures the raw-SQL baselines with pgbench in the same run.
-#include <utility>  // before Asio (Boost 1.74)
-
-#include <boost/asio/connect.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -19,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "e2e/http_client.hpp"
 #include "onceorder/http_server.hpp"
 #include "onceorder/intake.hpp"
 #include "onceorder/numbering.hpp"
@@ -28,7 +22,6 @@
 namespace {
 
 using namespace onceorder;
-namespace http = boost::beast::http;
 
 std::string scope_name(int i) { return "bench-" + std::to_string(i); }
 
@@ -105,28 +98,20 @@ int main(int argc, char** argv) {
     Intake intake(**db);
     auto server = Server::start(**db, scheduler, intake, so);
     if (!server.ok()) return std::cerr << server.status().message() << '\n', 2;
-    const auto port = std::to_string((*server)->port());
+    const std::uint16_t port = (*server)->port();
     using IssueOne = std::function<bool()>;
     drive<IssueOne>(clients, seconds, ok, failed, [&]() -> IssueOne {
-      auto ioc = std::make_shared<boost::asio::io_context>();
-      auto stream = std::make_shared<boost::beast::tcp_stream>(*ioc);
-      boost::asio::ip::tcp::resolver resolver(*ioc);
-      stream->connect(resolver.resolve("127.0.0.1", port));
-      return [ioc, stream, scopes, rng = std::mt19937(std::random_device{}())]() mutable {
+      auto client = std::make_shared<testing::HttpClient>(port);
+      return [client, scopes, rng = std::mt19937(std::random_device{}())]() mutable {
         const int s = std::uniform_int_distribution<int>(1, scopes)(rng);
-        http::request<http::string_body> req{http::verb::post,
-                                             "/v1/scopes/" + scope_name(s) + "/documents", 11};
-        req.set(http::field::host, "127.0.0.1");
-        req.set(http::field::content_type, "application/json");
-        req.body() = R"({"title":"bench"})";
-        req.prepare_payload();
-        boost::beast::error_code ec;
-        http::write(*stream, req, ec);
-        if (ec) return false;
-        boost::beast::flat_buffer buffer;
-        http::response<http::string_body> res;
-        http::read(*stream, buffer, res, ec);
-        return !ec && res.result_int() == 201;
+        try {
+          return client
+                     ->post("/v1/scopes/" + scope_name(s) + "/documents", R"({"title":"bench"})",
+                            {{"Content-Type", "application/json"}})
+                     .status == 201;
+        } catch (const std::exception&) {
+          return false;  // a broken connection counts as a failed request
+        }
       };
     });
     (*server)->stop();

@@ -30,7 +30,7 @@
 #   ONCEORDER_BUILD_DIR         build directory holding onceorder and bench_intake (default
 #                               build-intake, else build-bench, else build); a Release build:
 #                               cmake -S . -B build-intake -G Ninja -DCMAKE_BUILD_TYPE=Release
-#                               && ninja -C build-intake onceorder bench_intake
+#                               -DONCEORDER_BENCH=ON && ninja -C build-intake onceorder bench_intake
 set -euo pipefail
 
 self=$(readlink -f "$0")
@@ -67,7 +67,7 @@ readonly stock=100000000000 # 10^11 per SKU: never runs out
 
 for exe in "$bin" "$driver"; do
   if [[ ! -x "$exe" ]]; then
-    echo "run-intake: $exe not found; build onceorder and bench_intake first" >&2
+    echo "run-intake: $exe not found; build onceorder and bench_intake first (cmake -DONCEORDER_BENCH=ON)" >&2
     exit 1
   fi
 done

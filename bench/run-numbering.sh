@@ -23,7 +23,7 @@
 #   ONCEORDER_BUILD_DIR          build directory holding onceorder and bench_numbering
 #                                (default build-bench if it exists, else build); a Release
 #                                build: cmake -S . -B build-bench -G Ninja
-#                                -DCMAKE_BUILD_TYPE=Release && ninja -C build-bench
+#                                -DCMAKE_BUILD_TYPE=Release -DONCEORDER_BENCH=ON && ninja -C build-bench
 #                                onceorder bench_numbering
 set -euo pipefail
 
@@ -58,7 +58,7 @@ export ONCEORDER_DB="postgresql:///$PGDATABASE"
 
 for exe in "$bin" "$driver"; do
   if [[ ! -x "$exe" ]]; then
-    echo "run-numbering: $exe not found; build onceorder and bench_numbering first" >&2
+    echo "run-numbering: $exe not found; build onceorder and bench_numbering first (cmake -DONCEORDER_BENCH=ON)" >&2
     exit 1
   fi
 done

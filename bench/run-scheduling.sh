@@ -40,7 +40,8 @@
 #                                execution and planning, commits, WAL flushes). It costs
 #                                some throughput: use it to explain, not for the ratios.
 #   ONCEORDER_BUILD_DIR          build directory holding onceorder and bench_scheduling
-#                                (default build-bench if it exists, else build)
+#                                (default build-bench if it exists, else build), configured
+#                                with -DONCEORDER_BENCH=ON
 set -euo pipefail
 
 self=$(readlink -f "$0")
@@ -81,7 +82,7 @@ now_ns() { date +%s%N; }
 export ONCEORDER_DB="postgresql:///$PGDATABASE"
 for exe in "$bin" "$driver"; do
   if [[ ! -x "$exe" ]]; then
-    echo "run-scheduling: $exe not found; build onceorder and bench_scheduling first" >&2
+    echo "run-scheduling: $exe not found; build onceorder and bench_scheduling first (cmake -DONCEORDER_BENCH=ON)" >&2
     exit 1
   fi
 done

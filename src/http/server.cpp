@@ -25,6 +25,7 @@
 #include "http/fd_limit.hpp"
 #include "http/listen_address.hpp"
 #include "http/problem.hpp"
+#include "onceorder_web_dir.hpp"  // generated: ONCEORDER_WEB_DIR
 
 namespace onceorder {
 namespace {

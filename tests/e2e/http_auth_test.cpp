@@ -19,8 +19,6 @@ customer-secret customer:7
   }
 };
 
-Headers bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
-
 TEST_P(AuthHttpTest, TokensAreRequired) {
   start_with_tokens();
   const auto none = client().get("/v1/scopes/A");

@@ -33,6 +33,9 @@ struct HttpResponse {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
+// The Authorization header of an API token.
+inline Headers bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
+
 enum class Method { get, head, post, put, patch, delete_, options };
 
 class HttpClient {

@@ -12,8 +12,6 @@ using json = nlohmann::json;
 
 Headers key(const std::string& k) { return {{"Idempotency-Key", k}}; }
 
-Headers bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
-
 class OrdersHttpTest : public HttpTest {
  protected:
   void put_sku(std::int64_t sku, std::int64_t available, std::int64_t price = 100,

@@ -24,6 +24,7 @@
 #include "history.hpp"
 #include "nemesis.hpp"
 #include "plant.hpp"
+#include "torture_paths.hpp"  // generated: ONCEORDER_PGCLUSTER
 #include "workload.hpp"
 
 namespace fs = std::filesystem;
