@@ -114,6 +114,13 @@ class Combiner {
     return std::move(self.result);
   }
 
+  // Requests queued for `key` right now (not those running).
+  std::size_t waiting(std::string_view key) const {
+    std::lock_guard lock(mu_);
+    auto lane = lanes_.find(key);
+    return lane == lanes_.end() ? 0 : lane->second.queue.size();
+  }
+
   CombinerStats stats() const {
     CombinerStats s;
     for (std::size_t i = 0; i < s.runs.size(); ++i) s.runs[i] = runs_[i].load();
@@ -213,7 +220,7 @@ class Combiner {
   const std::size_t max_batch_;
   const RunOne one_;
   const RunBatch batch_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   Lanes lanes_;  // guarded by mu_
   std::array<std::atomic<std::uint64_t>, CombinerStats::kBounds.size()> runs_{};
   std::atomic<std::uint64_t> requests_{0};
