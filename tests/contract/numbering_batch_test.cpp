@@ -4,6 +4,7 @@
 // engine. The combiner's races are in numbering_race_test.cpp.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -65,10 +66,15 @@ class NumberingBatchTest : public ::testing::TestWithParam<Engine> {
 
   // Runs `sequence` one by one on one side and as the batches `cuts` describe (sizes, in
   // order) on the other, and compares.
-  void expect_same(const std::vector<IssueRequest>& sequence, const std::vector<size_t>& cuts) {
+  void expect_same(const std::vector<IssueRequest>& sequence, const std::vector<size_t>& cuts,
+                   const std::function<void(TestDb&)>& setup = {}) {
     Side alone(GetParam()), combined(GetParam());
     prepare(alone);
     prepare(combined);
+    if (setup) {
+      setup(alone.tdb);
+      setup(combined.tdb);
+    }
     if (HasFatalFailure()) return;
 
     std::vector<std::string> one_by_one;
@@ -153,6 +159,33 @@ TEST_P(NumberingBatchTest, BatchOfOnlyInvalidOrReplayedRequestsWritesNothing) {
       {"FULL", "only", "k-full"},      {"FULL", "x", "k-full"},
   };
   expect_same(seq, {seq.size()});
+}
+
+// One bad request never sinks the others: a document the database refuses (a trigger stands in
+// for any failure that is not transient) fails the combined transaction, which then runs its
+// requests one at a time: only that request fails, with the error it gets alone.
+TEST_P(NumberingBatchTest, ARequestTheDatabaseRefusesFailsAloneAndTheOthersAreIssued) {
+  auto poison = [](TestDb& tdb) {
+    if (GetParam() == Engine::sqlite) {
+      tdb.sql(
+          "CREATE TRIGGER poison BEFORE INSERT ON documents WHEN NEW.title = 'poison' "
+          "BEGIN SELECT RAISE(ABORT, 'poisoned title'); END");
+    } else {
+      tdb.sql(
+          "CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+          "IF NEW.title = 'poison' THEN RAISE EXCEPTION 'poisoned title'; END IF; "
+          "RETURN NEW; END $$");
+      tdb.sql(
+          "CREATE TRIGGER poison BEFORE INSERT ON documents FOR EACH ROW EXECUTE FUNCTION "
+          "poison()");
+    }
+  };
+  const std::vector<IssueRequest> seq = {
+      {"P", "p1", "k1"},         {"P", "p2", std::nullopt}, {"P", "poison", "k2"},
+      {"P", "p1", "k1"},         {"P", "p3", "k3"},         {"P", "poison", std::nullopt},
+      {"Q", "q1", std::nullopt},
+  };
+  expect_same(seq, {seq.size()}, poison);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, NumberingBatchTest, ::testing::ValuesIn(engines_under_test()),
