@@ -3,17 +3,25 @@
 // after that transaction committed: a rollback leaves no gap, two callers never share a
 // number, and different scopes never wait for each other.
 //
+// Requests for one scope that queue up behind each other are combined (onceorder/combiner.hpp):
+// they run as one transaction that takes the counter once and writes their documents and
+// receipts together, one commit flush for all, each answered as if they had run one at a time.
+// A lone request runs at once on its caller's thread, as one statement.
+//
 // Thread-safety: a Numbering is safe to use from many threads at once.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "onceorder/combiner.hpp"
 #include "onceorder/document_types.hpp"
 #include "onceorder/number_format.hpp"
 #include "onceorder/store.hpp"
@@ -63,7 +71,8 @@ struct LegacyImportOptions {
 
 struct NumberingOptions {
   // Test seam: called inside the transaction after the counter moved and the document was
-  // inserted, before commit. A non-ok Status rolls everything back.
+  // inserted, before commit. A non-ok Status rolls everything back. While it is set, `issue`
+  // does not combine: every request runs alone, so the seam sees one request at a time.
   std::function<Status()> fault_after_allocate;
 };
 
@@ -78,8 +87,26 @@ class Numbering {
 
   // Issues the next number of `request.scope` (created with the default format on first
   // use). Errors: invalid_request (field errors), scope_exhausted, idempotency_key_reused,
-  // busy.
+  // busy. Combined with other requests for the same scope when they queue (see above).
   Result<Issued> issue(const IssueRequest& request, store::Clock::time_point deadline);
+
+  // Issues `requests` in one transaction, each answered exactly as `issue` would have
+  // answered it had they run one at a time in this order (numbers, replays of keys stored or
+  // used earlier in the batch, idempotency_key_reused, scope_exhausted from the first request
+  // that finds its scope full). Invalid requests get their validation error and take no part.
+  // Scopes are locked in name order. If the transaction fails as `busy`, every request gets
+  // that answer; if it fails for any other reason, each request is run alone instead, so one
+  // bad request cannot sink the others. `issue` calls it for what queued; tests call it to
+  // force a batch.
+  std::vector<Result<Issued>> issue_batch(std::span<const IssueRequest> requests,
+                                          store::Clock::time_point deadline);
+
+  // The most requests one combined transaction takes. The HTTP server runs as many workers as
+  // its pool has connections (16 in the benchmarks), so a process rarely queues more; the bound
+  // keeps one statement's arrays, and the time the scope's row is held, small.
+  static constexpr std::size_t kMaxBatch = 64;
+  // How many requests `issue`'s runs carried so far (a lone request is a batch of 1).
+  CombinerStats combining() const;
 
   struct Configured {
     ScopeInfo info;
@@ -103,9 +130,13 @@ class Numbering {
                                            std::string_view csv, store::Clock::time_point deadline);
 
  private:
+  // One request in its own transaction: the lone path, and the fallback of a batch.
+  Result<Issued> issue_one(const IssueRequest& request, store::Clock::time_point deadline);
+
   store::Database& db_;
   NumberingOptions options_;
   std::unique_ptr<store::NumberingStore> store_;
+  std::unique_ptr<Combiner<IssueRequest, Result<Issued>>> combiner_;  // keyed by scope
 };
 
 // Field validation shared with the HTTP layer (also used by tests).

@@ -25,6 +25,19 @@ void prom_header(std::string& out, std::string_view name, std::string_view type,
   fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
 }
 
+void prom_batch_sizes(std::string& out, std::string_view name, std::string_view help,
+                      const CombinerStats& stats) {
+  prom_header(out, name, "histogram", help);
+  auto put = std::back_inserter(out);
+  std::uint64_t cumulative = 0;
+  for (size_t i = 0; i < stats.runs.size(); ++i) {
+    cumulative += stats.runs[i];
+    fmt::format_to(put, "{}_bucket{{le=\"{}\"}} {}\n", name, CombinerStats::kBounds[i], cumulative);
+  }
+  fmt::format_to(put, "{}_bucket{{le=\"+Inf\"}} {}\n", name, cumulative);
+  fmt::format_to(put, "{}_sum {}\n{}_count {}\n", name, stats.requests, name, cumulative);
+}
+
 void HttpMetrics::record(std::string_view route, std::string_view method, int status,
                          double seconds) {
   std::lock_guard lock(mu_);

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <tuple>
 
+#include "onceorder/combiner.hpp"
+
 namespace onceorder::http {
 
 class HttpMetrics {
@@ -50,5 +52,8 @@ class HttpMetrics {
 std::string prom_label(std::string_view value);  // escaped and quoted
 void prom_header(std::string& out, std::string_view name, std::string_view type,
                  std::string_view help);
+// A combiner's batch sizes as a histogram `name` (buckets le 1, 2, 4, … 256).
+void prom_batch_sizes(std::string& out, std::string_view name, std::string_view help,
+                      const CombinerStats& stats);
 
 }  // namespace onceorder::http

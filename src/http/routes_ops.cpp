@@ -65,6 +65,10 @@ Response get_metrics(const Services& s) {
   prom_header(out, "onceorder_order_id_collisions_total", "counter",
               "Placements whose order id existed already (seed 002's backstop fired); an alarm.");
   fmt::format_to(put, "onceorder_order_id_collisions_total {}\n", s.intake.id_collisions());
+  prom_batch_sizes(out, "onceorder_numbering_batch_size",
+                   "Requests per transaction issuing document numbers: 1 for a lone request, "
+                   "more when requests for one scope queued and were combined.",
+                   s.numbering.combining());
 
   // The scheduled run's results, never a query per scrape: a scrape must cost nothing that
   // a request needs. No results yet leaves the series out (absent, not zero: zero would

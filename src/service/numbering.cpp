@@ -29,39 +29,159 @@ Status check_scope_name(std::string_view scope) {
 using store::read_tx;
 using store::write_tx;
 
+Status scope_exhausted(std::string_view scope, std::int64_t max) {
+  return Status(Code::scope_exhausted,
+                fmt::format("scope '{}' has issued every number up to its max {}; nothing "
+                            "was written",
+                            scope, max));
+}
+
+Status key_reused() {
+  return Status(Code::idempotency_key_reused,
+                "this Idempotency-Key was used for a document with another title");
+}
+
+Result<Issued> replay_or_refuse(const store::DocumentReceipt& receipt, const IssueRequest& req) {
+  if (receipt.title != req.title) return key_reused();
+  return Issued{receipt.document, true};
+}
+
+// What issue_batch decided, per request (its index in the batch), before it is handed out.
+using BatchAnswers = std::vector<std::pair<std::size_t, Result<Issued>>>;
+
+// The requests `at` of one scope, in arrival order, inside the batch's transaction: every
+// decision is the one a request alone would have met after the ones before it committed.
+Status issue_scope_batch(store::NumberingStore& store, Connection& c, std::string_view scope,
+                         std::span<const IssueRequest> reqs, std::span<const std::size_t> at,
+                         Then then, BatchAnswers& answers) {
+  std::vector<std::string_view> keys;
+  for (std::size_t i : at)
+    if (reqs[i].idempotency_key) keys.push_back(*reqs[i].idempotency_key);
+  std::map<std::string, store::DocumentReceipt, std::less<>> stored;
+  if (!keys.empty()) {
+    OO_ASSIGN_OR_RETURN(stored, store.find_receipts(c, scope, keys));
+  }
+
+  // A request without a stored receipt takes the next new document (`fresh`), unless an
+  // earlier request of the batch took one with its key: then it replays that one (`same_key`)
+  // or is refused (`other_title`) — provided the earlier one got its number at all.
+  enum class Plan { fresh, same_key, other_title };
+  struct Step {
+    std::size_t at;
+    Plan plan;
+    std::size_t ordinal;  // the new document's place among the batch's new documents
+  };
+  std::vector<Step> steps;
+  std::vector<std::string_view> titles;              // per new document, in order
+  std::map<std::string_view, std::size_t> new_keys;  // key → ordinal of its new document
+  for (std::size_t i : at) {
+    const IssueRequest& r = reqs[i];
+    if (r.idempotency_key) {
+      const std::string_view key = *r.idempotency_key;
+      if (auto it = stored.find(key); it != stored.end()) {
+        answers.emplace_back(i, replay_or_refuse(it->second, r));
+        continue;
+      }
+      if (auto it = new_keys.find(key); it != new_keys.end()) {
+        const bool same = titles[it->second] == r.title;
+        steps.push_back({i, same ? Plan::same_key : Plan::other_title, it->second});
+        continue;
+      }
+      new_keys.emplace(key, titles.size());
+    }
+    steps.push_back({i, Plan::fresh, titles.size()});
+    titles.push_back(r.title);
+  }
+  if (titles.empty()) return Status::Ok();
+
+  // The counter, once for the batch: the scope row locked (created with the defaults on
+  // first use, as a lone request does), the numbers up to max handed out in arrival order.
+  OO_ASSIGN_OR_RETURN(auto row, store.lock_scope(c, scope));
+  if (!row) {
+    OO_RETURN_IF_ERROR(store.ensure_scope(c, scope, ScopeFormat{}));
+    OO_ASSIGN_OR_RETURN(row, store.lock_scope(c, scope));
+    if (!row) return Status(Code::internal, "scope vanished while issuing");
+  }
+  const std::int64_t room = std::max<std::int64_t>(0, row->format.max - row->last_value);
+  const std::size_t granted = std::min(titles.size(), static_cast<std::size_t>(room));
+  std::vector<Document> docs;
+  if (granted > 0) {
+    std::vector<store::NewReceipt> receipts;
+    for (const auto& [key, ordinal] : new_keys) {
+      if (ordinal < granted)
+        receipts.push_back(
+            {key, titles[ordinal], row->last_value + static_cast<std::int64_t>(ordinal) + 1});
+    }
+    auto written = store.allocate_many(c, scope, row->last_value, std::span(titles).first(granted),
+                                       receipts, then);
+    // A key committed by a request outside this batch: run again, which replays it.
+    if (written.status().code() == Code::unique_violation)
+      return Status(Code::retry_transaction, "idempotency key taken concurrently");
+    OO_ASSIGN_OR_RETURN(docs, std::move(written));
+  }
+  for (const Step& s : steps) {
+    if (s.ordinal >= granted) {
+      answers.emplace_back(s.at, scope_exhausted(scope, row->format.max));
+      continue;
+    }
+    switch (s.plan) {
+      case Plan::fresh:
+        answers.emplace_back(s.at, Issued{docs[s.ordinal], false});
+        break;
+      case Plan::same_key:
+        answers.emplace_back(s.at, Issued{docs[s.ordinal], true});
+        break;
+      case Plan::other_title:
+        answers.emplace_back(s.at, key_reused());
+        break;
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Numbering::Numbering(store::Database& db, NumberingOptions options)
     : db_(db),
       options_(std::move(options)),
-      store_(std::make_unique<store::NumberingStore>(db.dialect())) {}
+      store_(std::make_unique<store::NumberingStore>(db.dialect())),
+      combiner_(std::make_unique<Combiner<IssueRequest, Result<Issued>>>(
+          kMaxBatch,
+          [this](const IssueRequest& r, store::Clock::time_point d) { return issue_one(r, d); },
+          [this](std::span<const IssueRequest> rs, store::Clock::time_point d) {
+            return issue_batch(rs, d);
+          })) {}
 
 Numbering::~Numbering() = default;
 
+CombinerStats Numbering::combining() const { return combiner_->stats(); }
+
 Result<Issued> Numbering::issue(const IssueRequest& req, store::Clock::time_point deadline) {
   OO_RETURN_IF_ERROR(validate_issue_request(req));
+  if (options_.fault_after_allocate) return issue_one(req, deadline);
+  auto answer = combiner_->run(req.scope, req, deadline);
+  if (!answer) {
+    return Status(Code::busy,
+                  "the request waited for its scope until its deadline; nothing was written, "
+                  "retry the request");
+  }
+  return std::move(*answer);
+}
+
+Result<Issued> Numbering::issue_one(const IssueRequest& req, store::Clock::time_point deadline) {
   // The last statement carries the commit (one round trip) unless a test needs a moment
   // between allocation and commit.
   const Then last = options_.fault_after_allocate ? Then::stay : Then::commit;
   return store::transact<Issued>(db_, write_tx(deadline), [&](Connection& c) -> Result<Issued> {
     if (req.idempotency_key) {
       OO_ASSIGN_OR_RETURN(auto receipt, store_->find_receipt(c, req.scope, *req.idempotency_key));
-      if (receipt) {
-        if (receipt->title != req.title) {
-          return Status(Code::idempotency_key_reused,
-                        "this Idempotency-Key was used for a document with another title");
-        }
-        return Issued{std::move(receipt->document), true};
-      }
+      if (receipt) return replay_or_refuse(*receipt, req);
     }
     OO_ASSIGN_OR_RETURN(auto doc, store_->allocate(c, req.scope, req.title,
                                                    req.idempotency_key ? Then::stay : last));
     if (!doc) {
       OO_ASSIGN_OR_RETURN(auto info, store_->scope_info(c, req.scope));
-      return Status(Code::scope_exhausted,
-                    fmt::format("scope '{}' has issued every number up to its max {}; nothing "
-                                "was written",
-                                req.scope, info ? info->format.max : 0));
+      return scope_exhausted(req.scope, info ? info->format.max : 0);
     }
     if (options_.fault_after_allocate) OO_RETURN_IF_ERROR(options_.fault_after_allocate());
     if (req.idempotency_key) {
@@ -74,6 +194,46 @@ Result<Issued> Numbering::issue(const IssueRequest& req, store::Clock::time_poin
     }
     return Issued{std::move(*doc), false};
   });
+}
+
+std::vector<Result<Issued>> Numbering::issue_batch(std::span<const IssueRequest> reqs,
+                                                   store::Clock::time_point deadline) {
+  std::vector<Result<Issued>> out(reqs.size(), Status(Code::internal, "not issued"));
+  // The valid requests by scope, each scope's in arrival order; scopes in name order, the one
+  // order in which a batch locks counters.
+  std::map<std::string_view, std::vector<std::size_t>> by_scope;
+  std::vector<std::size_t> valid;
+  for (std::size_t i = 0; i < reqs.size(); ++i) {
+    if (Status st = validate_issue_request(reqs[i]); !st.ok()) {
+      out[i] = std::move(st);
+    } else {
+      by_scope[reqs[i].scope].push_back(i);
+      valid.push_back(i);
+    }
+  }
+  if (by_scope.empty()) return out;
+  auto decided = store::transact<BatchAnswers>(
+      db_, write_tx(deadline), [&](Connection& c) -> Result<BatchAnswers> {
+        BatchAnswers answers;
+        std::size_t n = 0;
+        for (const auto& [scope, at] : by_scope) {
+          // The last scope's last write carries the commit.
+          const Then then = ++n == by_scope.size() ? Then::commit : Then::stay;
+          OO_RETURN_IF_ERROR(issue_scope_batch(*store_, c, scope, reqs, at, then, answers));
+        }
+        return answers;
+      });
+  if (decided.ok()) {
+    for (auto& [i, answer] : *decided) out[i] = std::move(answer);
+    return out;
+  }
+  const bool busy = decided.status().code() == Code::busy;
+  for (std::size_t i : valid) {
+    // Busy stays busy (each alone would have met the same contention); anything else may be
+    // one request's own trouble: each runs alone and gets its own answer.
+    out[i] = busy ? Result<Issued>(decided.status()) : issue_one(reqs[i], deadline);
+  }
+  return out;
 }
 
 Result<Numbering::Configured> Numbering::configure(std::string_view scope,

@@ -1,5 +1,8 @@
 #include "store/numbering_store.hpp"
 
+#include <algorithm>
+#include <string>
+
 #include "store/dialect.hpp"
 
 namespace onceorder::store {
@@ -11,6 +14,52 @@ using store::Row;
 Document document_from(const Row& r, size_t at = 0) {
   return Document{r.text(at),     r.i64(at + 1),  r.text(at + 2), r.text(at + 3),
                   r.text(at + 4), r.text(at + 5), r.text(at + 6)};
+}
+
+// `s` as a JSON string: batches pass their keys and titles to both engines as JSON arrays.
+void append_json_string(std::string& out, std::string_view s) {
+  out += '"';
+  for (char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (u < 0x20) {
+      constexpr char kHex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += ch;
+    }
+  }
+  out += '"';
+}
+
+std::string json_text_array(std::span<const std::string_view> items) {
+  std::string out = "[";
+  for (auto item : items) {
+    if (out.size() > 1) out += ',';
+    append_json_string(out, item);
+  }
+  out += ']';
+  return out;
+}
+
+std::string json_receipt_rows(std::span<const NewReceipt> receipts) {
+  std::string out = "[";
+  for (const NewReceipt& r : receipts) {
+    if (out.size() > 1) out += ',';
+    out += '[';
+    append_json_string(out, r.key);
+    out += ',';
+    append_json_string(out, r.title);
+    out += ',';
+    out += std::to_string(r.value);
+    out += ']';
+  }
+  out += ']';
+  return out;
 }
 
 }  // namespace
@@ -37,6 +86,47 @@ Result<std::optional<Document>> NumberingStore::allocate(store::Connection& c,
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.insert_issued, {scope, title}, then));
   if (rows.empty()) return std::optional<Document>();
   return std::optional<Document>(document_from(rows[0]));
+}
+
+Result<std::map<std::string, DocumentReceipt, std::less<>>> NumberingStore::find_receipts(
+    store::Connection& c, std::string_view scope, std::span<const std::string_view> keys) {
+  const std::string list = json_text_array(keys);
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.find_receipts, {scope, std::string_view(list)}));
+  std::map<std::string, DocumentReceipt, std::less<>> out;
+  for (const Row& r : rows) out.emplace(r.text(0), DocumentReceipt{r.text(1), document_from(r, 2)});
+  return out;
+}
+
+Result<std::vector<Document>> NumberingStore::allocate_many(
+    store::Connection& c, std::string_view scope, std::int64_t last,
+    std::span<const std::string_view> titles, std::span<const NewReceipt> receipts,
+    store::Then then) {
+  const std::int64_t new_last = last + static_cast<std::int64_t>(titles.size());
+  const std::string title_list = json_text_array(titles);
+  const std::string receipt_list = json_receipt_rows(receipts);
+  const bool one_statement = dialect_.writes_in_one_statement;
+  if (!one_statement) OO_RETURN_IF_ERROR(c.query(sql_.set_counter, {scope, new_last}).status());
+  const bool last_statement = one_statement || receipts.empty();
+  const Then after_docs = last_statement ? then : Then::stay;
+  OO_ASSIGN_OR_RETURN(
+      auto rows, one_statement ? c.query(sql_.insert_many,
+                                         {scope, last, new_last, std::string_view(title_list),
+                                          std::string_view(receipt_list)},
+                                         after_docs)
+                               : c.query(sql_.insert_many,
+                                         {scope, last, std::string_view(title_list)}, after_docs));
+  if (!one_statement && !receipts.empty()) {
+    OO_RETURN_IF_ERROR(
+        c.query(sql_.insert_receipts, {scope, std::string_view(receipt_list)}, then).status());
+  }
+  std::vector<Document> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) out.push_back(document_from(r));
+  std::sort(out.begin(), out.end(),
+            [](const Document& a, const Document& b) { return a.value < b.value; });
+  if (out.size() != titles.size())
+    return Status(Code::internal, "a batch of documents was not inserted whole");
+  return out;
 }
 
 Status NumberingStore::insert_receipt(store::Connection& c, std::string_view scope,

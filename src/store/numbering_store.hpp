@@ -2,8 +2,10 @@
 // (store/<engine>/numbering_sql.cpp). Methods run inside the caller's transaction.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "onceorder/document_types.hpp"
@@ -26,6 +28,16 @@ struct NumberingSql {
   store::Statement existing_values;  // (scope, "v1,v2,…") → values already used
   store::Statement insert_legacy;    // (scope, value, number, scheme, title)
   store::Statement raise_last;       // (scope, value) last_value = max(last_value, value)
+  // A batch (Numbering::issue_batch): every receipt of a list of keys, in one statement.
+  store::Statement find_receipts;  // (scope, keys JSON array) → key, title + document
+  // (scope, last, new last, titles JSON array, receipts JSON array of [key, title, value]):
+  // sets the counter to `new last` and inserts documents last+1… with those titles → the
+  // documents. With Dialect::writes_in_one_statement the receipts go in the same statement;
+  // otherwise `set_counter` comes first, then this with (scope, last, titles), then
+  // `insert_receipts`.
+  store::Statement insert_many;
+  store::Statement set_counter = {};      // (scope, new last)
+  store::Statement insert_receipts = {};  // (scope, receipts JSON array of [key, title, value])
 };
 
 struct ScopeRow {
@@ -36,6 +48,13 @@ struct ScopeRow {
 struct DocumentReceipt {
   std::string title;
   Document document;
+};
+
+// A receipt to write with a batch's documents.
+struct NewReceipt {
+  std::string_view key;
+  std::string_view title;
+  std::int64_t value = 0;
 };
 
 class NumberingStore {
@@ -49,6 +68,17 @@ class NumberingStore {
                                            std::string_view title, store::Then then);
   Status insert_receipt(store::Connection& c, std::string_view scope, std::string_view key,
                         std::string_view title, std::int64_t value, store::Then then);
+  // The receipts of those of `keys` that have one, keyed by idempotency key.
+  Result<std::map<std::string, DocumentReceipt, std::less<>>> find_receipts(
+      store::Connection& c, std::string_view scope, std::span<const std::string_view> keys);
+  // Moves the counter from `last` (read under lock) to last + titles.size() and inserts one
+  // document per title (values last+1…, in order) and `receipts`: the documents in value
+  // order. The caller checked the scope's max.
+  Result<std::vector<Document>> allocate_many(store::Connection& c, std::string_view scope,
+                                              std::int64_t last,
+                                              std::span<const std::string_view> titles,
+                                              std::span<const NewReceipt> receipts,
+                                              store::Then then);
   Result<std::optional<ScopeRow>> lock_scope(store::Connection& c, std::string_view scope);
   Status upsert_format(store::Connection& c, std::string_view scope, const ScopeFormat& f);
   // Creates the scope with `format` if it does not exist yet (an existing one is kept).

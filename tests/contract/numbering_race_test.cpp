@@ -40,6 +40,54 @@ TEST_P(NumberingTest, ConcurrentAllocationsOnOneScopeGiveExactlyOneToNM) {
   expect_invariants_hold();
 }
 
+// Request combining (Numbering's Combiner): many callers on one hot scope, half of them keyed
+// and replaying their key once more. The values stay 1..N with every caller holding its own,
+// the replays get their own document back, and batches of more than one request must have
+// run: a Numbering that never combines fails here.
+TEST_P(NumberingTest, QueuedRequestsOnOneHotScopeAreCombinedGaplessRace) {
+  constexpr int kThreads = 16, kEach = 25;
+  std::barrier start(kThreads);
+  std::vector<std::vector<std::int64_t>> got(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      for (int i = 0; i < kEach; ++i) {
+        std::optional<std::string> key;
+        if (i % 2 == 0) key = "t" + std::to_string(t) + "-" + std::to_string(i);
+        const std::string title = "t" + std::to_string(t) + " #" + std::to_string(i);
+        auto r = issue("COMBINED", title, key);
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        ASSERT_FALSE(r->replayed);
+        ASSERT_EQ(r->document.title, title);
+        got[t].push_back(r->document.value);
+        if (key) {
+          auto again = issue("COMBINED", title, key);
+          ASSERT_TRUE(again.ok()) << again.status().to_string();
+          EXPECT_TRUE(again->replayed);
+          EXPECT_EQ(again->document.value, r->document.value);
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::vector<std::int64_t> all;
+  for (auto& g : got) all.insert(all.end(), g.begin(), g.end());
+  std::sort(all.begin(), all.end());
+  constexpr int kN = kThreads * kEach;
+  ASSERT_EQ(all.size(), static_cast<size_t>(kN));
+  for (size_t i = 0; i < all.size(); ++i) ASSERT_EQ(all[i], static_cast<std::int64_t>(i + 1));
+  EXPECT_EQ(last_value("COMBINED"), kN);
+  EXPECT_EQ(count_documents("COMBINED"), kN);
+
+  const CombinerStats stats = numbering_.combining();
+  const int replays = kThreads * ((kEach + 1) / 2);
+  EXPECT_EQ(stats.requests, static_cast<std::uint64_t>(kN + replays));
+  EXPECT_GT(stats.largest, 1u) << "no two requests were ever combined";
+  EXPECT_LT(stats.runs[0], stats.requests) << "every run carried one request";
+  expect_invariants_hold();
+}
+
 TEST_P(NumberingTest, EmptyScopeRaceGivesOneToN) {
   // Many first allocations at once in scopes that do not exist yet, round after round.
   constexpr int kThreads = 8, kRounds = 15;

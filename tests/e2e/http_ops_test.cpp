@@ -85,6 +85,10 @@ TEST_P(OpsHttpTest, MetricsExposeTheExpectedSeries) {
       R"(onceorder_tx_retries_total{cause="requested"} )",
       "onceorder_db_reconnects_total 0",
       "onceorder_order_id_collisions_total 0",
+      // The one POST above ran alone: a batch of one.
+      "# TYPE onceorder_numbering_batch_size histogram",
+      R"(onceorder_numbering_batch_size_bucket{le="1"} 1)",
+      "\nonceorder_numbering_batch_size_count 1\n",
       R"(onceorder_invariant_violations{id="I7"} 0)",
   };
   for (const std::string& series : expected) {

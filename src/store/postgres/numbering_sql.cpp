@@ -67,6 +67,28 @@ const NumberingSql& numbering_sql() {
       .raise_last = {"num_raise_last",
                      "UPDATE doc_scopes SET last_value = greatest(last_value, $2) "
                      "WHERE scope = $1"},
+      .find_receipts = {"num_find_receipts",
+                        "SELECT r.idempotency_key, r.title, " OO_PG_DOC_COLS(
+                            "d") " FROM document_receipts r "
+                                 "JOIN documents d ON d.scope = r.scope AND d.value = r.value "
+                                 "WHERE r.scope = $1 AND r.idempotency_key IN "
+                                 "(SELECT jsonb_array_elements_text($2::jsonb))"},
+      // One statement for the whole batch: the counter (locked by the caller), the documents
+      // and their receipts. The receipts' foreign key is checked at the end of the statement,
+      // when the documents are in.
+      .insert_many = {"num_insert_many",
+                      "WITH c AS (UPDATE doc_scopes SET last_value = $3 WHERE scope = $1 "
+                      "RETURNING scope, width, radix), "
+                      "d AS (INSERT INTO documents (scope, value, number, origin, scheme, title) "
+                      "SELECT c.scope, $2::bigint + t.i, "
+                      "oo_format_number($2::bigint + t.i, c.radix, c.width), 'issued', "
+                      "'r' || c.radix || 'w' || c.width, t.title FROM c CROSS JOIN "
+                      "jsonb_array_elements_text($4::jsonb) WITH ORDINALITY AS t (title, i) "
+                      "RETURNING *), "
+                      "r AS (INSERT INTO document_receipts (scope, idempotency_key, title, value) "
+                      "SELECT $1, e->>0, e->>1, (e->>2)::bigint "
+                      "FROM jsonb_array_elements($5::jsonb) AS e) "
+                      "SELECT " OO_PG_DOC_COLS("d") " FROM d ORDER BY d.value"},
   };
   return sql;
 }

@@ -56,6 +56,28 @@ const NumberingSql& numbering_sql() {
                         "VALUES (?1, ?2, ?3, 'legacy', ?4, ?5)"},
       .raise_last = {"num_raise_last",
                      "UPDATE doc_scopes SET last_value = max(last_value, ?2) WHERE scope = ?1"},
+      .find_receipts = {"num_find_receipts",
+                        "SELECT r.idempotency_key, r.title, " OO_SQLITE_DOC_COLS(
+                            "d") " FROM document_receipts r "
+                                 "JOIN documents d ON d.scope = r.scope AND d.value = r.value "
+                                 "WHERE r.scope = ?1 AND r.idempotency_key IN "
+                                 "(SELECT value FROM json_each(?2))"},
+      // A batch under the write lock BEGIN IMMEDIATE took: the counter, then every document
+      // in one statement (json_each's key is the title's index), then every receipt.
+      // Its parameters are (scope, last, titles JSON array).
+      .insert_many = {"num_insert_many",
+                      "INSERT INTO documents (scope, value, number, origin, scheme, title) "
+                      "SELECT s.scope, ?2 + t.key + 1, "
+                      "oo_format_number(?2 + t.key + 1, s.radix, s.width), 'issued', "
+                      "'r' || s.radix || 'w' || s.width, t.value FROM doc_scopes s, "
+                      "json_each(?3) t WHERE s.scope = ?1 "
+                      "RETURNING scope, value, number, origin, scheme, title, created_at"},
+      .set_counter = {"num_set_counter", "UPDATE doc_scopes SET last_value = ?2 WHERE scope = ?1"},
+      .insert_receipts =
+          {"num_insert_receipts",
+           "INSERT INTO document_receipts (scope, idempotency_key, title, value) "
+           "SELECT ?1, json_extract(e.value, '$[0]'), json_extract(e.value, '$[1]'), "
+           "json_extract(e.value, '$[2]') FROM json_each(?2) AS e"},
   };
   return sql;
 }

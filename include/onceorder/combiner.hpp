@@ -1,0 +1,230 @@
+// Request combining (group commit) for a hot row: requests for the same key that queue up
+// behind one another are handed to one caller's thread and carried out as one batch (one
+// transaction, one commit flush) instead of one commit each.
+//
+// Leader/follower: the first request for an idle key runs at once on its own thread, as if
+// there were no combiner (no wait, no thread hand-off). Requests for that key arriving while
+// it runs queue. When a run ends, up to `max_batch` queued requests (in arrival order) are
+// handed to the first of them, whose thread runs them as one batch and hands each waiter its
+// answer; then the next queued requests go the same way. A waiter still queued at its
+// deadline leaves the queue with no answer (nullopt: nothing was done for it); once taken into
+// a batch it waits for that batch's answer. A batch runs under the earliest deadline of its
+// members, so no member waits on it past its own deadline.
+//
+// The combiner knows nothing of databases: `RunOne` and `RunBatch` do the work and must give
+// each request exactly the answer it would have had alone, in arrival order. An exception
+// thrown by them reaches every caller of that run.
+//
+// Thread-safety: safe to use from many threads at once; one mutex guards the queues (held
+// only to queue, hand off and answer, never while a run does its work).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace onceorder {
+
+// How many runs had how many requests; counters only ever grow.
+struct CombinerStats {
+  // Upper bounds of the batch-size buckets (a run of n requests counts in the first bucket
+  // with n <= bound). A lone run is a batch of 1.
+  static constexpr std::array<std::uint64_t, 9> kBounds{1, 2, 4, 8, 16, 32, 64, 128, 256};
+  std::array<std::uint64_t, kBounds.size()> runs{};  // per bucket, not cumulative
+  std::uint64_t requests = 0;                        // sum of all batch sizes
+  std::uint64_t largest = 0;                         // the largest batch so far
+};
+
+template <class Req, class Res>
+class Combiner {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using RunOne = std::function<Res(const Req&, Clock::time_point deadline)>;
+  using RunBatch =
+      std::function<std::vector<Res>(std::span<const Req>, Clock::time_point deadline)>;
+
+  // 256 is the largest `max_batch` the stats' buckets describe.
+  Combiner(std::size_t max_batch, RunOne one, RunBatch batch)
+      : max_batch_(max_batch < 1 ? 1 : max_batch), one_(std::move(one)), batch_(std::move(batch)) {}
+  Combiner(const Combiner&) = delete;
+  Combiner& operator=(const Combiner&) = delete;
+
+  // The answer to `req`, run alone or in a batch with other requests for `key`; nullopt when
+  // it was still queued at `deadline` (it was never run).
+  std::optional<Res> run(std::string_view key, const Req& req, Clock::time_point deadline) {
+    Waiter self(&req, deadline);
+    std::unique_lock lock(mu_);
+    auto lane = lanes_.find(key);
+    if (lane == lanes_.end()) {
+      // Idle key: run now, on this thread.
+      lane = lanes_.emplace(std::string(key), Lane{}).first;
+      lock.unlock();
+      std::optional<Res> out;
+      std::exception_ptr error;
+      try {
+        out.emplace(one_(req, deadline));
+      } catch (...) {
+        error = std::current_exception();
+      }
+      count(1);
+      lock.lock();
+      hand_off(lane);
+      lock.unlock();
+      if (error) std::rethrow_exception(error);
+      return out;
+    }
+    lane->second.queue.push_back(&self);
+    while (self.state == State::queued) {
+      if (self.cv.wait_until(lock, deadline) == std::cv_status::timeout &&
+          self.state == State::queued) {
+        auto& q = lane->second.queue;
+        for (auto it = q.begin(); it != q.end(); ++it) {
+          if (*it == &self) {
+            q.erase(it);
+            break;
+          }
+        }
+        return std::nullopt;
+      }
+    }
+    if (self.state == State::leading) {
+      std::vector<Waiter*> batch = std::move(self.batch);
+      lock.unlock();
+      run_batch(batch);
+      lock.lock();
+      hand_off(lane);
+    }
+    while (self.state != State::done) self.cv.wait(lock);
+    if (self.error) std::rethrow_exception(self.error);
+    return std::move(self.result);
+  }
+
+  // Requests queued for `key` right now (not those running).
+  std::size_t waiting(std::string_view key) const {
+    std::lock_guard lock(mu_);
+    auto lane = lanes_.find(key);
+    return lane == lanes_.end() ? 0 : lane->second.queue.size();
+  }
+
+  CombinerStats stats() const {
+    CombinerStats s;
+    for (std::size_t i = 0; i < s.runs.size(); ++i) s.runs[i] = runs_[i].load();
+    s.requests = requests_.load();
+    s.largest = largest_.load();
+    return s;
+  }
+
+ private:
+  enum class State { queued, leading, taken, done };
+  struct Waiter {
+    Waiter(const Req* r, Clock::time_point d) : req(r), deadline(d) {}
+    const Req* req;
+    Clock::time_point deadline;
+    State state = State::queued;
+    std::vector<Waiter*> batch;  // set when leading: itself first, then the others
+    std::optional<Res> result;
+    std::exception_ptr error;
+    std::condition_variable cv;
+  };
+  struct Lane {
+    std::deque<Waiter*> queue;  // arrival order
+  };
+  using Lanes = std::map<std::string, Lane, std::less<>>;  // a key is present while it runs
+
+  // With mu_ held, after a run of `lane` ended: the next waiters become a batch led by the
+  // first of them, or the key goes idle. Waiters already past their deadline are told so
+  // (nullopt) instead of being taken: the batch's deadline is its earliest one.
+  void hand_off(typename Lanes::iterator lane) {
+    auto& q = lane->second.queue;
+    std::vector<Waiter*> batch;
+    const auto now = Clock::now();
+    while (!q.empty() && batch.size() < max_batch_) {
+      Waiter* w = q.front();
+      q.pop_front();
+      if (w->deadline <= now) {
+        w->state = State::done;
+        w->cv.notify_one();
+        continue;
+      }
+      w->state = State::taken;
+      batch.push_back(w);
+    }
+    if (batch.empty()) {
+      lanes_.erase(lane);
+      return;
+    }
+    Waiter* leader = batch.front();
+    leader->state = State::leading;
+    leader->batch = std::move(batch);
+    leader->cv.notify_one();
+  }
+
+  // On the leader's thread, mu_ not held: runs the batch and answers every member.
+  void run_batch(const std::vector<Waiter*>& batch) {
+    Clock::time_point deadline = batch.front()->deadline;
+    for (const Waiter* w : batch) deadline = std::min(deadline, w->deadline);
+    std::vector<Res> answers;
+    std::exception_ptr error;
+    try {
+      if (batch.size() == 1) {
+        answers.push_back(one_(*batch.front()->req, deadline));
+      } else {
+        std::vector<Req> reqs;
+        reqs.reserve(batch.size());
+        for (const Waiter* w : batch) reqs.push_back(*w->req);
+        answers = batch_(reqs, deadline);
+        if (answers.size() != batch.size()) throw std::logic_error("RunBatch: answer count");
+      }
+    } catch (...) {
+      error = std::current_exception();
+    }
+    count(batch.size());
+    std::lock_guard lock(mu_);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      Waiter* w = batch[i];
+      if (error)
+        w->error = error;
+      else
+        w->result.emplace(std::move(answers[i]));
+      w->state = State::done;
+      // Under mu_: a waiter that sees `done` returns and destroys its cv.
+      w->cv.notify_one();
+    }
+  }
+
+  void count(std::size_t n) {
+    std::size_t b = 0;
+    while (b + 1 < CombinerStats::kBounds.size() && n > CombinerStats::kBounds[b]) ++b;
+    runs_[b].fetch_add(1, std::memory_order_relaxed);
+    requests_.fetch_add(n, std::memory_order_relaxed);
+    auto seen = largest_.load(std::memory_order_relaxed);
+    while (n > seen && !largest_.compare_exchange_weak(seen, n, std::memory_order_relaxed)) {
+    }
+  }
+
+  const std::size_t max_batch_;
+  const RunOne one_;
+  const RunBatch batch_;
+  mutable std::mutex mu_;
+  Lanes lanes_;  // guarded by mu_
+  std::array<std::atomic<std::uint64_t>, CombinerStats::kBounds.size()> runs_{};
+  std::atomic<std::uint64_t> requests_{0};
+  std::atomic<std::uint64_t> largest_{0};
+};
+
+}  // namespace onceorder

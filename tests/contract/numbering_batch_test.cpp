@@ -1,0 +1,195 @@
+// Request combining for document numbers, differentially: one arrival sequence run as one
+// batch (Numbering::issue_batch, what the combiner calls for requests that queued) and run
+// one request at a time must give the same answers and leave the same database, on every
+// engine. The combiner's races are in numbering_race_test.cpp.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/test_db.hpp"
+#include "onceorder/numbering.hpp"
+
+namespace onceorder::testing {
+namespace {
+
+class NumberingBatchTest : public ::testing::TestWithParam<Engine> {
+ protected:
+  // One database per way of running, each with the same history before the sequence.
+  struct Side {
+    explicit Side(Engine engine) : tdb(engine), db(tdb.open({.pool_size = 4})), numbering(*db) {}
+    TestDb tdb;
+    std::unique_ptr<store::Database> db;
+    Numbering numbering;
+  };
+
+  static void prepare(Side& side) {
+    ASSERT_TRUE(side.numbering.configure("SMALL", ScopeFormat{2, 10, 3}, soon()).ok());
+    ASSERT_TRUE(side.numbering.issue({"SMALL", "s0", std::nullopt}, soon()).ok());
+    ASSERT_TRUE(side.numbering.issue({"OLD", "old invoice", "k-old"}, soon()).ok());
+    ASSERT_TRUE(side.numbering.configure("FULL", ScopeFormat{1, 10, 1}, soon()).ok());
+    ASSERT_TRUE(side.numbering.issue({"FULL", "only", "k-full"}, soon()).ok());
+  }
+
+  // The answer as text: everything a caller sees except created_at (another run, another
+  // clock; a replay's created_at is the original's by construction of the receipt join).
+  static std::string answer_text(const Result<Issued>& r) {
+    if (!r.ok()) {
+      std::string out = std::string(code_name(r.status().code())) + ": " + r.status().message();
+      for (const auto& f : r.status().fields()) out += " [" + f.field + ": " + f.message + "]";
+      return out;
+    }
+    const Document& d = r->document;
+    return d.scope + " " + std::to_string(d.value) + " " + d.number + " " + d.origin + " " +
+           d.scheme + " '" + d.title + "'" + (r->replayed ? " replayed" : "");
+  }
+
+  static std::vector<std::string> database_text(TestDb& tdb) {
+    std::vector<std::string> out;
+    auto add = [&](const std::string& what, const std::string& sql) {
+      for (const auto& row : tdb.sql(sql)) {
+        std::string line = what;
+        for (size_t i = 0; i < row.size(); ++i) line += " | " + row.text(i);
+        out.push_back(line);
+      }
+    };
+    add("scope",
+        "SELECT scope, width, radix, max_value, last_value FROM doc_scopes ORDER BY scope");
+    add("document",
+        "SELECT scope, value, number, origin, scheme, title FROM documents ORDER BY scope, value");
+    add("receipt",
+        "SELECT scope, idempotency_key, title, value FROM document_receipts "
+        "ORDER BY scope, idempotency_key");
+    return out;
+  }
+
+  // Runs `sequence` one by one on one side and as the batches `cuts` describe (sizes, in
+  // order) on the other, and compares.
+  void expect_same(const std::vector<IssueRequest>& sequence, const std::vector<size_t>& cuts,
+                   const std::function<void(TestDb&)>& setup = {}) {
+    Side alone(GetParam()), combined(GetParam());
+    prepare(alone);
+    prepare(combined);
+    if (setup) {
+      setup(alone.tdb);
+      setup(combined.tdb);
+    }
+    if (HasFatalFailure()) return;
+
+    std::vector<std::string> one_by_one;
+    for (const auto& req : sequence)
+      one_by_one.push_back(answer_text(alone.numbering.issue(req, soon())));
+
+    std::vector<std::string> batched;
+    size_t from = 0;
+    for (size_t n : cuts) {
+      auto answers = combined.numbering.issue_batch(
+          std::span<const IssueRequest>(sequence).subspan(from, n), soon());
+      ASSERT_EQ(answers.size(), n);
+      for (const auto& a : answers) batched.push_back(answer_text(a));
+      from += n;
+    }
+    ASSERT_EQ(from, sequence.size());
+
+    for (size_t i = 0; i < sequence.size(); ++i)
+      EXPECT_EQ(batched[i], one_by_one[i])
+          << "request " << i << " (" << sequence[i].scope << ", '" << sequence[i].title << "')";
+    EXPECT_EQ(database_text(combined.tdb), database_text(alone.tdb));
+  }
+
+  // Fresh scopes, a scope that runs out mid-batch, keys (new, replayed from an earlier
+  // transaction, replayed and refused within the batch, refused after the scope ran out),
+  // invalid requests, titles that need quoting.
+  static std::vector<IssueRequest> mixed_sequence() {
+    return {
+        {"A", "a1", std::nullopt},
+        {"A", "a2", "k1"},
+        {"SMALL", "s1", std::nullopt},
+        {"A", "a2", "k1"},     // replays a2 from within the batch
+        {"A", "other", "k1"},  // same key, another title
+        {"SMALL", "s2", "ks"},
+        {"SMALL", "s3", "kx"},  // SMALL is full from here on
+        {"SMALL", "s3", "kx"},  // its key never got a document: exhausted again
+        {"SMALL", "s4", "kx"},
+        {"SMALL", "s5", std::nullopt},
+        {"OLD", "old invoice", "k-old"},  // replay of an earlier transaction
+        {"OLD", "changed", "k-old"},
+        {"OLD", "new one", std::nullopt},
+        {"bad scope!", "x", std::nullopt},  // invalid: answered, takes no part
+        {"A", "", std::nullopt},
+        {"A", "t", std::string("bad key")},
+        {"SMALL", "s2", "ks"},  // replays s2 from within the batch, after the scope ran out
+        {"A", "quote \" backslash \\ comma, Müller — 請求書", "k,2"},
+        {"B", "b1", "k1"},  // the same key in another scope is another document
+        {"FULL", "only", "k-full"},
+        {"FULL", "more", std::nullopt},
+        {"A", "a3", std::nullopt},
+        {"A", "quote \" backslash \\ comma, Müller — 請求書", "k,2"},
+    };
+  }
+};
+
+TEST_P(NumberingBatchTest, OneBatchOfManyScopesAnswersAsOneByOne) {
+  const auto seq = mixed_sequence();
+  expect_same(seq, {seq.size()});
+}
+
+TEST_P(NumberingBatchTest, BatchesOfOneScopeAnswerAsOneByOne) {
+  // The combiner's shape: every batch is one scope's queue.
+  const std::vector<IssueRequest> seq = {
+      {"H", "h1", "k1"}, {"H", "h2", std::nullopt}, {"H", "h1", "k1"}, {"H", "x", "k1"},
+      {"H", "h3", "k3"}, {"H", "h4", std::nullopt}, {"H", "h3", "k3"}, {"H", "h1", "k1"},
+      {"H", "h5", "k5"}, {"H", "h6", std::nullopt},
+  };
+  expect_same(seq, {1, 3, 4, 2});
+}
+
+TEST_P(NumberingBatchTest, ScopeRunningOutMidBatchAnswersAsOneByOne) {
+  std::vector<IssueRequest> seq;
+  for (int i = 0; i < 6; ++i)
+    seq.push_back({"SMALL", "t" + std::to_string(i), "key-" + std::to_string(i % 4)});
+  for (int i = 0; i < 3; ++i) seq.push_back({"FULL", "f" + std::to_string(i), std::nullopt});
+  expect_same(seq, {6, 3});
+}
+
+TEST_P(NumberingBatchTest, BatchOfOnlyInvalidOrReplayedRequestsWritesNothing) {
+  const std::vector<IssueRequest> seq = {
+      {"OLD", "old invoice", "k-old"}, {"OLD", "x", "k-old"},   {"", "x", std::nullopt},
+      {"FULL", "only", "k-full"},      {"FULL", "x", "k-full"},
+  };
+  expect_same(seq, {seq.size()});
+}
+
+// One bad request never sinks the others: a document the database refuses (a trigger stands in
+// for any failure that is not transient) fails the combined transaction, which then runs its
+// requests one at a time: only that request fails, with the error it gets alone.
+TEST_P(NumberingBatchTest, ARequestTheDatabaseRefusesFailsAloneAndTheOthersAreIssued) {
+  auto poison = [](TestDb& tdb) {
+    if (GetParam() == Engine::sqlite) {
+      tdb.sql(
+          "CREATE TRIGGER poison BEFORE INSERT ON documents WHEN NEW.title = 'poison' "
+          "BEGIN SELECT RAISE(ABORT, 'poisoned title'); END");
+    } else {
+      tdb.sql(
+          "CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+          "IF NEW.title = 'poison' THEN RAISE EXCEPTION 'poisoned title'; END IF; "
+          "RETURN NEW; END $$");
+      tdb.sql(
+          "CREATE TRIGGER poison BEFORE INSERT ON documents FOR EACH ROW EXECUTE FUNCTION "
+          "poison()");
+    }
+  };
+  const std::vector<IssueRequest> seq = {
+      {"P", "p1", "k1"},         {"P", "p2", std::nullopt}, {"P", "poison", "k2"},
+      {"P", "p1", "k1"},         {"P", "p3", "k3"},         {"P", "poison", std::nullopt},
+      {"Q", "q1", std::nullopt},
+  };
+  expect_same(seq, {seq.size()}, poison);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, NumberingBatchTest, ::testing::ValuesIn(engines_under_test()),
+                         engine_param_name);
+
+}  // namespace
+}  // namespace onceorder::testing
