@@ -9,6 +9,11 @@
 // receipt commit together. A lock timeout or deadlock is never a decision: the whole
 // transaction is rolled back and re-run, then `busy`.
 //
+// Placements that queue behind one another are combined (onceorder/combiner.hpp), keyed by
+// (warehouse, lowest SKU of the cart): the first runs alone at once; those that queued meanwhile
+// run as one transaction (place_batch), each decided in arrival order on the stock the ones
+// before it left, with one commit for all.
+//
 // Thread-safety: an Intake is safe to use from many threads at once.
 #pragma once
 
@@ -20,10 +25,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "onceorder/cart.hpp"
+#include "onceorder/combiner.hpp"
 #include "onceorder/id_generator.hpp"
 #include "onceorder/order_types.hpp"
 #include "onceorder/store.hpp"
@@ -53,6 +60,8 @@ struct IntakeOptions {
   // Test seam: an order id to use instead of the generator's next one (a collision planted
   // by a test, as two processes holding one node id would make it).
   std::function<std::optional<std::int64_t>()> fault_order_id;
+  // While either seam is set, nothing is combined (place_batch too runs one at a time): the
+  // seams are written for one placement per transaction.
 };
 
 namespace store {
@@ -67,8 +76,27 @@ class Intake {
   ~Intake();
 
   // Errors: invalid_request, missing_idempotency_key, idempotency_key_reused, unknown_sku,
-  // request_in_progress, busy, unavailable (no node id / clock behind).
+  // request_in_progress, busy, unavailable (no node id / clock behind). Combined with other
+  // placements of the same lane when they queue (see above).
   Result<Placed> place(const PlaceRequest& request, store::Clock::time_point deadline);
+
+  // Places `requests` in one transaction, each answered exactly as `place` would have
+  // answered it had they run one at a time in this order: replays of receipts stored before
+  // or by an earlier request of the batch, idempotency_key_reused, placed or out_of_stock on
+  // the stock the earlier ones left, unknown_sku, a total that does not fit. Invalid requests
+  // get their validation error and take no part. Stock rows are locked once, in (warehouse,
+  // sku) order. If the transaction fails as `busy`, every request gets that answer (or
+  // request_in_progress, as `place`); if it fails for any other reason (an order id taken, a
+  // constraint), each request runs alone instead, so one bad request cannot sink the others.
+  // `place` calls it for what queued; tests call it to force a batch.
+  std::vector<Result<Placed>> place_batch(std::span<const PlaceRequest> requests,
+                                          store::Clock::time_point deadline);
+
+  // The most placements one combined transaction takes (as Numbering::kMaxBatch: a process
+  // rarely has more workers; the bound keeps the time the rows are held short).
+  static constexpr std::size_t kMaxBatch = 64;
+  // How many requests `place`'s runs carried so far (a lone request is a batch of 1).
+  CombinerStats combining() const;
   Result<Order> get_order(std::int64_t order_id, store::Clock::time_point deadline);
   // Idempotent; in_production once any line has a production order.
   Result<Order> cancel(std::int64_t order_id, store::Clock::time_point deadline);
@@ -94,6 +122,20 @@ class Intake {
   std::uint64_t id_collisions() const { return id_collisions_.load(); }
 
  private:
+  struct Job;     // a validated placement
+  struct Answer;  // its answer, and whether it timed out waiting on another request's key
+  Result<Job> validate(const PlaceRequest& request) const;
+  bool combines() const { return !options_.fault_after_deduction && !options_.fault_order_id; }
+  // keys_in_flight_: enter before a placement runs; leave says whether another one held it.
+  void enter(const PlaceRequest& request);
+  bool leave(const PlaceRequest& request);
+  Result<Placed> finish(Answer answer, bool key_shared) const;
+  // One placement in its own transaction: the lone path, and the fallback of a batch.
+  Answer place_one(const Job& job, store::Clock::time_point deadline);
+  // Valid placements in one transaction (place_batch's body, and the combiner's).
+  std::vector<Answer> place_jobs(std::span<const Job* const> jobs,
+                                 store::Clock::time_point deadline);
+
   Result<std::int64_t> next_order_id();
   // After a collision this process's node id is not its own: lease another one.
   Result<std::int64_t> order_id_from_another_node();
@@ -111,6 +153,7 @@ class Intake {
   std::unique_ptr<NodeLease> lease_;
   std::unique_ptr<IdGenerator> ids_;
   std::atomic<std::uint64_t> id_collisions_{0};
+  std::unique_ptr<Combiner<const Job*, Answer>> combiner_;  // keyed by (warehouse, lowest sku)
 };
 
 // Node-id leases: one row per node id; a process holds one while its lease lasts, and

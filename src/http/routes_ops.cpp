@@ -69,6 +69,10 @@ Response get_metrics(const Services& s) {
                    "Requests per transaction issuing document numbers: 1 for a lone request, "
                    "more when requests for one scope queued and were combined.",
                    s.numbering.combining());
+  prom_batch_sizes(out, "onceorder_order_batch_size",
+                   "Placements per transaction: 1 for a lone request, more when placements of "
+                   "one lane (warehouse, lowest SKU) queued and were combined.",
+                   s.intake.combining());
 
   // The scheduled run's results, never a query per scrape: a scrape must cost nothing that
   // a request needs. No results yet leaves the series out (absent, not zero: zero would

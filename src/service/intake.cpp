@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <set>
 
 #include "onceorder/numbering.hpp"
 #include "onceorder/process_identity.hpp"
@@ -39,11 +41,27 @@ Status check_ids(std::int64_t warehouse_id, std::int64_t sku_id) {
 
 }  // namespace
 
+struct Intake::Job {
+  const PlaceRequest* req;
+  Cart cart;
+};
+
+struct Intake::Answer {
+  Result<Placed> placed;
+  bool waiting_on_key = false;
+};
+
 Intake::Intake(store::Database& db, IntakeOptions options)
     : db_(db),
       options_(std::move(options)),
       store_(std::make_unique<store::IntakeStore>(db.dialect())),
-      stock_(std::make_unique<store::StockStore>(db.dialect())) {
+      stock_(std::make_unique<store::StockStore>(db.dialect())),
+      combiner_(std::make_unique<Combiner<const Job*, Answer>>(
+          kMaxBatch,
+          [this](const Job* job, store::Clock::time_point d) { return place_one(*job, d); },
+          [this](std::span<const Job* const> batch, store::Clock::time_point d) {
+            return place_jobs(batch, d);
+          })) {
   if (options_.holder.empty()) options_.holder = process_identity();
 }
 
@@ -82,7 +100,73 @@ Result<std::int64_t> Intake::order_id_from_another_node() {
   return next_order_id();
 }
 
-Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point deadline) {
+namespace {
+
+Status unknown_skus(const Cart& cart, const std::vector<store::StockRow>& rows) {
+  std::vector<FieldError> unknown;
+  size_t j = 0;
+  for (size_t i = 0; i < cart.lines.size(); ++i) {
+    if (j < rows.size() && rows[j].sku_id == cart.lines[i].sku_id) {
+      ++j;
+    } else {
+      unknown.push_back({"lines", fmt::format("sku {} has no stock row in warehouse {}",
+                                              cart.lines[i].sku_id, cart.warehouse_id)});
+    }
+  }
+  return Status(Code::unknown_sku, "a SKU is not stocked in this warehouse; nothing was stored",
+                std::move(unknown));
+}
+
+std::vector<Shortage> shortages_of(const Cart& cart, const std::vector<store::StockRow>& rows) {
+  std::vector<Shortage> shortages;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].available < cart.lines[i].quantity)
+      shortages.push_back({rows[i].sku_id, cart.lines[i].quantity, rows[i].available});
+  }
+  return shortages;
+}
+
+// The order `cart` makes at the locked rows' prices (rows in cart order).
+Result<Order> make_order(std::int64_t order_id, std::int64_t customer, const Cart& cart,
+                         const std::vector<store::StockRow>& rows) {
+  Order order{order_id, order_number(order_id), "placed", customer, cart.warehouse_id, {}, 0, ""};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    order.lines.push_back(
+        {static_cast<int>(i + 1), rows[i].sku_id, cart.lines[i].quantity, rows[i].price_cents});
+    // Prices up to 10^12 times quantities up to 10^6 over 20 lines do not fit in 64
+    // bits: refuse (rolling everything back) rather than store a wrapped total.
+    std::int64_t line_total = 0;
+    if (__builtin_mul_overflow(rows[i].price_cents, cart.lines[i].quantity, &line_total) ||
+        __builtin_add_overflow(order.total_cents, line_total, &order.total_cents)) {
+      return Status(
+          Code::invalid_request, "the order total does not fit in 64 bits; nothing was stored",
+          {FieldError{"lines", fmt::format("the total would exceed {} cents", kMaxTotalCents)}});
+    }
+  }
+  return order;
+}
+
+// The answer a stored receipt gives a request with the same key: its first decision, or
+// idempotency_key_reused for another cart. Other errors fail the transaction.
+Result<Placed> replay(store::IntakeStore& store, Connection& c, const PlaceRequest& req,
+                      const Cart& cart) {
+  OO_ASSIGN_OR_RETURN(auto receipt, store.find_receipt(c, req.customer_id, req.idempotency_key));
+  if (!receipt) return Status(Code::retry_transaction, "receipt vanished");
+  if (!receipt->is_for(cart)) {
+    return Status(Code::idempotency_key_reused,
+                  "this Idempotency-Key was used for a different order");
+  }
+  if (receipt->outcome == "out_of_stock")
+    return Placed{true, {}, std::move(receipt->shortages), true};
+  OO_ASSIGN_OR_RETURN(auto order, store.get_order(c, receipt->order_id));
+  if (!order) return Status(Code::internal, "a placed receipt without its order");
+  order->status = "placed";  // replay the first answer, whatever happened since
+  return Placed{false, std::move(*order), {}, true};
+}
+
+}  // namespace
+
+Result<Intake::Job> Intake::validate(const PlaceRequest& req) const {
   if (req.idempotency_key.empty()) {
     return Status(Code::missing_idempotency_key, "POST /v1/orders needs an Idempotency-Key header");
   }
@@ -94,86 +178,83 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
   if (!cart.ok())
     errors.insert(errors.end(), cart.status().fields().begin(), cart.status().fields().end());
   if (!errors.empty()) return Status(Code::invalid_request, "invalid request", std::move(errors));
+  return Job{&req, std::move(*cart)};
+}
 
-  OO_ASSIGN_OR_RETURN(std::int64_t order_id, next_order_id());
+void Intake::enter(const PlaceRequest& req) {
+  std::lock_guard lock(keys_mu_);
+  ++keys_in_flight_[{req.customer_id, req.idempotency_key}];
+}
+
+bool Intake::leave(const PlaceRequest& req) {
+  std::lock_guard lock(keys_mu_);
+  const auto key = std::make_pair(req.customer_id, req.idempotency_key);
+  const bool shared = keys_in_flight_[key] > 1;
+  if (--keys_in_flight_[key] == 0) keys_in_flight_.erase(key);
+  return shared;
+}
+
+Result<Placed> Intake::finish(Answer answer, bool key_shared) const {
+  const Status& st = answer.placed.status();
+  if (!answer.placed.ok() && st.code() == Code::busy && (answer.waiting_on_key || key_shared)) {
+    return Status(Code::request_in_progress,
+                  "another request with this Idempotency-Key is still being processed; retry it");
+  }
+  return std::move(answer.placed);
+}
+
+CombinerStats Intake::combining() const { return combiner_->stats(); }
+
+Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point deadline) {
+  OO_ASSIGN_OR_RETURN(const Job job, validate(req));
+  enter(req);
+  std::optional<Answer> answer;
+  if (combines()) {
+    // The lane: carts sharing their lowest SKU meet (a hot SKU is every cart's lowest
+    // often enough); carts over many SKUs rarely do and stay on the lone path. Correctness
+    // never depends on it: two lanes' transactions lock rows in the one global order.
+    const std::string lane = fmt::format("{}/{}", job.cart.warehouse_id, job.cart.lines[0].sku_id);
+    answer = combiner_->run(lane, &job, deadline);
+    if (!answer) {
+      answer.emplace(Answer{Status(Code::busy,
+                                   "the request waited for its stock until its deadline; nothing "
+                                   "was written, retry the request"),
+                            false});
+    }
+  } else {
+    answer.emplace(place_one(job, deadline));
+  }
+  return finish(std::move(*answer), leave(req));
+}
+
+Intake::Answer Intake::place_one(const Job& job, store::Clock::time_point deadline) {
+  const PlaceRequest& req = *job.req;
+  const Cart& cart = job.cart;
+  auto first_id = next_order_id();
+  if (!first_id.ok()) return Answer{first_id.status(), false};
+  std::int64_t order_id = *first_id;
   if (options_.fault_order_id)
     if (auto planted = options_.fault_order_id()) order_id = *planted;
-  const auto key = std::make_pair(req.customer_id, req.idempotency_key);
-  {
-    std::lock_guard lock(keys_mu_);
-    ++keys_in_flight_[key];
-  }
-  const auto leave = [&] {
-    std::lock_guard lock(keys_mu_);
-    const bool shared = keys_in_flight_[key] > 1;
-    if (--keys_in_flight_[key] == 0) keys_in_flight_.erase(key);
-    return shared;
-  };
   const Then last = options_.fault_after_deduction ? Then::stay : Then::commit;
   bool waiting_on_key = false;
   bool id_taken = false;
   const auto attempt = [&](Connection& c) -> Result<Placed> {
     // 1. The receipt first: a concurrent request with this key waits here.
-    auto inserted = store_->insert_receipt(c, req.customer_id, req.idempotency_key, *cart);
+    auto inserted = store_->insert_receipt(c, req.customer_id, req.idempotency_key, cart);
     waiting_on_key = !inserted.ok() && inserted.status().code() == Code::lock_timeout;
     if (!inserted.ok()) return inserted.status();
-    if (!*inserted) {
-      OO_ASSIGN_OR_RETURN(auto receipt,
-                          store_->find_receipt(c, req.customer_id, req.idempotency_key));
-      if (!receipt) return Status(Code::retry_transaction, "receipt vanished");
-      if (!receipt->is_for(*cart)) {
-        return Status(Code::idempotency_key_reused,
-                      "this Idempotency-Key was used for a different order");
-      }
-      if (receipt->outcome == "out_of_stock")
-        return Placed{true, {}, std::move(receipt->shortages), true};
-      OO_ASSIGN_OR_RETURN(auto order, store_->get_order(c, receipt->order_id));
-      if (!order) return Status(Code::internal, "a placed receipt without its order");
-      order->status = "placed";  // replay the first answer, whatever happened since
-      return Placed{false, std::move(*order), {}, true};
-    }
+    if (!*inserted) return replay(*store_, c, req, cart);
     // 2. Every stock row of the cart, locked in (warehouse, sku) order, before deciding.
-    OO_ASSIGN_OR_RETURN(auto rows, store_->lock_stock(c, *cart));
-    if (rows.size() != cart->lines.size()) {
-      std::vector<FieldError> unknown;
-      size_t j = 0;
-      for (size_t i = 0; i < cart->lines.size(); ++i) {
-        if (j < rows.size() && rows[j].sku_id == cart->lines[i].sku_id) {
-          ++j;
-        } else {
-          unknown.push_back({"lines", fmt::format("sku {} has no stock row in warehouse {}",
-                                                  cart->lines[i].sku_id, cart->warehouse_id)});
-        }
-      }
-      return Status(Code::unknown_sku, "a SKU is not stocked in this warehouse; nothing was stored",
-                    std::move(unknown));
-    }
+    OO_ASSIGN_OR_RETURN(auto rows, store_->lock_stock(c, cart));
+    if (rows.size() != cart.lines.size()) return unknown_skus(cart, rows);
     // 3. The decision, on data read under lock.
-    std::vector<Shortage> shortages;
-    for (size_t i = 0; i < rows.size(); ++i) {
-      if (rows[i].available < cart->lines[i].quantity)
-        shortages.push_back({rows[i].sku_id, cart->lines[i].quantity, rows[i].available});
-    }
+    std::vector<Shortage> shortages = shortages_of(cart, rows);
     if (!shortages.empty()) {
       OO_RETURN_IF_ERROR(
           store_->record_out_of_stock(c, req.customer_id, req.idempotency_key, shortages, last));
       return Placed{true, {}, std::move(shortages), false};
     }
-    Order order{
-        order_id, order_number(order_id), "placed", req.customer_id, cart->warehouse_id, {}, 0, ""};
-    for (size_t i = 0; i < rows.size(); ++i) {
-      order.lines.push_back(
-          {static_cast<int>(i + 1), rows[i].sku_id, cart->lines[i].quantity, rows[i].price_cents});
-      // Prices up to 10^12 times quantities up to 10^6 over 20 lines do not fit in 64
-      // bits: refuse (rolling everything back) rather than store a wrapped total.
-      std::int64_t line_total = 0;
-      if (__builtin_mul_overflow(rows[i].price_cents, cart->lines[i].quantity, &line_total) ||
-          __builtin_add_overflow(order.total_cents, line_total, &order.total_cents)) {
-        return Status(
-            Code::invalid_request, "the order total does not fit in 64 bits; nothing was stored",
-            {FieldError{"lines", fmt::format("the total would exceed {} cents", kMaxTotalCents)}});
-      }
-    }
+    OO_ASSIGN_OR_RETURN(Order order, make_order(order_id, req.customer_id, cart, rows));
     auto created = store_->place(c, order, req.idempotency_key, last);
     id_taken = created.status().code() == Code::unique_violation;
     OO_ASSIGN_OR_RETURN(order.created_at, std::move(created));
@@ -192,16 +273,203 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
         "msg=\"order id collision: the unique order number backstop fired; retrying with a "
         "fresh id\" order_id={} error=\"{}\"",
         order_id, placed.status().message());
-    OO_ASSIGN_OR_RETURN(order_id, order_id_from_another_node());
+    auto fresh = order_id_from_another_node();
+    if (!fresh.ok()) return Answer{fresh.status(), waiting_on_key};
+    order_id = *fresh;
     id_taken = false;
     placed = store::transact<Placed>(db_, tx, attempt);
   }
-  const bool key_shared = leave();
-  if (!placed.ok() && placed.status().code() == Code::busy && (waiting_on_key || key_shared)) {
-    return Status(Code::request_in_progress,
-                  "another request with this Idempotency-Key is still being processed; retry it");
+  return Answer{std::move(placed), waiting_on_key};
+}
+
+std::vector<Result<Placed>> Intake::place_batch(std::span<const PlaceRequest> reqs,
+                                                store::Clock::time_point deadline) {
+  std::vector<Result<Placed>> out(reqs.size(), Status(Code::internal, "not placed"));
+  std::vector<Job> jobs;
+  std::vector<std::size_t> at;  // the request each job is
+  jobs.reserve(reqs.size());
+  for (std::size_t i = 0; i < reqs.size(); ++i) {
+    auto job = validate(reqs[i]);
+    if (!job.ok()) {
+      out[i] = job.status();
+      continue;
+    }
+    jobs.push_back(std::move(*job));
+    at.push_back(i);
   }
-  return placed;
+  std::vector<const Job*> ptrs;
+  for (const Job& j : jobs) {
+    enter(*j.req);
+    ptrs.push_back(&j);
+  }
+  std::vector<Answer> answers;
+  if (combines()) {
+    answers = place_jobs(ptrs, deadline);
+  } else {
+    for (const Job* j : ptrs) answers.push_back(place_one(*j, deadline));
+  }
+  for (std::size_t k = 0; k < jobs.size(); ++k)
+    out[at[k]] = finish(std::move(answers[k]), leave(*jobs[k].req));
+  return out;
+}
+
+std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
+                                               store::Clock::time_point deadline) {
+  const std::size_t n = jobs.size();
+  std::vector<Answer> out;
+  // One id per request, as a lone placement takes one whether or not it places; taken
+  // outside the transaction (SQLite has one writer).
+  std::vector<std::int64_t> ids;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto id = next_order_id();
+    if (!id.ok()) {
+      for (std::size_t k = 0; k < n; ++k) out.push_back(Answer{id.status(), false});
+      return out;
+    }
+    ids.push_back(*id);
+  }
+  // Requests refused by their own cart (unknown_sku, a total that does not fit) store
+  // nothing, not even their receipt: once one is found, the batch runs again without it.
+  // Only the first refusal in arrival order is kept per run: the decisions before it are
+  // final, those after it were made as if it had taken its receipt (a later request with
+  // its key followed it) and are not (a total is only checked when the stock suffices).
+  std::vector<std::optional<Status>> refused(n);
+  bool more_refused = false;
+  std::vector<bool> waiting(n, false);
+
+  using Key = std::pair<std::int64_t, std::string_view>;
+  const auto attempt = [&](Connection& c) -> Result<std::vector<Result<Placed>>> {
+    more_refused = false;
+    std::vector<std::optional<Result<Placed>>> decided(n);
+    // 1. Receipts, in arrival order, as each request alone would insert its own first.
+    // A request whose key an earlier one of the batch inserted follows that one (`first`).
+    std::vector<std::optional<std::size_t>> first(n);
+    std::vector<bool> fresh(n, false);
+    std::map<Key, std::size_t> first_use;
+    for (std::size_t i = 0; i < n; ++i) {
+      const PlaceRequest& r = *jobs[i]->req;
+      if (refused[i]) {
+        decided[i].emplace(*refused[i]);
+        continue;
+      }
+      const Key key{r.customer_id, r.idempotency_key};
+      if (auto it = first_use.find(key); it != first_use.end()) {
+        if (fresh[it->second]) {
+          first[i] = it->second;
+          continue;
+        }
+      } else {
+        first_use.emplace(key, i);
+      }
+      auto inserted = store_->insert_receipt(c, r.customer_id, r.idempotency_key, jobs[i]->cart);
+      waiting[i] = !inserted.ok() && inserted.status().code() == Code::lock_timeout;
+      if (!inserted.ok()) return inserted.status();
+      if (*inserted) {
+        fresh[i] = true;
+        continue;
+      }
+      auto replayed = replay(*store_, c, r, jobs[i]->cart);
+      if (!replayed.ok() && replayed.status().code() != Code::idempotency_key_reused)
+        return replayed.status();
+      decided[i].emplace(std::move(replayed));
+    }
+    // 2. The stock rows of every new cart, locked once, in (warehouse, sku) order.
+    std::map<std::int64_t, std::set<std::int64_t>> skus;
+    for (std::size_t i = 0; i < n; ++i)
+      if (fresh[i])
+        for (const CartLine& l : jobs[i]->cart.lines)
+          skus[jobs[i]->cart.warehouse_id].insert(l.sku_id);
+    std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow> left;
+    for (const auto& [warehouse, ids_of] : skus) {
+      Cart all{warehouse, {}};
+      for (std::int64_t sku : ids_of) all.lines.push_back({sku, 0});
+      OO_ASSIGN_OR_RETURN(auto rows, store_->lock_stock(c, all));
+      for (const auto& row : rows) left[{warehouse, row.sku_id}] = row;
+    }
+    // 3. Every decision, in arrival order, on what the earlier ones left; nothing written
+    // yet, so that a refused request can still leave without a trace.
+    std::vector<std::optional<Order>> orders(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!fresh[i]) continue;
+      const Cart& cart = jobs[i]->cart;
+      std::vector<store::StockRow> rows;
+      for (const CartLine& l : cart.lines)
+        if (auto it = left.find({cart.warehouse_id, l.sku_id}); it != left.end())
+          rows.push_back(it->second);
+      if (rows.size() != cart.lines.size()) {
+        refused[i] = unknown_skus(cart, rows);
+        more_refused = true;
+        break;
+      }
+      std::vector<Shortage> shortages = shortages_of(cart, rows);
+      if (!shortages.empty()) {
+        decided[i].emplace(Placed{true, {}, std::move(shortages), false});
+        continue;
+      }
+      auto order = make_order(ids[i], jobs[i]->req->customer_id, cart, rows);
+      if (!order.ok()) {
+        refused[i] = order.status();
+        more_refused = true;
+        break;
+      }
+      for (const CartLine& l : cart.lines)
+        left[{cart.warehouse_id, l.sku_id}].available -= l.quantity;
+      orders[i].emplace(std::move(*order));
+    }
+    // Not a retryable code: transact must roll back and return, not pause and retry.
+    if (more_refused) return Status(Code::invalid_request, "run again without the refused");
+    // 4. The writes, in arrival order; the last one carries the COMMIT.
+    std::size_t last = n;
+    for (std::size_t i = 0; i < n; ++i)
+      if (fresh[i]) last = i;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!fresh[i]) continue;
+      const PlaceRequest& r = *jobs[i]->req;
+      const Then then = i == last ? Then::commit : Then::stay;
+      if (!orders[i]) {
+        OO_RETURN_IF_ERROR(store_->record_out_of_stock(c, r.customer_id, r.idempotency_key,
+                                                       decided[i]->value().shortages, then));
+        continue;
+      }
+      OO_ASSIGN_OR_RETURN(orders[i]->created_at,
+                          store_->place(c, *orders[i], r.idempotency_key, then));
+      decided[i].emplace(Placed{false, *orders[i], {}, false});
+    }
+    // 5. A key inserted earlier in the batch: that request's first decision, replayed.
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!first[i]) continue;
+      const Job& earlier = *jobs[*first[i]];
+      const Cart& cart = jobs[i]->cart;
+      if (earlier.cart.warehouse_id != cart.warehouse_id || earlier.cart.text() != cart.text()) {
+        decided[i].emplace(Status(Code::idempotency_key_reused,
+                                  "this Idempotency-Key was used for a different order"));
+        continue;
+      }
+      Placed again = decided[*first[i]]->value();
+      again.replayed = true;
+      decided[i].emplace(std::move(again));
+    }
+    std::vector<Result<Placed>> answers;
+    for (auto& d : decided) answers.push_back(std::move(*d));
+    return answers;
+  };
+  const store::TxOptions tx{deadline, options_.max_attempts, store::TxMode::write};
+  auto decided = store::transact<std::vector<Result<Placed>>>(db_, tx, attempt);
+  // A refusal is not contention: run again (each time with one refused request more, so
+  // at most n times), not counted against the transaction's attempts.
+  for (std::size_t rerun = 0; rerun < n && !decided.ok() && more_refused; ++rerun)
+    decided = store::transact<std::vector<Result<Placed>>>(db_, tx, attempt);
+  if (decided.ok()) {
+    for (std::size_t i = 0; i < n; ++i) out.push_back(Answer{std::move((*decided)[i]), waiting[i]});
+    return out;
+  }
+  const bool busy = decided.status().code() == Code::busy;
+  for (std::size_t i = 0; i < n; ++i) {
+    // Busy stays busy (each alone would have met the same contention); anything else may be
+    // one request's own trouble (an order id taken, a constraint): each runs alone.
+    out.push_back(busy ? Answer{decided.status(), waiting[i]} : place_one(*jobs[i], deadline));
+  }
+  return out;
 }
 
 Result<Order> Intake::get_order(std::int64_t order_id, store::Clock::time_point deadline) {

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <barrier>
+#include <map>
 #include <random>
 #include <set>
 #include <thread>
@@ -174,6 +175,89 @@ TEST_P(IntakeTest, ManyRandomCartsAndCancelsOnFewSkusKeepStockHonestRace) {
   EXPECT_GT(placed.load(), 0);
   EXPECT_GT(refused.load(), 0) << "the race never ran out of stock: make it tighter";
   EXPECT_EQ(count("SELECT count(*) FROM stock WHERE available < 0"), 0);
+  expect_invariants_hold();
+}
+
+// Request combining (Intake's Combiner): many callers on a few hot SKUs with too little
+// stock, some replaying their key. Nothing is oversold, every answer is what the database
+// kept, and batches of more than one placement must have run: an Intake that never combines
+// fails here.
+TEST_P(IntakeTest, QueuedPlacementsOnHotSkusAreCombinedAndNeverOversellRace) {
+  constexpr int kSkus = 3, kInitial = 120, kThreads = 16, kEach = 20;
+  for (int sku = 1; sku <= kSkus; ++sku) stock(sku, kInitial);
+  struct Seen {
+    std::string key;
+    std::int64_t customer;
+    Placed placed;
+  };
+  std::vector<std::vector<Seen>> seen(kThreads);
+  std::barrier start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t * 104729 + 3));
+      start.arrive_and_wait();
+      for (int i = 0; i < kEach; ++i) {
+        std::vector<CartLine> lines;
+        const int n = std::uniform_int_distribution<int>(1, kSkus)(rng);
+        for (int k = 0; k < n; ++k)
+          lines.push_back({std::uniform_int_distribution<int>(1, kSkus)(rng),
+                           std::uniform_int_distribution<int>(1, 2)(rng)});
+        const std::string key = fmt::format("c{}-{}", t, i);
+        auto r = place(key, lines, 100 + t);
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        ASSERT_FALSE(r->replayed);
+        if (i % 4 == 0) {
+          auto again = place(key, lines, 100 + t);
+          ASSERT_TRUE(again.ok()) << again.status().to_string();
+          EXPECT_TRUE(again->replayed);
+          EXPECT_EQ(again->out_of_stock, r->out_of_stock);
+          EXPECT_EQ(again->order.order_id, r->order.order_id);
+        }
+        seen[t].push_back({key, 100 + t, std::move(*r)});
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+
+  std::map<std::int64_t, std::int64_t> taken;
+  int placed = 0, refused = 0;
+  for (const auto& answers : seen) {
+    for (const Seen& s : answers) {
+      const std::string receipt = fmt::format(
+          "SELECT count(*) FROM order_receipts WHERE customer_id = {} AND idempotency_key = '{}' "
+          "AND outcome = '{}'",
+          s.customer, s.key, s.placed.out_of_stock ? "out_of_stock" : "placed");
+      EXPECT_EQ(count(receipt), 1) << s.key;
+      if (s.placed.out_of_stock) {
+        ++refused;
+        EXPECT_FALSE(s.placed.shortages.empty()) << s.key;
+        continue;
+      }
+      ++placed;
+      for (const auto& l : s.placed.order.lines) taken[l.sku_id] += l.quantity;
+      EXPECT_EQ(count(fmt::format("SELECT count(*) FROM order_lines WHERE order_id = {}",
+                                  s.placed.order.order_id)),
+                static_cast<std::int64_t>(s.placed.order.lines.size()))
+          << s.key;
+    }
+  }
+  EXPECT_GT(placed, 0);
+  EXPECT_GT(refused, 0) << "the race never ran out of stock: make it tighter";
+  EXPECT_EQ(count("SELECT count(*) FROM orders"), placed);
+  for (int sku = 1; sku <= kSkus; ++sku) {
+    EXPECT_GE(available(sku), 0);
+    EXPECT_EQ(kInitial - available(sku), taken[sku]) << "sku " << sku;
+    EXPECT_EQ(count(fmt::format("SELECT -coalesce(sum(delta), 0) FROM stock_ledger WHERE sku_id "
+                                "= {} AND kind = 'reservation'",
+                                sku)),
+              taken[sku])
+        << "sku " << sku;
+  }
+  const CombinerStats stats = intake_.combining();
+  EXPECT_EQ(stats.requests,
+            static_cast<std::uint64_t>(kThreads * kEach + kThreads * ((kEach + 3) / 4)));
+  EXPECT_GT(stats.largest, 1u) << "no two placements were ever combined";
   expect_invariants_hold();
 }
 

@@ -1,0 +1,224 @@
+// Request combining for order placement, differentially: one arrival sequence run as one
+// batch (Intake::place_batch, what the combiner calls for placements that queued) and run
+// one request at a time must give the same answers and leave the same database, on every
+// engine. Order ids, numbers and timestamps differ between the two runs and are left out.
+// The combiner's races are in intake_race_test.cpp.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/test_db.hpp"
+#include "onceorder/intake.hpp"
+
+namespace onceorder::testing {
+namespace {
+
+constexpr std::int64_t kTera = 1'000'000'000'000;
+
+class IntakeBatchTest : public ::testing::TestWithParam<Engine> {
+ protected:
+  // One database per way of running, each with the same stock and history.
+  struct Side {
+    explicit Side(Engine engine) : tdb(engine), db(tdb.open({.pool_size = 4})), intake(*db) {}
+    TestDb tdb;
+    std::unique_ptr<store::Database> db;
+    Intake intake;
+  };
+
+  static void prepare(Side& side) {
+    auto put = [&](std::int64_t sku, std::int64_t available, std::int64_t price) {
+      auto r = side.intake.put_sku(1, sku, price, available, soon());
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+    };
+    put(101, 11, 250);
+    put(202, 5, 1999);
+    put(303, 3, 7);
+    // Dear enough that ten full lines overflow a 64-bit total.
+    for (std::int64_t sku = 901; sku <= 911; ++sku) put(sku, 1'000'000, kTera);
+    ASSERT_TRUE(side.intake.place({7, 1, {{101, 1}}, "k-old"}, soon()).ok());
+    auto oos = side.intake.place({7, 1, {{303, 99}}, "k-oos"}, soon());
+    ASSERT_TRUE(oos.ok() && oos->out_of_stock);
+  }
+
+  // Everything a caller sees except the order's id, number and created_at.
+  static std::string answer_text(const Result<Placed>& r) {
+    if (!r.ok()) {
+      std::string out = std::string(code_name(r.status().code())) + ": " + r.status().message();
+      for (const auto& f : r.status().fields()) out += " [" + f.field + ": " + f.message + "]";
+      return out;
+    }
+    std::string out = r->replayed ? "replayed " : "";
+    if (r->out_of_stock) {
+      out += "out_of_stock";
+      for (const auto& s : r->shortages)
+        out += " " + std::to_string(s.sku_id) + ":" + std::to_string(s.requested) + ":" +
+               std::to_string(s.available);
+      return out;
+    }
+    const Order& o = r->order;
+    out += o.status + " customer " + std::to_string(o.customer_id) + " warehouse " +
+           std::to_string(o.warehouse_id) + " total " + std::to_string(o.total_cents);
+    for (const auto& l : o.lines)
+      out += " [" + std::to_string(l.line_no) + " " + std::to_string(l.sku_id) + "x" +
+             std::to_string(l.quantity) + "@" + std::to_string(l.unit_price_cents) + "]";
+    return out;
+  }
+
+  static std::vector<std::string> database_text(TestDb& tdb) {
+    std::vector<std::string> out;
+    auto add = [&](const std::string& what, const std::string& sql) {
+      for (const auto& row : tdb.sql(sql)) {
+        std::string line = what;
+        for (size_t i = 0; i < row.size(); ++i) line += " | " + row.text(i);
+        out.push_back(line);
+      }
+    };
+    add("stock", "SELECT warehouse_id, sku_id, available FROM stock ORDER BY 1, 2");
+    add("ledger",
+        "SELECT warehouse_id, sku_id, kind, sum(delta), count(*) FROM stock_ledger "
+        "GROUP BY warehouse_id, sku_id, kind ORDER BY 1, 2, 3");
+    add("receipt",
+        "SELECT r.customer_id, r.idempotency_key, r.normalized, coalesce(r.outcome, '-'), "
+        "coalesce(r.shortages, '-'), coalesce(o.total_cents, -1), "
+        "(SELECT count(*) FROM order_lines l WHERE l.order_id = r.order_id), "
+        "(SELECT count(*) FROM reservations v WHERE v.order_id = r.order_id) "
+        "FROM order_receipts r LEFT JOIN orders o ON o.order_id = r.order_id ORDER BY 1, 2");
+    add("orders", "SELECT count(*), coalesce(sum(total_cents), 0) FROM orders");
+    add("source orders", "SELECT count(*), coalesce(sum(quantity), 0) FROM source_orders");
+    return out;
+  }
+
+  // Runs `sequence` one by one on one side and as the batches `cuts` describe (sizes, in
+  // order) on the other, and compares.
+  void expect_same(const std::vector<PlaceRequest>& sequence, const std::vector<size_t>& cuts,
+                   const std::function<void(TestDb&)>& setup = {}) {
+    Side alone(GetParam()), combined(GetParam());
+    prepare(alone);
+    prepare(combined);
+    if (HasFatalFailure()) return;
+    if (setup) {
+      setup(alone.tdb);
+      setup(combined.tdb);
+    }
+
+    std::vector<std::string> one_by_one;
+    for (const auto& req : sequence)
+      one_by_one.push_back(answer_text(alone.intake.place(req, soon())));
+
+    std::vector<std::string> batched;
+    size_t from = 0;
+    for (size_t n : cuts) {
+      auto answers = combined.intake.place_batch(
+          std::span<const PlaceRequest>(sequence).subspan(from, n), soon());
+      ASSERT_EQ(answers.size(), n);
+      for (const auto& a : answers) batched.push_back(answer_text(a));
+      from += n;
+    }
+    ASSERT_EQ(from, sequence.size());
+
+    for (size_t i = 0; i < sequence.size(); ++i)
+      EXPECT_EQ(batched[i], one_by_one[i])
+          << "request " << i << " (customer " << sequence[i].customer_id << ", key '"
+          << sequence[i].idempotency_key << "')";
+    EXPECT_EQ(database_text(combined.tdb), database_text(alone.tdb));
+  }
+
+  static std::vector<CartLine> dear(std::int64_t from_sku) {
+    std::vector<CartLine> lines;
+    for (std::int64_t sku = from_sku; sku < from_sku + 10; ++sku) lines.push_back({sku, 1'000'000});
+    return lines;
+  }
+
+  // Carts sharing SKUs where one runs short, an order that fits only because an earlier one
+  // did not take the stock, replays (of an earlier transaction and within the batch), a
+  // reused key, unknown SKUs and overflowing totals (which store nothing, so their key is
+  // fresh again), an order that would overflow but is short first, invalid requests.
+  static std::vector<PlaceRequest> mixed_sequence() {
+    return {
+        {1, 1, {{101, 4}, {202, 2}}, "a"},
+        {2, 1, {{101, 3}, {202, 4}}, "b"},  // 202 runs out: 101 stays untouched for it
+        {3, 1, {{202, 3}}, "c"},            // fits only because "b" took nothing
+        {1, 1, {{202, 2}, {101, 4}}, "a"},  // replays "a" from within the batch
+        {1, 1, {{101, 1}}, "a"},            // the same key, another cart
+        {7, 1, {{101, 1}}, "k-old"},        // replay of an earlier transaction
+        {7, 1, {{101, 2}}, "k-old"},
+        {7, 1, {{303, 99}}, "k-oos"},       // replays a stored out_of_stock
+        {4, 1, {{101, 1}, {999, 1}}, "d"},  // unknown SKU: nothing stored
+        {4, 1, {{101, 1}}, "d"},            // so the key is new again
+        {5, 1, dear(901), "e"},             // the total overflows: nothing stored
+        {5, 1, {{911, 1}}, "e"},
+        {5, 1, dear(902), "e2"},            // would overflow, but 911 is short first
+        {2, 1, {{101, 3}, {202, 4}}, "b"},  // replays "b"'s out_of_stock
+        {6, 1, {}, "x"},                    // invalid: answered, takes no part
+        {6, 1, {{101, 1}}, ""},
+        {0, 1, {{101, 1}}, "y"},
+        {8, 1, {{101, 1}, {101, 5}}, "f"},  // merged: 6 of 101, and only 4 are left
+        {8, 1, {{101, 4}}, "g"},
+        {9, 1, {{303, 3}, {101, 1}}, "h"},  // the last of 303 and of 101
+        {9, 1, {{303, 3}}, "i"},            // 303 ran out
+        {4, 1, {{101, 1}, {999, 1}}, "d"},  // "d" is placed now: another cart
+        {3, 1, {{202, 3}}, "c"},
+    };
+  }
+};
+
+TEST_P(IntakeBatchTest, OneBatchAnswersAsOneByOne) {
+  const auto seq = mixed_sequence();
+  expect_same(seq, {seq.size()});
+}
+
+TEST_P(IntakeBatchTest, SeveralBatchesAnswerAsOneByOne) {
+  const auto seq = mixed_sequence();
+  expect_same(seq, {1, 3, 5, 2, 7, 5});
+}
+
+TEST_P(IntakeBatchTest, DuplicateKeysInOneBatchAnswerAsOneByOne) {
+  std::vector<PlaceRequest> seq;
+  for (int i = 0; i < 12; ++i)
+    seq.push_back({1 + i % 2, 1, {{101, 1 + i % 3}, {202, 1}}, "key-" + std::to_string(i % 4)});
+  expect_same(seq, {seq.size()});
+}
+
+TEST_P(IntakeBatchTest, BatchOfOnlyReplaysAndRefusalsWritesNothing) {
+  const std::vector<PlaceRequest> seq = {
+      {7, 1, {{101, 1}}, "k-old"},       {7, 1, {{303, 99}}, "k-oos"}, {7, 1, {{202, 1}}, "k-old"},
+      {4, 1, {{999, 1}}, "u"},           {5, 1, dear(901), "e"},       {6, 1, {}, "x"},
+      {4, 1, {{101, 1}, {998, 1}}, "u"},
+  };
+  expect_same(seq, {seq.size()});
+}
+
+// One bad request never sinks the others: an order the database refuses (a trigger stands in
+// for any failure that is not transient) fails the combined transaction, which then runs its
+// requests one at a time: only that request fails, with the error it gets alone.
+TEST_P(IntakeBatchTest, AnOrderTheDatabaseRefusesFailsAloneAndTheOthersArePlaced) {
+  auto poison = [](TestDb& tdb) {
+    if (GetParam() == Engine::sqlite) {
+      tdb.sql(
+          "CREATE TRIGGER poison BEFORE INSERT ON orders WHEN NEW.customer_id = 666 "
+          "BEGIN SELECT RAISE(ABORT, 'poisoned customer'); END");
+    } else {
+      tdb.sql(
+          "CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+          "IF NEW.customer_id = 666 THEN RAISE EXCEPTION 'poisoned customer'; END IF; "
+          "RETURN NEW; END $$");
+      tdb.sql(
+          "CREATE TRIGGER poison BEFORE INSERT ON orders FOR EACH ROW EXECUTE FUNCTION "
+          "poison()");
+    }
+  };
+  const std::vector<PlaceRequest> seq = {
+      {1, 1, {{101, 2}}, "p1"}, {666, 1, {{101, 1}}, "p2"}, {2, 1, {{101, 3}, {202, 1}}, "p3"},
+      {1, 1, {{101, 2}}, "p1"}, {666, 1, {{303, 9}}, "p4"},  // out of stock: never inserts
+      {3, 1, {{101, 9}}, "p5"},
+  };
+  expect_same(seq, {seq.size()}, poison);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, IntakeBatchTest, ::testing::ValuesIn(engines_under_test()),
+                         engine_param_name);
+
+}  // namespace
+}  // namespace onceorder::testing
