@@ -1,5 +1,7 @@
 #include "onceorder/duration.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <string>
 
@@ -9,7 +11,7 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
   auto bad = [&] {
     return Status(
         Code::invalid_request,
-        "'" + std::string(text) + "' is not a duration (e.g. 30d, 4h, 5m, 60s, 500ms, 1h30m)");
+        fmt::format("'{}' is not a duration (e.g. 30d, 4h, 5m, 60s, 500ms, 1h30m)", text));
   };
   if (text.empty()) return bad();
   std::int64_t total = 0;

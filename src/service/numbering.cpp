@@ -159,7 +159,11 @@ CombinerStats Numbering::combining() const { return combiner_->stats(); }
 Result<Issued> Numbering::issue(const IssueRequest& req, store::Clock::time_point deadline) {
   OO_RETURN_IF_ERROR(validate_issue_request(req));
   if (options_.fault_after_allocate) return issue_one(req, deadline);
-  auto answer = combiner_->run(req.scope, req, deadline);
+  // One lane per scope; one for the whole database where it has one writer (SQLite): there,
+  // requests for different scopes queue on the same lock anyway, and a lane per scope would
+  // hand that lock between threads instead of batching.
+  auto answer =
+      combiner_->run(store_->one_writer() ? std::string_view() : req.scope, req, deadline);
   if (!answer) {
     return Status(Code::busy,
                   "the request waited for its scope until its deadline; nothing was written, "

@@ -86,6 +86,9 @@ struct ReleasedReservation {
 class IntakeStore {
  public:
   explicit IntakeStore(const Dialect& dialect);
+  // True when the engine has one write lock for the whole database (SQLite): every write
+  // waits for every other, so all requests share one combining lane.
+  bool one_writer() const { return !dialect_.row_locks; }
 
   Result<bool> insert_receipt(store::Connection& c, std::int64_t customer, const std::string& key,
                               const Cart& cart);
