@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "onceorder/csv.hpp"
@@ -11,6 +12,9 @@
 
 namespace onceorder {
 namespace {
+
+constexpr std::string_view kLaneNames[] = {"0", "1", "2",  "3",  "4",  "5",  "6",  "7",
+                                           "8", "9", "10", "11", "12", "13", "14", "15"};
 
 using store::Connection;
 using store::Then;
@@ -49,19 +53,10 @@ Result<Issued> replay_or_refuse(const store::DocumentReceipt& receipt, const Iss
 // What issue_batch decided, per request (its index in the batch), before it is handed out.
 using BatchAnswers = std::vector<std::pair<std::size_t, Result<Issued>>>;
 
-// The requests `at` of one scope, in arrival order, inside the batch's transaction: every
-// decision is the one a request alone would have met after the ones before it committed.
-Status issue_scope_batch(store::NumberingStore& store, Connection& c, std::string_view scope,
-                         std::span<const IssueRequest> reqs, std::span<const std::size_t> at,
-                         Then then, BatchAnswers& answers) {
-  std::vector<std::string_view> keys;
-  for (std::size_t i : at)
-    if (reqs[i].idempotency_key) keys.push_back(*reqs[i].idempotency_key);
-  std::map<std::string, store::DocumentReceipt, std::less<>> stored;
-  if (!keys.empty()) {
-    OO_ASSIGN_OR_RETURN(stored, store.find_receipts(c, scope, keys));
-  }
-
+// One scope's part of a batch, decided inside the batch's transaction in arrival order:
+// every decision is the one a request alone would have met after the ones before it
+// committed.
+struct ScopePlan {
   // A request without a stored receipt takes the next new document (`fresh`), unless an
   // earlier request of the batch took one with its key: then it replays that one (`same_key`)
   // or is refused (`other_title`) — provided the earlier one got its number at all.
@@ -69,11 +64,25 @@ Status issue_scope_batch(store::NumberingStore& store, Connection& c, std::strin
   struct Step {
     std::size_t at;
     Plan plan;
-    std::size_t ordinal;  // the new document's place among the batch's new documents
+    std::size_t ordinal;  // the new document's place among the scope's new documents
   };
+  std::string_view scope;
   std::vector<Step> steps;
   std::vector<std::string_view> titles;              // per new document, in order
   std::map<std::string_view, std::size_t> new_keys;  // key → ordinal of its new document
+  std::size_t granted = 0;                           // how many new documents fit under max
+  std::int64_t max = 0;
+};
+
+// The requests `at` of `scope` against its stored receipts: replays answered now, the rest
+// planned.
+ScopePlan plan_scope(std::string_view scope, std::span<const IssueRequest> reqs,
+                     std::span<const std::size_t> at,
+                     const std::map<std::string, store::DocumentReceipt, std::less<>>& stored,
+                     BatchAnswers& answers) {
+  using Plan = ScopePlan::Plan;
+  ScopePlan p;
+  p.scope = scope;
   for (std::size_t i : at) {
     const IssueRequest& r = reqs[i];
     if (r.idempotency_key) {
@@ -82,46 +91,39 @@ Status issue_scope_batch(store::NumberingStore& store, Connection& c, std::strin
         answers.emplace_back(i, replay_or_refuse(it->second, r));
         continue;
       }
-      if (auto it = new_keys.find(key); it != new_keys.end()) {
-        const bool same = titles[it->second] == r.title;
-        steps.push_back({i, same ? Plan::same_key : Plan::other_title, it->second});
+      if (auto it = p.new_keys.find(key); it != p.new_keys.end()) {
+        const bool same = p.titles[it->second] == r.title;
+        p.steps.push_back({i, same ? Plan::same_key : Plan::other_title, it->second});
         continue;
       }
-      new_keys.emplace(key, titles.size());
+      p.new_keys.emplace(key, p.titles.size());
     }
-    steps.push_back({i, Plan::fresh, titles.size()});
-    titles.push_back(r.title);
+    p.steps.push_back({i, Plan::fresh, p.titles.size()});
+    p.titles.push_back(r.title);
   }
-  if (titles.empty()) return Status::Ok();
+  return p;
+}
 
-  // The counter, once for the batch: the scope row locked (created with the defaults on
-  // first use, as a lone request does), the numbers up to max handed out in arrival order.
-  OO_ASSIGN_OR_RETURN(auto row, store.lock_scope(c, scope));
-  if (!row) {
-    OO_RETURN_IF_ERROR(store.ensure_scope(c, scope, ScopeFormat{}));
-    OO_ASSIGN_OR_RETURN(row, store.lock_scope(c, scope));
-    if (!row) return Status(Code::internal, "scope vanished while issuing");
+// The numbers up to max, handed out in arrival order from the locked counter `row`.
+store::ScopeWrite grant(ScopePlan& p, const store::ScopeRow& row) {
+  const std::int64_t room = std::max<std::int64_t>(0, row.format.max - row.last_value);
+  p.granted = std::min(p.titles.size(), static_cast<std::size_t>(room));
+  p.max = row.format.max;
+  store::ScopeWrite w{
+      p.scope, row.last_value, {p.titles.begin(), p.titles.begin() + p.granted}, {}};
+  for (const auto& [key, ordinal] : p.new_keys) {
+    if (ordinal < p.granted)
+      w.receipts.push_back(
+          {key, p.titles[ordinal], row.last_value + static_cast<std::int64_t>(ordinal) + 1});
   }
-  const std::int64_t room = std::max<std::int64_t>(0, row->format.max - row->last_value);
-  const std::size_t granted = std::min(titles.size(), static_cast<std::size_t>(room));
-  std::vector<Document> docs;
-  if (granted > 0) {
-    std::vector<store::NewReceipt> receipts;
-    for (const auto& [key, ordinal] : new_keys) {
-      if (ordinal < granted)
-        receipts.push_back(
-            {key, titles[ordinal], row->last_value + static_cast<std::int64_t>(ordinal) + 1});
-    }
-    auto written = store.allocate_many(c, scope, row->last_value, std::span(titles).first(granted),
-                                       receipts, then);
-    // A key committed by a request outside this batch: run again, which replays it.
-    if (written.status().code() == Code::unique_violation)
-      return Status(Code::retry_transaction, "idempotency key taken concurrently");
-    OO_ASSIGN_OR_RETURN(docs, std::move(written));
-  }
-  for (const Step& s : steps) {
-    if (s.ordinal >= granted) {
-      answers.emplace_back(s.at, scope_exhausted(scope, row->format.max));
+  return w;
+}
+
+void answer_scope(const ScopePlan& p, const std::vector<Document>& docs, BatchAnswers& answers) {
+  using Plan = ScopePlan::Plan;
+  for (const ScopePlan::Step& s : p.steps) {
+    if (s.ordinal >= p.granted) {
+      answers.emplace_back(s.at, scope_exhausted(p.scope, p.max));
       continue;
     }
     switch (s.plan) {
@@ -136,9 +138,59 @@ Status issue_scope_batch(store::NumberingStore& store, Connection& c, std::strin
         break;
     }
   }
-  return Status::Ok();
 }
 
+// Every scope of a batch in one transaction, in few statements: the stored receipts of each
+// scope that has keys, every counter locked at once (a scope used for the first time is
+// created with the defaults, as a lone request does), every decision, then one write for
+// all scopes carrying the commit.
+Status issue_scopes(store::NumberingStore& store, Connection& c, std::span<const IssueRequest> reqs,
+                    const std::map<std::string_view, std::vector<std::size_t>>& by_scope,
+                    BatchAnswers& answers) {
+  std::vector<ScopePlan> plans;
+  std::vector<std::string_view> scopes;
+  for (const auto& [scope, at] : by_scope) {
+    std::vector<std::string_view> keys;
+    for (std::size_t i : at)
+      if (reqs[i].idempotency_key) keys.push_back(*reqs[i].idempotency_key);
+    std::map<std::string, store::DocumentReceipt, std::less<>> stored;
+    if (!keys.empty()) {
+      OO_ASSIGN_OR_RETURN(stored, store.find_receipts(c, scope, keys));
+    }
+    ScopePlan p = plan_scope(scope, reqs, at, stored, answers);
+    if (p.titles.empty()) continue;
+    scopes.push_back(scope);
+    plans.push_back(std::move(p));
+  }
+  if (plans.empty()) return Status::Ok();
+  OO_ASSIGN_OR_RETURN(auto rows, store.lock_scopes(c, scopes));
+  std::vector<store::ScopeWrite> writes;
+  std::vector<std::size_t> written;  // per write, its plan
+  for (std::size_t k = 0; k < plans.size(); ++k) {
+    auto row = rows.find(plans[k].scope);
+    if (row == rows.end()) {
+      OO_RETURN_IF_ERROR(store.ensure_scope(c, plans[k].scope, ScopeFormat{}));
+      OO_ASSIGN_OR_RETURN(auto created, store.lock_scope(c, plans[k].scope));
+      if (!created) return Status(Code::internal, "scope vanished while issuing");
+      row = rows.emplace(std::string(plans[k].scope), *created).first;
+    }
+    store::ScopeWrite w = grant(plans[k], row->second);
+    if (w.titles.empty()) continue;
+    writes.push_back(std::move(w));
+    written.push_back(k);
+  }
+  std::vector<std::vector<Document>> docs(plans.size());
+  if (!writes.empty()) {
+    auto done = store.allocate_scopes(c, writes, Then::commit);
+    // A key committed by a request outside this batch: run again, which replays it.
+    if (done.status().code() == Code::unique_violation)
+      return Status(Code::retry_transaction, "idempotency key taken concurrently");
+    OO_ASSIGN_OR_RETURN(auto per_write, std::move(done));
+    for (std::size_t w = 0; w < written.size(); ++w) docs[written[w]] = std::move(per_write[w]);
+  }
+  for (std::size_t k = 0; k < plans.size(); ++k) answer_scope(plans[k], docs[k], answers);
+  return Status::Ok();
+}
 }  // namespace
 
 Numbering::Numbering(store::Database& db, NumberingOptions options)
@@ -159,11 +211,14 @@ CombinerStats Numbering::combining() const { return combiner_->stats(); }
 Result<Issued> Numbering::issue(const IssueRequest& req, store::Clock::time_point deadline) {
   OO_RETURN_IF_ERROR(validate_issue_request(req));
   if (options_.fault_after_allocate) return issue_one(req, deadline);
-  // One lane per scope; one for the whole database where it has one writer (SQLite): there,
-  // requests for different scopes queue on the same lock anyway, and a lane per scope would
-  // hand that lock between threads instead of batching.
-  auto answer =
-      combiner_->run(store_->one_writer() ? std::string_view() : req.scope, req, deadline);
+  // Scopes share a few lanes (a hot scope's requests always meet in the same one), so that
+  // requests for different scopes that queue are combined too: one transaction, two round
+  // trips and one commit flush for the lot. One lane for the whole database where it has one
+  // writer (SQLite): there, every request queues on the same lock anyway, and several lanes
+  // would hand that lock between threads instead of batching.
+  const std::size_t lane =
+      store_->one_writer() ? 0 : std::hash<std::string_view>{}(req.scope) % kLanes;
+  auto answer = combiner_->run(kLaneNames[lane], req, deadline);
   if (!answer) {
     return Status(Code::busy,
                   "the request waited for its scope until its deadline; nothing was written, "
@@ -219,12 +274,7 @@ std::vector<Result<Issued>> Numbering::issue_batch(std::span<const IssueRequest>
   auto decided = store::transact<BatchAnswers>(
       db_, write_tx(deadline), [&](Connection& c) -> Result<BatchAnswers> {
         BatchAnswers answers;
-        std::size_t n = 0;
-        for (const auto& [scope, at] : by_scope) {
-          // The last scope's last write carries the commit.
-          const Then then = ++n == by_scope.size() ? Then::commit : Then::stay;
-          OO_RETURN_IF_ERROR(issue_scope_batch(*store_, c, scope, reqs, at, then, answers));
-        }
+        OO_RETURN_IF_ERROR(issue_scopes(*store_, c, reqs, by_scope, answers));
         return answers;
       });
   if (decided.ok()) {

@@ -144,6 +144,7 @@ class PgConnection final : public Connection {
     const bool send_begin = pending_begin_;
     const bool send_commit = then == Then::commit && in_tx_;
     pending_begin_ = false;
+    if (send_begin && send_commit) return alone(s, values);
     if (!send_begin && !send_commit) {
       ResultPtr r(PQexecPrepared(conn_, std::string(s.name).c_str(),
                                  static_cast<int>(values.size()), values.data(), nullptr, nullptr,
@@ -152,6 +153,18 @@ class PgConnection final : public Connection {
       return rows_of(r.get());
     }
     return pipelined(s, values, send_begin, send_commit);
+  }
+
+  // A transaction of one statement, sent alone: PostgreSQL runs a statement outside a
+  // transaction block as its own transaction, all or nothing, so a BEGIN and a COMMIT
+  // around it would only cost the server work.
+  Result<Rows> alone(const Statement& s, const std::vector<const char*>& values) {
+    commit_sent_ = true;  // a connection lost from here on may have committed it
+    ResultPtr r(PQexecPrepared(conn_, std::string(s.name).c_str(), static_cast<int>(values.size()),
+                               values.data(), nullptr, nullptr, 0));
+    in_tx_ = false;  // committed, or rolled back by its own failure
+    if (Status st = check(r.get(), s.name); !st.ok()) return st;
+    return rows_of(r.get());
   }
 
   // BEGIN? + statement + COMMIT? in one pipeline: one network round trip.
