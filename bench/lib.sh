@@ -1,4 +1,5 @@
-# Shared by bench/run-*.sh (sourced, not run). The machine is shared with people who
+# Shared by bench/run-*.sh, bench/side-by-side-*.sh and bench/seed002-table.sh (sourced, not
+# run; inside the benchmark's PostgreSQL cluster). The machine is shared with people who
 # compile and test: a compiler or test run next to a benchmark case moves its numbers by
 # several times (CPU and, worse, fsync latency). So every try of a case
 #   1. takes a machine-wide lock (flock on $BENCH_LOCK, default /tmp/onceorder-bench.lock),
@@ -125,4 +126,49 @@ quietly() {
     ((noise == 0)) && return 0
     echo "  (noisy try $try of $*: $noise samples over ${BENCH_QUIET_CPU:-15} % foreign CPU)" >&2
   done
+}
+
+# --- OnceOrder's server and its check, for the side-by-side scripts --------------------------
+
+# serve_start BIN URL [serve options...]: starts `onceorder serve` on a free loopback port
+# against URL and waits until it answers /readyz; sets $port and $serve_pid. Its output goes
+# to $tmp/serve.log, printed if it does not come up. Stop it with serve_stop (also from an
+# EXIT trap: it is a no-op when nothing runs).
+serve_start() {
+  local bin=$1 url=$2 _
+  shift 2
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$bin" serve --db "$url" --listen "127.0.0.1:$port" --pool-size "${POOL:-16}" "$@" >"$tmp/serve.log" 2>&1 &
+  serve_pid=$!
+  for _ in $(seq 100); do
+    curl -sf "localhost:$port/readyz" >/dev/null && return 0
+    kill -0 "$serve_pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  cat "$tmp/serve.log" >&2
+  echo "serve_start: onceorder serve did not become ready on port $port" >&2
+  return 1
+}
+serve_stop() {
+  if [[ -n "${serve_pid:-}" ]]; then
+    kill "$serve_pid" 2>/dev/null || true
+    wait "$serve_pid" 2>/dev/null || true
+    serve_pid=
+  fi
+}
+
+# oo_check BIN URL: `onceorder check` against the database a benchmark used. Prints
+# "check ok (N invariants)" or every failed invariant with its samples, and returns non-zero
+# when any invariant is violated (or check could not run): a benchmark's numbers only count
+# if what it wrote is still correct.
+oo_check() {
+  local bin=$1 url=$2 out rc=0
+  out=$("$bin" check --db "$url" 2>&1) || rc=$?
+  if ((rc == 0)); then
+    echo "check ok ($(grep -c '^ok' <<<"$out") invariants, $url)"
+  else
+    echo "check FAILED (exit $rc, $url):"
+    grep -v '^ok' <<<"$out" | sed 's/^/  /'
+  fi
+  return "$rc"
 }

@@ -91,6 +91,13 @@ done
 
 sql <<'SQL'
 CREATE SEQUENCE IF NOT EXISTS bench_order_seq;
+-- OnceOrder's order number: 'O-' + the 13 Crockford base-32 digits of the id (invariant
+-- I12), so that the final `onceorder check` holds for the baselines' orders too.
+CREATE OR REPLACE FUNCTION bench_order_no(p_id bigint) RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
+  SELECT 'O-' || string_agg(substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',
+                                   ((p_id >> (5 * (12 - i))) & 31)::int + 1, 1), '' ORDER BY i)
+  FROM generate_series(0, 12) AS i
+$fn$;
 -- The whole placement in one round trip: the same statements as OnceOrder's path (receipt,
 -- lock ORDER BY sku_id FOR UPDATE, decision, then the placement set-based like in_place_all).
 CREATE OR REPLACE FUNCTION bench_place_order(p_customer bigint, p_key text, p_warehouse bigint,
@@ -137,7 +144,7 @@ BEGIN
     RETURN 'out_of_stock';
   END IF;
   v_id := nextval('bench_order_seq');
-  v_no := 'O-' || lpad(v_id::text, 13, '0');
+  v_no := bench_order_no(v_id);
   SELECT sum(p) INTO v_total FROM unnest(v_prices) AS p;
   INSERT INTO orders (order_id, order_no, customer_id, warehouse_id, status, total_cents)
   VALUES (v_id, v_no, p_customer, p_warehouse, 'placed', v_total)
@@ -355,7 +362,17 @@ done
   if [[ -f "$tmp/driver-details" ]]; then cat "$tmp/driver-details"; fi
 } | tee -a "$table"
 
+# Every benchmark ends with OnceOrder's own invariant check (bench/lib.sh, oo_check) on the
+# PostgreSQL database it used, which still holds the last case's data: numbers from a run
+# that left a violated invariant behind do not count, so the run fails after saving them.
+final_check=0
+{ echo; oo_check "$bin" "$ONCEORDER_DB"; } | tee -a "$table" || final_check=1
+
 mkdir -p "$(dirname "$out")"
 cp "$table" "$out"
 echo
 echo "run-intake: results written to $out"
+if ((final_check != 0)); then
+  echo "run-intake: onceorder check FAILED on $ONCEORDER_DB (see above)" >&2
+  exit 1
+fi

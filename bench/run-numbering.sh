@@ -257,7 +257,17 @@ if ((${#sqlite_clients[@]} > 0)); then
   done
 fi
 
+# Every benchmark ends with OnceOrder's own invariant check (bench/lib.sh, oo_check) on the
+# PostgreSQL database it used, which still holds the last case's data: numbers from a run
+# that left a violated invariant behind do not count, so the run fails after saving them.
+final_check=0
+{ echo; oo_check "$bin" "$ONCEORDER_DB"; } | tee -a "$table" || final_check=1
+
 mkdir -p "$(dirname "$out")"
 cp "$table" "$out"
 echo
 echo "run-numbering: results written to $out"
+if ((final_check != 0)); then
+  echo "run-numbering: onceorder check FAILED on $ONCEORDER_DB (see above)" >&2
+  exit 1
+fi

@@ -11,10 +11,11 @@ BIN=$1; here=${BENCH_DIR:-/work/shared/bench}; base=$here
 T=${T:-10}; C=${C:-16}
 createdb bench; psql -qX -d bench -f "$base/schema.sql" >/dev/null
 createdb oo
-port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
-"$BIN" serve --db postgresql:///oo --listen 127.0.0.1:$port --pool-size ${POOL:-16} > "$(mktemp)" 2>&1 &
-spid=$!; trap 'kill $spid 2>/dev/null' EXIT
-for i in $(seq 50); do curl -sf localhost:$port/readyz >/dev/null && break; sleep 0.2; done
+tmp=$(mktemp -d)
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh" # serve_start, serve_stop, oo_check
+trap 'serve_stop; rm -rf "$tmp"' EXIT
+serve_start "$BIN" postgresql:///oo
 # The default scope max is 9999: a hot scope at >1,000/s runs out within 10 s and the rest
 # of the run would count 409 scope_exhausted answers. Raise it first.
 for s in $(seq 0 63); do curl -sf -X PUT -H 'Content-Type: application/json' -d '{"width":9,"max":999999999}' localhost:$port/v1/scopes/HOT$s >/dev/null; done
@@ -26,4 +27,6 @@ for s in ${SCOPESET:-1 64}; do
   read -r oo p99 bad < <(SCOPES=$s rps "$here/doc.lua")
   echo "numbers-${s}scopes $C $raw $oo $(python3 -c "print(round($oo/$raw,2))") p99=$p99 non2xx=$bad"
 done
-"$BIN" check --db postgresql:///oo >/dev/null && echo "check ok" || echo "check FAILED"
+# The numbers only count if what OnceOrder wrote is still correct: a violated invariant
+# fails the run (exit status 1) after printing what is wrong.
+oo_check "$BIN" postgresql:///oo

@@ -4,7 +4,8 @@
 -- the availability checked; the order; per line (in the cart's line order) the deduction
 -- (which returns the price), the line, the reservation, the ledger entry and the source
 -- order; the receipt marked placed; COMMIT. 5 + 5·K round trips for a K-SKU cart.
--- Order ids come from the sequence bench_order_seq (created by bench/run-intake.sh).
+-- Order ids come from the sequence bench_order_seq, numbers from bench_order_no (both
+-- created by bench/run-intake.sh).
 --
 -- Variables: -D k=K (SKUs per cart, 1..20), -D catalog=S (SKUs 1..S of warehouse 1).
 -- The K distinct SKUs: sku_i = 1 + (start + i·step) % S for i = 0..K-1, with a random
@@ -53,7 +54,7 @@ SELECT count(*) AS locked, coalesce(bool_and(available >= 1), false)::int AS ok,
 FROM l \gset
 \if :ok
 INSERT INTO orders (order_id, order_no, customer_id, warehouse_id, status, total_cents)
- SELECT n, 'O-' || lpad(n::text, 13, '0'), :client_id + 1, 1, 'placed', :total
+ SELECT n, bench_order_no(n), :client_id + 1, 1, 'placed', :total
  FROM nextval('bench_order_seq') AS n
  RETURNING order_id AS oid, order_no AS ono,
    to_char(created_at AT TIME ZONE 'UTC', E'YYYY-MM-DD"T"HH24\x3AMI\x3ASS.MS"Z"') AS created \gset

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Turns the result tables of docs/BENCHMARKS.md into SVG bar charts under docs/plots/. The
+# numbers live in bench/plots/*.dat, copied by hand from the tables (a plot is only as current
+# as its .dat file: update both together). Needs gnuplot (gnuplot-nox, in scripts/bootstrap).
+# Usage: bash bench/plot.sh
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+src=$root/bench/plots out=$root/docs/plots
+mkdir -p "$out"
+
+bars() { # name heading ylabel [logy] [ref]
+  local name=$1 ncol
+  # Columns of the header line (the first line that is not a comment), quoted names counted once.
+  ncol=$(grep -v '^#' "$src/$name.dat" | head -1 | python3 -c 'import shlex, sys; print(len(shlex.split(sys.stdin.read())))')
+  gnuplot -e "data='$src/$name.dat'; out='$out/$name.svg'; heading='$2'; ylab='$3'; ncol=$ncol; logy=${4:-0}; ref=${5:-0}" \
+    "$src/bars.gp"
+  echo "docs/plots/$name.svg"
+}
+
+bars numbering 'Document numbers (issue 2), PostgreSQL, fsync on' 'numbers/s'
+bars scheduling 'Production scheduling (issue 3): 20,000 items, one batch run' 'items/s'
+bars intake 'Order intake (issue 4): K SKUs per cart, catalog, clients' 'orders/s'
+bars number-combining 'Number combining: OnceOrder over HTTP / raw SQL, same run' 'ratio oo / raw' 0 1
+bars order-combining 'Order combining: OnceOrder over HTTP / raw SQL, same run' 'ratio oo / raw' 0 1
+bars sqlite-combining 'Combining on SQLite, store path' 'requests/s (log scale)' 1
+gnuplot -e "data='$src/seed002.dat'; out='$out/seed002.svg'" "$src/seed002.gp"
+echo "docs/plots/seed002.svg"
