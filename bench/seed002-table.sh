@@ -87,7 +87,7 @@ run_pgbench() { # design db: sets avg p99 tput requests
 run_oo() { # db: sets avg p99 tput requests bad
   local out=$tmp/wrk.out
   serve_start "$BIN" "postgresql:///$1"
-  NSKUS=$NSKUS K=$K DUP=$DUP wrk --latency -t2 -c"$C" -d"${T}s" -s "$root/bench/seed002-orders.lua" \
+  NSKUS=$NSKUS K=$K DUP=$DUP wrk --latency -t2 -c"$C" -d"${T}s" -s "$root/bench/orders.lua" \
     "http://127.0.0.1:$port" >"$out" 2>&1
   serve_stop
   tput=$(awk '/Requests\/sec/ { print $2 }' "$out")

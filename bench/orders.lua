@@ -1,4 +1,4 @@
--- wrk script for bench/seed002-table.sh: 5-SKU carts over NSKUS SKUs of warehouse 1 (like
+-- wrk script for bench/seed002-table.sh and bench/side-by-side-orders.sh: 5-SKU carts over NSKUS SKUs of warehouse 1 (like
 -- /work/shared/bench/order.lua), with duplicates as in seed 002's incident: DUP percent of
 -- the requests come in groups of 4 with the same Idempotency-Key and the same body. A wrk
 -- thread hands consecutive requests to different connections, so a group's 4 requests are
