@@ -41,7 +41,13 @@ void prom_batch_sizes(std::string& out, std::string_view name, std::string_view 
 void HttpMetrics::record(std::string_view route, std::string_view method, int status,
                          double seconds) {
   std::lock_guard lock(mu_);
-  ++requests_[{std::string(route), std::string(method), status}];
+  // Looked up by views: a known series costs no allocation.
+  auto series =
+      requests_.find(std::tuple<std::string_view, std::string_view, int>{route, method, status});
+  if (series == requests_.end())
+    series =
+        requests_.emplace(std::tuple{std::string(route), std::string(method), status}, 0).first;
+  ++series->second;
   auto it = durations_.find(route);
   if (it == durations_.end()) it = durations_.emplace(std::string(route), Histogram{}).first;
   Histogram& h = it->second;

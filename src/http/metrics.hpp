@@ -44,8 +44,9 @@ class HttpMetrics {
   std::atomic<int> max_connections_{0};
   std::atomic<std::uint64_t> connections_shed_{0};
   mutable std::mutex mu_;
-  std::map<std::tuple<std::string, std::string, int>, std::uint64_t> requests_;  // guarded
-  std::map<std::string, Histogram, std::less<>> durations_;                      // guarded
+  std::map<std::tuple<std::string, std::string, int>, std::uint64_t, std::less<>>
+      requests_;                                             // guarded
+  std::map<std::string, Histogram, std::less<>> durations_;  // guarded
 };
 
 // Prometheus text-format helpers.

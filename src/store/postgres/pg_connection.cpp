@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include <thread>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "onceorder/redact.hpp"
 
@@ -123,12 +123,14 @@ class PgConnection final : public Connection {
  private:
   Result<Rows> query_once(const Statement& s, std::span<const Param> params, Then then) {
     commit_sent_ = false;
-    if (!prepared_.contains(s.name)) {
-      ResultPtr r(
-          PQprepare(conn_, std::string(s.name).c_str(), std::string(s.sql).c_str(), 0, nullptr));
+    auto known = prepared_.find(s.name);
+    if (known == prepared_.end()) {
+      std::string name(s.name);
+      ResultPtr r(PQprepare(conn_, name.c_str(), std::string(s.sql).c_str(), 0, nullptr));
       if (Status st = check(r.get(), s.name); !st.ok()) return st;
-      prepared_.insert(s.name);
+      known = prepared_.emplace(s.name, std::move(name)).first;
     }
+    const char* name = known->second.c_str();
     // Text parameters: both engines' SQL casts where it needs a type.
     std::vector<std::string> storage(params.size());
     std::vector<const char*> values(params.size(), nullptr);
@@ -144,39 +146,38 @@ class PgConnection final : public Connection {
     const bool send_begin = pending_begin_;
     const bool send_commit = then == Then::commit && in_tx_;
     pending_begin_ = false;
-    if (send_begin && send_commit) return alone(s, values);
+    if (send_begin && send_commit) return alone(s, name, values);
     if (!send_begin && !send_commit) {
-      ResultPtr r(PQexecPrepared(conn_, std::string(s.name).c_str(),
-                                 static_cast<int>(values.size()), values.data(), nullptr, nullptr,
-                                 0));
+      ResultPtr r(PQexecPrepared(conn_, name, static_cast<int>(values.size()), values.data(),
+                                 nullptr, nullptr, 0));
       if (Status st = check(r.get(), s.name); !st.ok()) return st;
       return rows_of(r.get());
     }
-    return pipelined(s, values, send_begin, send_commit);
+    return pipelined(s, name, values, send_begin, send_commit);
   }
 
   // A transaction of one statement, sent alone: PostgreSQL runs a statement outside a
   // transaction block as its own transaction, all or nothing, so a BEGIN and a COMMIT
   // around it would only cost the server work.
-  Result<Rows> alone(const Statement& s, const std::vector<const char*>& values) {
+  Result<Rows> alone(const Statement& s, const char* name, const std::vector<const char*>& values) {
     commit_sent_ = true;  // a connection lost from here on may have committed it
-    ResultPtr r(PQexecPrepared(conn_, std::string(s.name).c_str(), static_cast<int>(values.size()),
-                               values.data(), nullptr, nullptr, 0));
+    ResultPtr r(PQexecPrepared(conn_, name, static_cast<int>(values.size()), values.data(), nullptr,
+                               nullptr, 0));
     in_tx_ = false;  // committed, or rolled back by its own failure
     if (Status st = check(r.get(), s.name); !st.ok()) return st;
     return rows_of(r.get());
   }
 
   // BEGIN? + statement + COMMIT? in one pipeline: one network round trip.
-  Result<Rows> pipelined(const Statement& s, const std::vector<const char*>& values,
-                         bool send_begin, bool send_commit) {
+  Result<Rows> pipelined(const Statement& s, const char* name,
+                         const std::vector<const char*>& values, bool send_begin,
+                         bool send_commit) {
     if (PQenterPipelineMode(conn_) != 1) return lost("cannot enter pipeline mode");
     bool sent = true;
     if (send_begin)
       sent = sent && PQsendQueryParams(conn_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0);
-    sent = sent &&
-           PQsendQueryPrepared(conn_, std::string(s.name).c_str(), static_cast<int>(values.size()),
-                               values.data(), nullptr, nullptr, 0);
+    sent = sent && PQsendQueryPrepared(conn_, name, static_cast<int>(values.size()), values.data(),
+                                       nullptr, nullptr, 0);
     // From here on, the server may have received COMMIT: a lost connection is not
     // replayed (it may have committed).
     commit_sent_ = send_commit;
@@ -263,7 +264,8 @@ class PgConnection final : public Connection {
   bool broken_ = false;
   bool lost_before_commit_ = false;
   bool commit_sent_ = false;  // the last statement was sent with COMMIT behind it
-  std::unordered_set<std::string_view> prepared_;
+  // Statements prepared on this connection: name → the name NUL-terminated, as libpq takes it.
+  std::unordered_map<std::string_view, std::string> prepared_;
 };
 
 }  // namespace
