@@ -30,10 +30,18 @@ namespace onceorder {
 class Scheduler;
 class Intake;
 
+// Request workers per database connection, by default. More workers than connections: a
+// request waiting in a combining lane (numbers, orders) holds a worker but no connection,
+// and only requests that reach a lane can be combined. With one worker per connection, 64
+// clients on 64 scopes ran at 0.51× the raw SQL; with four, at 1.0× (docs/BENCHMARKS.md,
+// "The cheap path").
+inline constexpr int kWorkersPerConnection = 4;
+
 struct ServerOptions {
   std::string listen = "127.0.0.1:8080";   // host:port; port 0 picks a free one
   std::optional<std::string> tokens_file;  // none: loopback only, no auth
-  int workers = 0;                         // 0: the database pool size
+  // Request workers; 0: kWorkersPerConnection per database connection.
+  int workers = 0;
   std::chrono::milliseconds request_deadline{5000};
   std::chrono::seconds idle_timeout{30};    // keep-alive wait for a request; a body's total
   std::chrono::seconds header_timeout{10};  // a request's whole header, from its first byte

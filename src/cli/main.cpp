@@ -96,7 +96,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   auto* tokens_option =
       serve->add_option("--tokens", tokens, "tokens file: one 'token role' per line");
-  serve->add_option("--pool-size", pool_size, "database connections (and request workers)")
+  serve
+      ->add_option("--pool-size", pool_size,
+                   "database connections (request workers: 4 per connection)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   serve->add_option("--request-timeout-ms", request_timeout_ms, "deadline per request")

@@ -440,7 +440,8 @@ Result<std::unique_ptr<Server>> Server::start(store::Database& db, Scheduler& sc
                               options.listen));
   }
   if (options.web_dir.empty()) options.web_dir = ONCEORDER_WEB_DIR;
-  const int workers = options.workers > 0 ? options.workers : db.options().pool_size;
+  const int workers =
+      options.workers > 0 ? options.workers : kWorkersPerConnection * db.options().pool_size;
   const bool auth = tokens.has_value();
   const std::size_t token_count = auth ? tokens->size() : 0;
   if (options.max_connections < 1) {

@@ -155,9 +155,10 @@ TEST_P(OpsHttpTest, UnknownPathsAndWrongMethods) {
 // at once, and an admin's request must wait its turn instead of being refused.
 TEST_P(OpsHttpTest, AnonymousProbesDoNotStarveAuthenticatedRequests) {
   store::DatabaseOptions db_options;
-  db_options.pool_size = 1;  // one worker, four more requests may wait for it
+  db_options.pool_size = 1;
   open_database(db_options);
   ServerOptions options;
+  options.workers = 1;  // four more requests may wait for it
   options.request_deadline = 10s;
   options.tokens_file = write_file("tokens", "admin-token admin\n");
   start_server(options);

@@ -21,6 +21,7 @@ class ServerHttpTest : public HttpTest {
     open_database(db_options);
     ServerOptions options;
     options.request_deadline = deadline;
+    options.workers = 1;
     start_server(options);
   }
 
