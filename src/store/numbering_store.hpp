@@ -57,6 +57,9 @@ struct NewReceipt {
   std::int64_t value = 0;
 };
 
+// Appends `s` as a JSON string: batches pass their rows to both engines as JSON arrays.
+void append_json_string(std::string& out, std::string_view s);
+
 class NumberingStore {
  public:
   explicit NumberingStore(const Dialect& dialect);

@@ -61,6 +61,16 @@ Param opt(const std::optional<std::string>& s) { return s ? Param(sv(*s)) : Para
 // a site does not run out.
 constexpr ScopeFormat kProductionScopeFormat{9, 10, 999999999};
 
+// One claim of a batch as a JSON row: [item_id, owner, attempt] (then scope and title).
+void append_claim_row(std::string& out, const Claim& cl) {
+  out += out.size() > 1 ? ",[" : "[";
+  out += std::to_string(cl.item_id);
+  out += ',';
+  append_json_string(out, cl.owner);
+  out += ',';
+  out += std::to_string(cl.attempt);
+}
+
 }  // namespace
 
 SchedulingStore::SchedulingStore(const Dialect& dialect)
@@ -154,6 +164,59 @@ Result<bool> SchedulingStore::mark_failed(store::Connection& c, const Claim& cl,
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.mark_failed, {cl.item_id, sv(cl.owner),
                                                             std::int64_t{cl.attempt}, sv(error)}));
   return !rows.empty();
+}
+
+Result<std::int64_t> SchedulingStore::fence_many(store::Connection& c,
+                                                 std::span<const Claim> claims) {
+  if (sql_.fence_many.sql.empty()) {
+    std::int64_t fenced = 0;
+    for (const Claim& cl : claims) {
+      OO_ASSIGN_OR_RETURN(bool ok, fence_success(c, cl));
+      fenced += ok ? 1 : 0;
+    }
+    return fenced;
+  }
+  std::string rows_json = "[";
+  for (const Claim& cl : claims) {
+    append_claim_row(rows_json, cl);
+    rows_json += ']';
+  }
+  rows_json += ']';
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.fence_many, {std::string_view(rows_json)}));
+  return static_cast<std::int64_t>(rows.size());
+}
+
+Status SchedulingStore::complete_numbered(store::Connection& c,
+                                          std::span<const NumberedClaim> claims, store::Then then) {
+  if (sql_.complete_numbered.sql.empty()) {
+    // In process (SQLite): the set fence, then each claim's statements as the step's own.
+    std::vector<Claim> plain;
+    plain.reserve(claims.size());
+    for (const NumberedClaim& nc : claims) plain.push_back(nc.claim);
+    OO_ASSIGN_OR_RETURN(std::int64_t fenced, fence_many(c, plain));
+    if (fenced != static_cast<std::int64_t>(claims.size()))
+      return Status(Code::conflict, "a claim in the batch was lost");
+    for (const NumberedClaim& nc : claims)
+      OO_RETURN_IF_ERROR(produce_numbered(c, nc.claim, nc.scope, nc.title).status());
+    return Status::Ok();
+  }
+  std::string rows_json = "[";
+  for (const NumberedClaim& nc : claims) {
+    append_claim_row(rows_json, nc.claim);
+    rows_json += ',';
+    append_json_string(rows_json, nc.scope);
+    rows_json += ',';
+    append_json_string(rows_json, nc.title);
+    rows_json += ']';
+  }
+  rows_json += ']';
+  return c
+      .query(sql_.complete_numbered,
+             {std::string_view(rows_json), static_cast<std::int64_t>(claims.size()),
+              std::int64_t{kProductionScopeFormat.width},
+              std::int64_t{kProductionScopeFormat.radix}, kProductionScopeFormat.max},
+             then)
+      .status();
 }
 
 Result<bool> SchedulingStore::abort_if_cancelled(store::Connection& c, const Claim& cl) {

@@ -84,6 +84,17 @@ const SchedulingSql& scheduling_sql() {
            "source_orders so WHERE so.site_code = schedule_items.site_code AND so.order_no = "
            "schedule_items.order_no AND so.lot_no = schedule_items.lot_no AND so.cancelled_at IS "
            "NOT NULL) RETURNING item_id"},
+      // A batch's fences: ?1 is a JSON array of [item_id, owner, attempt, …].
+      .fence_many =
+          {"sch_fence_many",
+           "UPDATE schedule_items SET status = 'success', lease_until = NULL, updated_at "
+           "= " OO_SQLITE_NOW " FROM (SELECT json_extract(value, '$[0]') AS id, "
+           "json_extract(value, '$[1]') AS own, json_extract(value, '$[2]') AS att FROM "
+           "json_each(?1)) AS t WHERE schedule_items.item_id = t.id AND "
+           "schedule_items.status = 'processing' AND schedule_items.owner = t.own AND "
+           "schedule_items.attempt = t.att AND EXISTS (SELECT 1 FROM source_orders so WHERE "
+           "so.site_code = schedule_items.site_code AND so.order_no = schedule_items.order_no AND "
+           "so.lot_no = schedule_items.lot_no AND so.cancelled_at IS NULL) RETURNING item_id"},
       // No DML in CTEs: the standard step takes three statements (see SchedulingStore).
       .insert_production =
           {"sch_insert_production",
