@@ -38,14 +38,18 @@ struct SchedulingSql {
   // (claims JSON array of [item_id, owner, attempt, scope, title], count, width, radix, max)
   // fences every claim, takes each scope's numbers at once (in array order), inserts the
   // documents and production orders; fails (OO001) unless every claim was fenced and
-  // produced. Empty: fence_many, then produce_numbered per claim.
+  // produced. Empty: fence_many, then per scope the counter, the documents and
+  // insert_production_many.
   store::Statement complete_numbered = {};
   // (scope, title, item_id, site, order, lot, width, radix, max) → production order in one
   // statement (writes_in_one_statement); width, radix and max: a new scope's format.
   store::Statement produce_standard = {};
   store::Statement insert_production = {};  // (item_id, scope, value, number, site, order, lot)
-  store::Statement dead_runs;               // (timeout_ms) → run_id per run set to error
-  store::Statement orphan_waits;            // () → item_id per aborted item
+  // (scope, JSON array of [item_id, site, order, lot, value, number]) → item_id per
+  // production order: a batch's, numbered already (engines without complete_numbered).
+  store::Statement insert_production_many = {};
+  store::Statement dead_runs;     // (timeout_ms) → run_id per run set to error
+  store::Statement orphan_waits;  // () → item_id per aborted item
   // () → item_id per failed item. Not a `legacy` run's: nobody in OnceOrder holds its
   // lease, and only an operator knows whether the old system made it (`legacy resolve`).
   store::Statement expired_leases;

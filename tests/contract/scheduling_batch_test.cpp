@@ -144,6 +144,11 @@ class SchedulingBatchTest : public ::testing::TestWithParam<Engine> {
     } else if (sc.path != Path::fallback) {
       EXPECT_TRUE(set_based.sent("sch_fence_many")) << all;
       EXPECT_FALSE(set_based.sent("sch_fence_success")) << all;
+      // Without data-modifying CTEs: each scope's production orders in one statement.
+      if (sc.path == Path::one_statement) {
+        EXPECT_TRUE(set_based.sent("sch_insert_production_many")) << all;
+        EXPECT_FALSE(set_based.sent("sch_insert_production")) << all;
+      }
     } else {
       EXPECT_TRUE(set_based.sent("sch_fence_success")) << "no fallback: " << all;
     }

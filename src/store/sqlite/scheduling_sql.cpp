@@ -103,6 +103,15 @@ const SchedulingSql& scheduling_sql() {
            "?1, quantity, ?2, ?3, ?4 FROM source_orders WHERE site_code = ?5 AND order_no = ?6 AND "
            "lot_no = ?7 RETURNING site_code, order_no, lot_no, item_id, quantity, document_scope, "
            "document_value, document_number, created_at"},
+      .insert_production_many =
+          {"sch_insert_production_many",
+           "INSERT INTO production_orders (site_code, order_no, lot_no, item_id, quantity, "
+           "document_scope, document_value, document_number) SELECT so.site_code, so.order_no, "
+           "so.lot_no, json_extract(e.value, '$[0]'), so.quantity, ?1, json_extract(e.value, "
+           "'$[4]'), json_extract(e.value, '$[5]') FROM json_each(?2) AS e JOIN source_orders so "
+           "ON so.site_code = json_extract(e.value, '$[1]') AND so.order_no = "
+           "json_extract(e.value, '$[2]') AND so.lot_no = json_extract(e.value, '$[3]') "
+           "RETURNING item_id"},
       .dead_runs =
           {"sch_dead_runs",
            "UPDATE schedule_runs SET status = 'error', error = 'owner stopped heart-beating', "
