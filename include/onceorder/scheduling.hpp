@@ -59,14 +59,26 @@ class DocumentIssuer {
   virtual Result<ProductionOrder> issue(std::string_view scope, std::string_view title) = 0;
 };
 
+// A production order a step declares instead of writing it: the claim's source order,
+// numbered with the next number of `scope`, its document titled `title`.
+struct NumberedProduction {
+  std::string scope;
+  std::string title;
+};
+
 // What "processing an item" means at a site. Runs inside the transaction that marks the
 // item success; returning an error rolls that transaction back and fails the item.
 // The standard step numbers the production order from scope production_scope(site).
-// Steps are shared by the scheduler's worker threads: `produce` must be thread-safe.
+// Steps are shared by the scheduler's worker threads: both methods must be thread-safe.
 class ProductionStep {
  public:
   virtual ~ProductionStep() = default;
   virtual Result<ProductionOrder> produce(const Claim& claim, DocumentIssuer& issuer) = 0;
+  // When the step's whole work for `claim` is one numbered production order, that order:
+  // the scheduler then writes a batch's such orders with set statements instead of calling
+  // `produce` (numbers per scope in claim order, as `produce` would take them). nullopt,
+  // the default: `produce` runs for the claim.
+  virtual std::optional<NumberedProduction> numbered(const Claim&) { return std::nullopt; }
 };
 
 std::shared_ptr<ProductionStep> standard_production_step();
@@ -116,10 +128,14 @@ class Scheduler {
 
   // The pieces process_run is made of (public for tests and custom workers).
   Result<std::vector<Claim>> claim(std::int64_t run_id, int limit);
-  // Completes claims: production order + success, one transaction per batch; falls back to
-  // one transaction per item when a step fails. Returns how many succeeded. Claims that
-  // were lost (fenced out) are neither completed nor failed.
+  // Completes claims: production order + success, one transaction per batch, fenced and
+  // produced with set statements (on PostgreSQL one statement, one round trip, when every
+  // claim's step is `numbered`); falls back to complete_each when a claim was lost or a
+  // step failed. Returns how many succeeded. Claims that were lost (fenced out) are
+  // neither completed nor failed; a claim whose order was cancelled is aborted.
   Result<std::int64_t> complete(std::span<const Claim> claims);
+  // The same outcome item by item: one transaction per claim (fence, then its step).
+  Result<std::int64_t> complete_each(std::span<const Claim> claims);
   Status heartbeat(std::int64_t run_id);
   // Sets a live run to `error` and, in the same transaction, aborts its `wait` items and
   // fails its `processing` ones.

@@ -28,9 +28,16 @@ bool infrastructure(Code code) { return code == Code::busy || code == Code::unav
 class StandardProductionStep final : public ProductionStep {
  public:
   Result<ProductionOrder> produce(const Claim& claim, DocumentIssuer& issuer) override {
-    return issuer.issue(production_scope(claim.key.site_code),
-                        fmt::format("production {}/{}/{}", claim.key.site_code, claim.key.order_no,
-                                    claim.key.lot_no));
+    const NumberedProduction p = plan(claim);
+    return issuer.issue(p.scope, p.title);
+  }
+  std::optional<NumberedProduction> numbered(const Claim& claim) override { return plan(claim); }
+
+ private:
+  static NumberedProduction plan(const Claim& claim) {
+    return {production_scope(claim.key.site_code),
+            fmt::format("production {}/{}/{}", claim.key.site_code, claim.key.order_no,
+                        claim.key.lot_no)};
   }
 };
 
@@ -187,23 +194,49 @@ Status Scheduler::complete_one(const Claim& claim) {
 
 Result<std::int64_t> Scheduler::complete(std::span<const Claim> claims) {
   if (claims.empty()) return std::int64_t{0};
-  // The whole batch in one transaction (one commit, one hold of the site's counter).
+  std::vector<std::optional<NumberedProduction>> plans;
+  plans.reserve(claims.size());
+  bool all_numbered = true;
+  for (const Claim& cl : claims) {
+    plans.push_back(step_for(cl.key.site_code).numbered(cl));
+    all_numbered = all_numbered && plans.back().has_value();
+  }
+  const auto n = static_cast<std::int64_t>(claims.size());
+  // The whole batch in one transaction (one commit, one hold of each site's counter), all
+  // or nothing: a lost claim or a failed step rolls it back and the items settle one by one.
   auto batch = store::transact<std::int64_t>(
       db_, write_tx(soon()), [&](Connection& c) -> Result<std::int64_t> {
-        // Every fence first, then the production steps: a site's number counter is a hot
-        // row, held from its first use to the commit, so nothing else runs while it is held.
-        for (const Claim& cl : claims) {
-          OO_ASSIGN_OR_RETURN(bool fenced, store_->fence_success(c, cl));
-          if (!fenced) return Status(Code::conflict, "a claim in the batch was lost");
+        if (all_numbered) {
+          std::vector<store::NumberedClaim> numbered;
+          numbered.reserve(claims.size());
+          for (size_t i = 0; i < claims.size(); ++i)
+            numbered.push_back({claims[i], plans[i]->scope, plans[i]->title});
+          OO_RETURN_IF_ERROR(store_->complete_numbered(c, numbered, store::Then::commit));
+          return n;
         }
-        for (const Claim& cl : claims) {
+        // Some step writes for itself: every fence first (a site's counter is a hot row,
+        // held from its first use to the commit), then each claim's production in claim
+        // order, so that numbers of one scope follow the claims.
+        OO_ASSIGN_OR_RETURN(std::int64_t fenced, store_->fence_many(c, claims));
+        if (fenced != n) return Status(Code::conflict, "a claim in the batch was lost");
+        for (size_t i = 0; i < claims.size(); ++i) {
+          const Claim& cl = claims[i];
+          if (plans[i]) {
+            OO_RETURN_IF_ERROR(
+                store_->produce_numbered(c, cl, plans[i]->scope, plans[i]->title).status());
+            continue;
+          }
           ClaimIssuer issuer(*store_, c, cl);
           OO_RETURN_IF_ERROR(step_for(cl.key.site_code).produce(cl, issuer).status());
         }
-        return static_cast<std::int64_t>(claims.size());
+        return n;
       });
   if (batch.ok() || infrastructure(batch.status().code())) return batch;
   // Something in the batch failed: settle each item on its own.
+  return complete_each(claims);
+}
+
+Result<std::int64_t> Scheduler::complete_each(std::span<const Claim> claims) {
   std::int64_t succeeded = 0;
   for (const Claim& cl : claims) {
     Status st = complete_one(cl);

@@ -1,7 +1,9 @@
 #include "store/scheduling_store.hpp"
 
-#include "store/dialect.hpp"
+#include <map>
+#include <string>
 
+#include "store/dialect.hpp"
 #include "store/numbering_store.hpp"
 
 namespace onceorder::store {
@@ -60,6 +62,16 @@ Param opt(const std::optional<std::string>& s) { return s ? Param(sv(*s)) : Para
 // A production scope's format when its first production order creates it: wide enough that
 // a site does not run out.
 constexpr ScopeFormat kProductionScopeFormat{9, 10, 999999999};
+
+// One claim of a batch as a JSON row: [item_id, owner, attempt] (then scope and title).
+void append_claim_row(std::string& out, const Claim& cl) {
+  out += out.size() > 1 ? ",[" : "[";
+  out += std::to_string(cl.item_id);
+  out += ',';
+  append_json_string(out, cl.owner);
+  out += ',';
+  out += std::to_string(cl.attempt);
+}
 
 }  // namespace
 
@@ -154,6 +166,97 @@ Result<bool> SchedulingStore::mark_failed(store::Connection& c, const Claim& cl,
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.mark_failed, {cl.item_id, sv(cl.owner),
                                                             std::int64_t{cl.attempt}, sv(error)}));
   return !rows.empty();
+}
+
+Result<std::int64_t> SchedulingStore::fence_many(store::Connection& c,
+                                                 std::span<const Claim> claims) {
+  if (sql_.fence_many.sql.empty()) {
+    std::int64_t fenced = 0;
+    for (const Claim& cl : claims) {
+      OO_ASSIGN_OR_RETURN(bool ok, fence_success(c, cl));
+      fenced += ok ? 1 : 0;
+    }
+    return fenced;
+  }
+  std::string rows_json = "[";
+  for (const Claim& cl : claims) {
+    append_claim_row(rows_json, cl);
+    rows_json += ']';
+  }
+  rows_json += ']';
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.fence_many, {std::string_view(rows_json)}));
+  return static_cast<std::int64_t>(rows.size());
+}
+
+Status SchedulingStore::complete_numbered(store::Connection& c,
+                                          std::span<const NumberedClaim> claims, store::Then then) {
+  if (sql_.complete_numbered.sql.empty()) {
+    std::vector<Claim> plain;
+    plain.reserve(claims.size());
+    for (const NumberedClaim& nc : claims) plain.push_back(nc.claim);
+    OO_ASSIGN_OR_RETURN(std::int64_t fenced, fence_many(c, plain));
+    if (fenced != static_cast<std::int64_t>(claims.size()))
+      return Status(Code::conflict, "a claim in the batch was lost");
+    if (sql_.insert_production_many.sql.empty()) {  // each claim as the standard step would
+      for (const NumberedClaim& nc : claims)
+        OO_RETURN_IF_ERROR(produce_numbered(c, nc.claim, nc.scope, nc.title).status());
+      return Status::Ok();
+    }
+    // Per scope (claim order kept within it): the counter moved once, then the documents
+    // and the production orders in one statement each.
+    std::map<std::string_view, std::vector<const NumberedClaim*>> by_scope;
+    for (const NumberedClaim& nc : claims) by_scope[nc.scope].push_back(&nc);
+    NumberingStore numbering(dialect_);
+    for (const auto& [scope, group] : by_scope) {
+      OO_RETURN_IF_ERROR(numbering.ensure_scope(c, scope, kProductionScopeFormat));
+      OO_ASSIGN_OR_RETURN(auto row, numbering.lock_scope(c, scope));
+      const auto k = static_cast<std::int64_t>(group.size());
+      if (!row || row->last_value > row->format.max - k)
+        return Status(Code::scope_exhausted,
+                      "production scope '" + std::string(scope) + "' is exhausted");
+      std::vector<std::string_view> titles;
+      titles.reserve(group.size());
+      for (const NumberedClaim* nc : group) titles.push_back(nc->title);
+      OO_ASSIGN_OR_RETURN(
+          auto docs, numbering.allocate_many(c, scope, row->last_value, titles, {}, Then::stay));
+      std::string rows_json = "[";
+      for (size_t i = 0; i < group.size(); ++i) {
+        const Claim& cl = group[i]->claim;
+        rows_json += rows_json.size() > 1 ? ",[" : "[";
+        rows_json += std::to_string(cl.item_id);
+        for (const std::string* text : {&cl.key.site_code, &cl.key.order_no, &cl.key.lot_no}) {
+          rows_json += ',';
+          append_json_string(rows_json, *text);
+        }
+        rows_json += ',' + std::to_string(docs[i].value) + ',';
+        append_json_string(rows_json, docs[i].number);
+        rows_json += ']';
+      }
+      rows_json += ']';
+      OO_ASSIGN_OR_RETURN(auto produced, c.query(sql_.insert_production_many,
+                                                 {scope, std::string_view(rows_json)}));
+      if (static_cast<std::int64_t>(produced.size()) != k)
+        return Status(Code::internal, "source order vanished during production");
+    }
+    return Status::Ok();
+  }
+  std::string rows_json = "[";
+  for (const NumberedClaim& nc : claims) {
+    append_claim_row(rows_json, nc.claim);
+    rows_json += ',';
+    append_json_string(rows_json, nc.scope);
+    rows_json += ',';
+    append_json_string(rows_json, nc.title);
+    rows_json += ']';
+  }
+  rows_json += ']';
+  return c
+      .query(sql_.complete_numbered,
+             {std::string_view(rows_json), static_cast<std::int64_t>(claims.size()),
+              std::int64_t{kProductionScopeFormat.width},
+              std::int64_t{kProductionScopeFormat.radix}, kProductionScopeFormat.max},
+             then)
+      .status();
 }
 
 Result<bool> SchedulingStore::abort_if_cancelled(store::Connection& c, const Claim& cl) {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <optional>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "onceorder/schedule_types.hpp"
@@ -29,12 +31,25 @@ struct SchedulingSql {
   store::Statement fence_success;        // (item_id, owner, attempt) → item_id
   store::Statement mark_failed;          // (item_id, owner, attempt, error) → item_id
   store::Statement abort_if_cancelled;   // (item_id, owner, attempt) → item_id when cancelled
+  // A batch's fences in one statement: (claims JSON array of [item_id, owner, attempt, …])
+  // → item_id per fenced claim. Empty: fence_success per claim.
+  store::Statement fence_many = {};
+  // A batch of standard production orders in one statement (writes_in_one_statement):
+  // (claims JSON array of [item_id, owner, attempt, scope, title], count, width, radix, max)
+  // fences every claim, takes each scope's numbers at once (in array order), inserts the
+  // documents and production orders; fails (OO001) unless every claim was fenced and
+  // produced. Empty: fence_many, then per scope the counter, the documents and
+  // insert_production_many.
+  store::Statement complete_numbered = {};
   // (scope, title, item_id, site, order, lot, width, radix, max) → production order in one
   // statement (writes_in_one_statement); width, radix and max: a new scope's format.
   store::Statement produce_standard = {};
   store::Statement insert_production = {};  // (item_id, scope, value, number, site, order, lot)
-  store::Statement dead_runs;               // (timeout_ms) → run_id per run set to error
-  store::Statement orphan_waits;            // () → item_id per aborted item
+  // (scope, JSON array of [item_id, site, order, lot, value, number]) → item_id per
+  // production order: a batch's, numbered already (engines without complete_numbered).
+  store::Statement insert_production_many = {};
+  store::Statement dead_runs;     // (timeout_ms) → run_id per run set to error
+  store::Statement orphan_waits;  // () → item_id per aborted item
   // () → item_id per failed item. Not a `legacy` run's: nobody in OnceOrder holds its
   // lease, and only an operator knows whether the old system made it (`legacy resolve`).
   store::Statement expired_leases;
@@ -44,6 +59,13 @@ struct SchedulingSql {
   store::Statement list_production;  // (site|null, after item_id, limit)
   store::Statement stuck_orders;     // (max_attempts) → keys
   store::Statement run_remaining;    // (run_id) → wait + processing count, total
+};
+
+// A claim whose step is the standard numbered production order (Scheduler::complete).
+struct NumberedClaim {
+  const Claim& claim;
+  std::string_view scope;
+  std::string_view title;
 };
 
 struct KeyState {
@@ -78,6 +100,13 @@ class SchedulingStore {
                                    const std::string& owner, int limit, std::int64_t lease_ms);
   Result<bool> fence_success(store::Connection& c, const Claim& claim);
   Result<bool> mark_failed(store::Connection& c, const Claim& claim, const std::string& error);
+  // Fences every claim: how many were fenced (the others were lost or cancelled).
+  Result<std::int64_t> fence_many(store::Connection& c, std::span<const Claim> claims);
+  // Fences every claim and writes its numbered production order (numbers per scope in the
+  // given order), as few statements as the engine allows: one on PostgreSQL, sent with
+  // `then`. Fails, and the caller rolls back, unless every claim was fenced and produced.
+  Status complete_numbered(store::Connection& c, std::span<const NumberedClaim> claims,
+                           store::Then then);
   // A claimed item whose order was cancelled meanwhile becomes `aborted` (fenced).
   Result<bool> abort_if_cancelled(store::Connection& c, const Claim& claim);
   // The standard production step: the next number of `scope` (created wide on first use),

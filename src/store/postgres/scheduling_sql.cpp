@@ -42,7 +42,59 @@ constexpr Statement kFenceSuccess{
     "true)), u AS (UPDATE schedule_items SET status = 'success', lease_until = NULL, updated_at = "
     "now() WHERE item_id = $1 AND status = 'processing' AND EXISTS (SELECT 1 FROM work) RETURNING "
     "item_id) SELECT $1::bigint, $2::text, $3::integer FROM work"};
+// The set-based batch is fenced: the naive variant completes item by item (empty here).
+constexpr Statement kFenceMany{};
+constexpr Statement kCompleteNumbered{};
 #else
+// The fence of a batch's claims `t` (item_id, owner, attempt): sch_fence_success for every
+// row at once.
+#define OO_PG_FENCE_CLAIMS(t)                                                                 \
+  "UPDATE schedule_items i SET status = 'success', lease_until = NULL, updated_at = now() "   \
+  "FROM " t " WHERE i.item_id = " t ".item_id AND i.status = 'processing' AND i.owner = " t   \
+  ".owner AND i.attempt = " t                                                                 \
+  ".attempt AND EXISTS (SELECT 1 FROM source_orders so WHERE so.site_code = i.site_code AND " \
+  "so.order_no = i.order_no AND so.lot_no = i.lot_no AND so.cancelled_at IS NULL FOR SHARE) " \
+  "RETURNING i.item_id, i.site_code, i.order_no, i.lot_no"
+
+// $1: the JSON array of claim rows [item_id, owner, attempt, scope, title] as a table.
+#define OO_PG_CLAIM_ROWS                                                                       \
+  "t AS MATERIALIZED (SELECT (e->>0)::bigint AS item_id, e->>1 AS owner, (e->>2)::integer "    \
+  "AS attempt, e->>3 AS scope, e->>4 AS title, o AS ord FROM jsonb_array_elements($1::jsonb) " \
+  "WITH ORDINALITY AS x (e, o))"
+
+constexpr Statement kFenceMany{"sch_fence_many",
+                               "WITH " OO_PG_CLAIM_ROWS
+                               ", f AS (" OO_PG_FENCE_CLAIMS("t") ") SELECT item_id FROM f"};
+
+// One round trip for a batch of standard production orders: `f` fences every claim, `n`
+// counts the claims per scope, `c` moves each scope's counter by that count at once (in
+// scope order: one lock order; created on first use, none of it past max), `v` gives the
+// claims the scope's numbers in claim order, `d` and `p` insert the documents and the
+// production orders. The assertions turn a lost claim or an exhausted scope into an error,
+// so that nothing of the batch commits and the items are settled one by one.
+constexpr Statement kCompleteNumbered{
+    "sch_complete_numbered",
+    "WITH " OO_PG_CLAIM_ROWS ", f AS (" OO_PG_FENCE_CLAIMS(
+        "t") "), n AS (SELECT scope, count(*) AS k FROM t GROUP BY scope), c AS (INSERT INTO "
+             "doc_scopes AS s (scope, width, radix, max_value, last_value) SELECT scope, "
+             "$3::integer, $4::integer, $5::bigint, k FROM n ORDER BY scope ON CONFLICT (scope) "
+             "DO UPDATE SET last_value = s.last_value + excluded.last_value WHERE s.last_value + "
+             "excluded.last_value <= s.max_value RETURNING s.scope, s.last_value, s.width, "
+             "s.radix), v AS (SELECT t.item_id, t.title, c.scope, c.radix, c.width, c.last_value "
+             "- n.k + row_number() OVER (PARTITION BY t.scope ORDER BY t.ord) AS value FROM t "
+             "JOIN n ON n.scope = t.scope JOIN c ON c.scope = t.scope), d AS (INSERT INTO "
+             "documents (scope, value, number, origin, scheme, title) SELECT scope, value, "
+             "oo_format_number(value, radix, width), 'issued', 'r' || radix || 'w' || width, "
+             "title FROM v RETURNING scope, value, number), p AS (INSERT INTO production_orders "
+             "(site_code, order_no, lot_no, item_id, quantity, document_scope, document_value, "
+             "document_number) SELECT so.site_code, so.order_no, so.lot_no, f.item_id, "
+             "so.quantity, d.scope, d.value, d.number FROM v JOIN d ON d.scope = v.scope AND "
+             "d.value = v.value JOIN f ON f.item_id = v.item_id JOIN source_orders so ON "
+             "so.site_code = f.site_code AND so.order_no = f.order_no AND so.lot_no = f.lot_no "
+             "RETURNING item_id) SELECT oo_assert((SELECT count(*) FROM f) = $2::bigint, 'a "
+             "claim in the batch was lost') AND oo_assert((SELECT count(*) FROM p) = $2::bigint, "
+             "'a production scope of the batch is exhausted')"};
+
 constexpr Statement kFenceSuccess{
     "sch_fence_success",
     "UPDATE schedule_items SET status = 'success', lease_until = NULL, updated_at = now() "
@@ -108,6 +160,8 @@ const SchedulingSql& scheduling_sql() {
            "AND owner = $2 AND attempt = $3 AND EXISTS (SELECT 1 FROM source_orders so WHERE "
            "so.site_code = schedule_items.site_code AND so.order_no = schedule_items.order_no AND "
            "so.lot_no = schedule_items.lot_no AND so.cancelled_at IS NOT NULL) RETURNING item_id"},
+      .fence_many = kFenceMany,
+      .complete_numbered = kCompleteNumbered,
       // One round trip: number, document and production order together.
       .produce_standard =
           {"sch_produce_standard",

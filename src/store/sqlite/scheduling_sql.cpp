@@ -84,6 +84,17 @@ const SchedulingSql& scheduling_sql() {
            "source_orders so WHERE so.site_code = schedule_items.site_code AND so.order_no = "
            "schedule_items.order_no AND so.lot_no = schedule_items.lot_no AND so.cancelled_at IS "
            "NOT NULL) RETURNING item_id"},
+      // A batch's fences: ?1 is a JSON array of [item_id, owner, attempt, …].
+      .fence_many =
+          {"sch_fence_many",
+           "UPDATE schedule_items SET status = 'success', lease_until = NULL, updated_at "
+           "= " OO_SQLITE_NOW " FROM (SELECT json_extract(value, '$[0]') AS id, "
+           "json_extract(value, '$[1]') AS own, json_extract(value, '$[2]') AS att FROM "
+           "json_each(?1)) AS t WHERE schedule_items.item_id = t.id AND "
+           "schedule_items.status = 'processing' AND schedule_items.owner = t.own AND "
+           "schedule_items.attempt = t.att AND EXISTS (SELECT 1 FROM source_orders so WHERE "
+           "so.site_code = schedule_items.site_code AND so.order_no = schedule_items.order_no AND "
+           "so.lot_no = schedule_items.lot_no AND so.cancelled_at IS NULL) RETURNING item_id"},
       // No DML in CTEs: the standard step takes three statements (see SchedulingStore).
       .insert_production =
           {"sch_insert_production",
@@ -92,6 +103,15 @@ const SchedulingSql& scheduling_sql() {
            "?1, quantity, ?2, ?3, ?4 FROM source_orders WHERE site_code = ?5 AND order_no = ?6 AND "
            "lot_no = ?7 RETURNING site_code, order_no, lot_no, item_id, quantity, document_scope, "
            "document_value, document_number, created_at"},
+      .insert_production_many =
+          {"sch_insert_production_many",
+           "INSERT INTO production_orders (site_code, order_no, lot_no, item_id, quantity, "
+           "document_scope, document_value, document_number) SELECT so.site_code, so.order_no, "
+           "so.lot_no, json_extract(e.value, '$[0]'), so.quantity, ?1, json_extract(e.value, "
+           "'$[4]'), json_extract(e.value, '$[5]') FROM json_each(?2) AS e JOIN source_orders so "
+           "ON so.site_code = json_extract(e.value, '$[1]') AND so.order_no = "
+           "json_extract(e.value, '$[2]') AND so.lot_no = json_extract(e.value, '$[3]') "
+           "RETURNING item_id"},
       .dead_runs =
           {"sch_dead_runs",
            "UPDATE schedule_runs SET status = 'error', error = 'owner stopped heart-beating', "
