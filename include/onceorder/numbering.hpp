@@ -1,10 +1,10 @@
 // Gapless per-scope document numbers (seed 003). A number is taken from the scope's
 // counter row and used by the document insert in the same transaction, and returned only
-// after that transaction committed: a rollback leaves no gap and two callers never share a
-// number. Different scopes have different counters; their requests meet only when combined.
+// after that transaction committed: a rollback leaves no gap, two callers never share a
+// number, and different scopes never wait for each other.
 //
-// Requests that queue up behind each other are combined (onceorder/combiner.hpp): they run as
-// one transaction that takes each scope's counter once and writes their documents and
+// Requests for one scope that queue up behind each other are combined (onceorder/combiner.hpp):
+// they run as one transaction that takes the counter once and writes their documents and
 // receipts together, one commit flush for all, each answered as if they had run one at a time.
 // A lone request runs at once on its caller's thread, as one statement.
 //
@@ -87,7 +87,7 @@ class Numbering {
 
   // Issues the next number of `request.scope` (created with the default format on first
   // use). Errors: invalid_request (field errors), scope_exhausted, idempotency_key_reused,
-  // busy. Combined with other requests of its lane when they queue (see above, kLanes).
+  // busy. Combined with other requests for the same scope when they queue (see above).
   Result<Issued> issue(const IssueRequest& request, store::Clock::time_point deadline);
 
   // Issues `requests` in one transaction, each answered exactly as `issue` would have
@@ -105,11 +105,6 @@ class Numbering {
   // database connection (64 for the benchmarks' 16), so a process rarely queues more; the bound
   // keeps one statement's arrays, and the time the scope's row is held, small.
   static constexpr std::size_t kMaxBatch = 64;
-  // How many combining lanes the scopes share where the engine has row locks. Each lane runs
-  // one transaction at a time: more lanes let more run side by side, fewer combine more
-  // requests per commit; and a scope whose counter another transaction holds delays the
-  // requests of its lane, not all.
-  static constexpr std::size_t kLanes = 4;
   // How many requests `issue`'s runs carried so far (a lone request is a batch of 1).
   CombinerStats combining() const;
 
@@ -141,7 +136,7 @@ class Numbering {
   store::Database& db_;
   NumberingOptions options_;
   std::unique_ptr<store::NumberingStore> store_;
-  std::unique_ptr<Combiner<IssueRequest, Result<Issued>>> combiner_;  // keyed by lane
+  std::unique_ptr<Combiner<IssueRequest, Result<Issued>>> combiner_;  // keyed by scope
 };
 
 // Field validation shared with the HTTP layer (also used by tests).

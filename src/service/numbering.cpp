@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <functional>
 #include <map>
 
 #include "onceorder/csv.hpp"
@@ -12,9 +11,6 @@
 
 namespace onceorder {
 namespace {
-
-constexpr std::string_view kLaneNames[] = {"0", "1", "2",  "3",  "4",  "5",  "6",  "7",
-                                           "8", "9", "10", "11", "12", "13", "14", "15"};
 
 using store::Connection;
 using store::Then;
@@ -211,14 +207,16 @@ CombinerStats Numbering::combining() const { return combiner_->stats(); }
 Result<Issued> Numbering::issue(const IssueRequest& req, store::Clock::time_point deadline) {
   OO_RETURN_IF_ERROR(validate_issue_request(req));
   if (options_.fault_after_allocate) return issue_one(req, deadline);
-  // Scopes share a few lanes (a hot scope's requests always meet in the same one), so that
-  // requests for different scopes that queue are combined too: one transaction, two round
-  // trips and one commit flush for the lot. One lane for the whole database where it has one
-  // writer (SQLite): there, every request queues on the same lock anyway, and several lanes
-  // would hand that lock between threads instead of batching.
-  const std::size_t lane =
-      store_->one_writer() ? 0 : std::hash<std::string_view>{}(req.scope) % kLanes;
-  auto answer = combiner_->run(kLaneNames[lane], req, deadline);
+  // One lane per scope: requests for one scope that queue are combined, and a scope whose
+  // counter another transaction holds delays only its own requests (seed 003: different
+  // scopes must not wait for each other). One lane for the whole database where it has one
+  // writer (SQLite): there, every request queues on the same lock anyway, and a lane per
+  // scope would hand that lock between threads instead of batching. (One lane for every
+  // scope on PostgreSQL too ran 64 scopes at 1.1–1.2× the raw SQL instead of 0.6–0.8×, but a
+  // lone request blocked on a held counter would hold up every other scope:
+  // docs/BENCHMARKS.md, "The cheap path".)
+  auto answer =
+      combiner_->run(store_->one_writer() ? std::string_view() : req.scope, req, deadline);
   if (!answer) {
     return Status(Code::busy,
                   "the request waited for its scope until its deadline; nothing was written, "

@@ -207,6 +207,12 @@ TEST(PgScopeLockTest, HeldCounterDelaysOwnScopeOnlyRace) {
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_FALSE(done.load()) << "allocation in A did not wait for the held counter";
+  // Nor while A's request waits: B never queues behind it (with a combining lane shared by
+  // several scopes, B would wait for the holder, which only ends below, and time out).
+  auto b3 = numbering.issue({"B", "b3", {}}, soon());
+  ASSERT_TRUE(b3.ok()) << b3.status().to_string();
+  EXPECT_EQ(b3->document.value, 3);
+  EXPECT_FALSE(done.load());
   holder.exec("COMMIT");
   waiter.join();
   ASSERT_TRUE(a.ok()) << a.status().to_string();
