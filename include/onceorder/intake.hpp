@@ -84,11 +84,13 @@ class Intake {
   // answered it had they run one at a time in this order: replays of receipts stored before
   // or by an earlier request of the batch, idempotency_key_reused, placed or out_of_stock on
   // the stock the earlier ones left, unknown_sku, a total that does not fit. Invalid requests
-  // get their validation error and take no part. Stock rows are locked once, in (warehouse,
-  // sku) order. If the transaction fails as `busy`, every request gets that answer (or
-  // request_in_progress, as `place`); if it fails for any other reason (an order id taken, a
-  // constraint), each request runs alone instead, so one bad request cannot sink the others.
-  // `place` calls it for what queued; tests call it to force a batch.
+  // get their validation error and take no part. Receipts are inserted in (customer, key)
+  // order, stock rows locked once, in (warehouse, sku) order; on PostgreSQL the batch sends
+  // a constant number of statements, whatever its size. If the transaction fails as `busy`,
+  // every request gets that answer (or request_in_progress, as `place`); if it fails for any
+  // other reason (an order id taken, a constraint), each request runs alone instead, so one
+  // bad request cannot sink the others. `place` calls it for what queued; tests call it to
+  // force a batch.
   std::vector<Result<Placed>> place_batch(std::span<const PlaceRequest> requests,
                                           store::Clock::time_point deadline);
 

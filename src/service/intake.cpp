@@ -148,20 +148,32 @@ Result<Order> make_order(std::int64_t order_id, std::int64_t customer, const Car
 
 // The answer a stored receipt gives a request with the same key: its first decision, or
 // idempotency_key_reused for another cart. Other errors fail the transaction.
-Result<Placed> replay(store::IntakeStore& store, Connection& c, const PlaceRequest& req,
-                      const Cart& cart) {
-  OO_ASSIGN_OR_RETURN(auto receipt, store.find_receipt(c, req.customer_id, req.idempotency_key));
-  if (!receipt) return Status(Code::retry_transaction, "receipt vanished");
-  if (!receipt->is_for(cart)) {
+Result<Placed> replay(std::optional<store::StoredReceipt>& stored, const Cart& cart) {
+  if (!stored) return Status(Code::retry_transaction, "receipt vanished");
+  const store::OrderReceipt& receipt = stored->receipt;
+  if (!receipt.is_for(cart)) {
     return Status(Code::idempotency_key_reused,
                   "this Idempotency-Key was used for a different order");
   }
-  if (receipt->outcome == "out_of_stock")
-    return Placed{true, {}, std::move(receipt->shortages), true};
-  OO_ASSIGN_OR_RETURN(auto order, store.get_order(c, receipt->order_id));
-  if (!order) return Status(Code::internal, "a placed receipt without its order");
-  order->status = "placed";  // replay the first answer, whatever happened since
-  return Placed{false, std::move(*order), {}, true};
+  if (receipt.outcome == "out_of_stock") return Placed{true, {}, receipt.shortages, true};
+  if (!stored->order) return Status(Code::internal, "a placed receipt without its order");
+  Order order = *stored->order;
+  order.status = "placed";  // replay the first answer, whatever happened since
+  return Placed{false, std::move(order), {}, true};
+}
+
+Result<Placed> replay(store::IntakeStore& store, Connection& c, const PlaceRequest& req,
+                      const Cart& cart) {
+  OO_ASSIGN_OR_RETURN(auto receipt, store.find_receipt(c, req.customer_id, req.idempotency_key));
+  std::optional<store::StoredReceipt> stored;
+  if (receipt) {
+    std::optional<Order> order;
+    if (receipt->outcome != "out_of_stock" && receipt->is_for(cart)) {
+      OO_ASSIGN_OR_RETURN(order, store.get_order(c, receipt->order_id));
+    }
+    stored.emplace(store::StoredReceipt{std::move(*receipt), std::move(order)});
+  }
+  return replay(stored, cart);
 }
 
 }  // namespace
@@ -339,15 +351,18 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
   std::vector<std::optional<Status>> refused(n);
   bool more_refused = false;
   std::vector<bool> waiting(n, false);
+  bool receipts_one_by_one = false;
 
   using Key = std::pair<std::int64_t, std::string_view>;
   const auto attempt = [&](Connection& c) -> Result<std::vector<Result<Placed>>> {
     more_refused = false;
+    std::fill(waiting.begin(), waiting.end(), false);
     std::vector<std::optional<Result<Placed>>> decided(n);
-    // 1. Receipts, in arrival order, as each request alone would insert its own first.
-    // A request whose key an earlier one of the batch inserted follows that one (`first`).
+    // 1. Receipts. Each key's first request in the batch takes part (`candidate`); a later
+    // one with that key follows it (`first`) if it inserted the receipt, else replays too.
     std::vector<std::optional<std::size_t>> first(n);
     std::vector<bool> fresh(n, false);
+    std::vector<std::size_t> candidates;
     std::map<Key, std::size_t> first_use;
     for (std::size_t i = 0; i < n; ++i) {
       const PlaceRequest& r = *jobs[i]->req;
@@ -355,26 +370,61 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
         decided[i].emplace(*refused[i]);
         continue;
       }
-      const Key key{r.customer_id, r.idempotency_key};
-      if (auto it = first_use.find(key); it != first_use.end()) {
-        if (fresh[it->second]) {
-          first[i] = it->second;
-          continue;
-        }
-      } else {
-        first_use.emplace(key, i);
+      if (first_use.emplace(Key{r.customer_id, r.idempotency_key}, i).second)
+        candidates.push_back(i);
+    }
+    // In (customer, key) order: two batches wait for each other's keys in one order.
+    std::sort(candidates.begin(), candidates.end(), [&](std::size_t a, std::size_t b) {
+      return Key{jobs[a]->req->customer_id, jobs[a]->req->idempotency_key} <
+             Key{jobs[b]->req->customer_id, jobs[b]->req->idempotency_key};
+    });
+    // After a timeout on a held key, one statement per receipt: the request that waited
+    // (request_in_progress) is then known, not guessed.
+    const std::size_t per_statement = receipts_one_by_one ? 1 : candidates.size();
+    for (std::size_t from = 0; from < candidates.size(); from += per_statement) {
+      const std::size_t to = std::min(candidates.size(), from + per_statement);
+      std::vector<store::NewOrderReceipt> rows;
+      for (std::size_t k = from; k < to; ++k) {
+        const Job& j = *jobs[candidates[k]];
+        rows.push_back({j.req->customer_id, j.req->idempotency_key, &j.cart});
       }
-      auto inserted = store_->insert_receipt(c, r.customer_id, r.idempotency_key, jobs[i]->cart);
-      waiting[i] = !inserted.ok() && inserted.status().code() == Code::lock_timeout;
-      if (!inserted.ok()) return inserted.status();
-      if (*inserted) {
-        fresh[i] = true;
+      auto inserted = store_->insert_receipts(c, rows);
+      if (!inserted.ok()) {
+        if (inserted.status().code() == Code::lock_timeout) {
+          for (std::size_t k = from; k < to; ++k) waiting[candidates[k]] = true;
+          receipts_one_by_one = true;
+        }
+        return inserted.status();
+      }
+      for (std::size_t k = from; k < to; ++k) fresh[candidates[k]] = (*inserted)[k - from];
+    }
+    // Replays: every request with a key stored before the batch, read in one statement.
+    std::vector<std::size_t> replaying;
+    std::vector<store::ReceiptKey> stored_keys;
+    std::map<Key, std::size_t> stored_at;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (refused[i]) continue;
+      const PlaceRequest& r = *jobs[i]->req;
+      const Key key{r.customer_id, r.idempotency_key};
+      const std::size_t by = first_use.at(key);
+      if (fresh[by]) {
+        if (by != i) first[i] = by;
         continue;
       }
-      auto replayed = replay(*store_, c, r, jobs[i]->cart);
-      if (!replayed.ok() && replayed.status().code() != Code::idempotency_key_reused)
-        return replayed.status();
-      decided[i].emplace(std::move(replayed));
+      replaying.push_back(i);
+      if (stored_at.emplace(key, stored_keys.size()).second)
+        stored_keys.push_back({r.customer_id, r.idempotency_key});
+    }
+    if (!replaying.empty()) {
+      OO_ASSIGN_OR_RETURN(auto stored, store_->find_receipts(c, stored_keys));
+      for (std::size_t i : replaying) {
+        const PlaceRequest& r = *jobs[i]->req;
+        auto& receipt = stored.at(stored_at.at(Key{r.customer_id, r.idempotency_key}));
+        auto replayed = replay(receipt, jobs[i]->cart);
+        if (!replayed.ok() && replayed.status().code() != Code::idempotency_key_reused)
+          return replayed.status();
+        decided[i].emplace(std::move(replayed));
+      }
     }
     // 2. The stock rows of every new cart, locked once, in (warehouse, sku) order.
     std::map<std::int64_t, std::set<std::int64_t>> skus;
@@ -421,22 +471,28 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
     }
     // Not a retryable code: transact must roll back and return, not pause and retry.
     if (more_refused) return Status(Code::invalid_request, "run again without the refused");
-    // 4. The writes, in arrival order; the last one carries the COMMIT.
-    std::size_t last = n;
-    for (std::size_t i = 0; i < n; ++i)
-      if (fresh[i]) last = i;
+    // 4. Every write in one statement, which carries the COMMIT.
+    std::vector<store::BatchOutcome> writes;
+    std::vector<std::size_t> written;
     for (std::size_t i = 0; i < n; ++i) {
       if (!fresh[i]) continue;
       const PlaceRequest& r = *jobs[i]->req;
-      const Then then = i == last ? Then::commit : Then::stay;
-      if (!orders[i]) {
-        OO_RETURN_IF_ERROR(store_->record_out_of_stock(c, r.customer_id, r.idempotency_key,
-                                                       decided[i]->value().shortages, then));
-        continue;
+      if (orders[i]) {
+        writes.push_back({r.customer_id, r.idempotency_key, &*orders[i], nullptr});
+      } else {
+        writes.push_back(
+            {r.customer_id, r.idempotency_key, nullptr, &decided[i]->value().shortages});
       }
-      OO_ASSIGN_OR_RETURN(orders[i]->created_at,
-                          store_->place(c, *orders[i], r.idempotency_key, then));
-      decided[i].emplace(Placed{false, *orders[i], {}, false});
+      written.push_back(i);
+    }
+    if (!writes.empty()) {
+      OO_ASSIGN_OR_RETURN(auto created, store_->write_outcomes(c, writes, Then::commit));
+      for (std::size_t k = 0; k < written.size(); ++k) {
+        const std::size_t i = written[k];
+        if (!orders[i]) continue;
+        orders[i]->created_at = std::move(created[k]);
+        decided[i].emplace(Placed{false, std::move(*orders[i]), {}, false});
+      }
     }
     // 5. A key inserted earlier in the batch: that request's first decision, replayed.
     for (std::size_t i = 0; i < n; ++i) {

@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <map>
+#include <set>
+#include <utility>
 
 #include "store/dialect.hpp"
+#include "store/json_text.hpp"
 
 namespace onceorder::store {
 namespace {
@@ -42,6 +46,13 @@ std::vector<Shortage> parse_shortages(const std::string& text) {
     pos = end + 1;
   }
   return out;
+}
+
+// Columns order_id, order_no, status, customer_id, warehouse_id, total_cents, created_at
+// from `at` on (in_get_order's).
+Order order_head(const Row& r, size_t at) {
+  return Order{r.i64(at), r.text(at + 1), r.text(at + 2), r.i64(at + 3), r.i64(at + 4),
+               {},        r.i64(at + 5),  r.text(at + 6)};
 }
 
 }  // namespace
@@ -150,11 +161,171 @@ Result<std::optional<Order>> IntakeStore::get_order(store::Connection& c, std::i
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.get_order, {order_id}));
   if (rows.empty()) return std::optional<Order>();
   const auto& r = rows[0];
-  Order o{r.i64(0), r.text(1), r.text(2), r.i64(3), r.i64(4), {}, r.i64(5), r.text(6)};
+  Order o = order_head(r, 0);
   OO_ASSIGN_OR_RETURN(auto lines, c.query(sql_.get_lines, {order_id}));
   for (const auto& l : lines)
     o.lines.push_back({static_cast<int>(l.i64(0)), l.i64(1), l.i64(2), l.i64(3)});
   return std::optional<Order>(std::move(o));
+}
+
+Result<std::vector<bool>> IntakeStore::insert_receipts(store::Connection& c,
+                                                       std::span<const NewOrderReceipt> receipts) {
+  std::vector<bool> fresh(receipts.size(), false);
+  if (receipts.empty()) return fresh;
+  if (!dialect_.writes_in_one_statement) {
+    for (size_t i = 0; i < receipts.size(); ++i) {
+      const NewOrderReceipt& r = receipts[i];
+      OO_ASSIGN_OR_RETURN(bool inserted,
+                          insert_receipt(c, r.customer_id, std::string(r.key), *r.cart));
+      fresh[i] = inserted;
+    }
+    return fresh;
+  }
+  std::string json = "[";
+  for (size_t i = 0; i < receipts.size(); ++i) {
+    const NewOrderReceipt& r = receipts[i];
+    if (i > 0) json += ',';
+    json += fmt::format(R"({{"i":{},"c":{},"w":{},"k":)", i, r.customer_id, r.cart->warehouse_id);
+    append_json_string(json, r.key);
+    json += R"(,"n":)";
+    append_json_string(json, r.cart->text());
+    json += '}';
+  }
+  json += ']';
+  OO_ASSIGN_OR_RETURN(
+      auto rows,
+      c.query(sql_.insert_receipts, {std::string_view(json), std::int64_t{kNormalizationVersion}}));
+  std::set<std::pair<std::int64_t, std::string_view>> inserted;
+  for (const auto& row : rows) inserted.emplace(row.i64(0), row.text(1));
+  for (size_t i = 0; i < receipts.size(); ++i)
+    fresh[i] = inserted.contains({receipts[i].customer_id, receipts[i].key});
+  return fresh;
+}
+
+Result<std::vector<std::optional<StoredReceipt>>> IntakeStore::find_receipts(
+    store::Connection& c, std::span<const ReceiptKey> keys) {
+  std::vector<std::optional<StoredReceipt>> out(keys.size());
+  if (keys.empty()) return out;
+  if (!dialect_.writes_in_one_statement) {
+    for (size_t i = 0; i < keys.size(); ++i) {
+      OO_ASSIGN_OR_RETURN(auto receipt,
+                          find_receipt(c, keys[i].customer_id, std::string(keys[i].key)));
+      if (!receipt) continue;
+      std::optional<Order> order;
+      if (receipt->outcome == "placed") {
+        OO_ASSIGN_OR_RETURN(order, get_order(c, receipt->order_id));
+      }
+      out[i].emplace(StoredReceipt{std::move(*receipt), std::move(order)});
+    }
+    return out;
+  }
+  std::string json = "[";
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i > 0) json += ',';
+    json += fmt::format(R"({{"i":{},"c":{},"k":)", i, keys[i].customer_id);
+    append_json_string(json, keys[i].key);
+    json += '}';
+  }
+  json += ']';
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.find_receipts, {std::string_view(json)}));
+  // Columns: i, 6 receipt columns (1–6), 7 order columns (7–13), 4 line columns (14–17).
+  for (const auto& r : rows) {
+    auto& slot = out.at(static_cast<size_t>(r.i64(0)));
+    if (!slot) {
+      slot.emplace(StoredReceipt{OrderReceipt{r.i64(1), r.text(2), static_cast<int>(r.i64(3)),
+                                              r.text(4), r.i64(5), parse_shortages(r.text(6))},
+                                 std::nullopt});
+      if (!r.is_null(7)) slot->order = order_head(r, 7);
+    }
+    if (slot->order && !r.is_null(14))
+      slot->order->lines.push_back({static_cast<int>(r.i64(14)), r.i64(15), r.i64(16), r.i64(17)});
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> IntakeStore::write_outcomes(store::Connection& c,
+                                                             std::span<const BatchOutcome> outcomes,
+                                                             store::Then then) {
+  std::vector<std::string> created(outcomes.size());
+  if (!dialect_.writes_in_one_statement) {
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      const BatchOutcome& w = outcomes[i];
+      const Then last = i + 1 == outcomes.size() ? then : Then::stay;
+      if (w.order) {
+        OO_ASSIGN_OR_RETURN(created[i], place(c, *w.order, std::string(w.key), last));
+      } else {
+        OO_RETURN_IF_ERROR(
+            record_out_of_stock(c, w.customer_id, std::string(w.key), *w.shortages, last));
+      }
+    }
+    return created;
+  }
+  std::string orders = "[", lines = "[", short_of = "[";
+  std::map<std::int64_t, size_t> at;  // order_id → its outcome
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const BatchOutcome& w = outcomes[i];
+    if (!w.order) {
+      if (short_of.size() > 1) short_of += ',';
+      short_of += fmt::format(R"({{"c":{},"k":)", w.customer_id);
+      append_json_string(short_of, w.key);
+      short_of += R"(,"s":)";
+      append_json_string(short_of, shortages_text(*w.shortages));
+      short_of += '}';
+      continue;
+    }
+    const Order& o = *w.order;
+    at[o.order_id] = i;
+    if (orders.size() > 1) orders += ',';
+    orders += fmt::format(R"({{"id":{},"c":{},"w":{},"t":{},"ono":)", o.order_id, o.customer_id,
+                          o.warehouse_id, o.total_cents);
+    append_json_string(orders, o.order_no);
+    orders += R"(,"k":)";
+    append_json_string(orders, w.key);
+    orders += '}';
+    for (const auto& l : o.lines) {
+      // The source orders' site and lots come from source_order_key, the rule's one home.
+      const OrderKey source = source_order_key(o.warehouse_id, o.order_no, l.line_no);
+      if (lines.size() > 1) lines += ',';
+      lines += fmt::format(R"({{"id":{},"n":{},"w":{},"sku":{},"q":{},"p":{},"site":)", o.order_id,
+                           l.line_no, o.warehouse_id, l.sku_id, l.quantity, l.unit_price_cents);
+      append_json_string(lines, source.site_code);
+      lines += R"(,"ono":)";
+      append_json_string(lines, source.order_no);
+      lines += R"(,"lot":)";
+      append_json_string(lines, source.lot_no);
+      lines += '}';
+    }
+  }
+  orders += ']';
+  lines += ']';
+  short_of += ']';
+  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> deduct;  // (warehouse, sku)
+  for (const BatchOutcome& w : outcomes)
+    if (w.order)
+      for (const auto& l : w.order->lines) deduct[{w.order->warehouse_id, l.sku_id}] += l.quantity;
+  std::vector<std::int64_t> warehouses, skus, quantities;
+  for (const auto& [row, quantity] : deduct) {
+    warehouses.push_back(row.first);
+    skus.push_back(row.second);
+    quantities.push_back(quantity);
+  }
+  const std::string dw = join(warehouses), ds = join(skus), dq = join(quantities);
+  // The statement itself raised if a deduction missed: nothing was committed.
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.place_many,
+                                         {std::string_view(orders), std::string_view(lines),
+                                          std::string_view(short_of), std::string_view(dw),
+                                          std::string_view(ds), std::string_view(dq)},
+                                         then));
+  for (const auto& r : rows) {
+    if (r.is_null(0)) continue;
+    auto it = at.find(r.i64(0));
+    if (it == at.end())
+      return Status(Code::internal, "the batch returned an order it was not given");
+    created[it->second] = r.text(1);
+  }
+  for (const auto& [id, i] : at)
+    if (created[i].empty()) return Status(Code::internal, "the batch did not place an order");
+  return created;
 }
 
 Result<std::optional<OrderHead>> IntakeStore::lock_order(store::Connection& c,

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,17 @@ struct IntakeSql {
   store::Statement release;                  // (order_id) → line, warehouse, sku, qty
   store::Statement restore;                  // (warehouse, sku, qty)
   store::Statement mark_cancelled;           // (order_id)
+  // A batch's statements, set-based (Dialect::writes_in_one_statement); the other engines
+  // loop over the one-row statements above.
+  // (json [{i, c, k, w, n}], version) → customer, key of each receipt inserted, in `i` order
+  store::Statement insert_receipts = {};
+  // (json [{i, c, k}]) → i, the find_receipt columns, the get_order columns, the get_lines
+  //   columns (NULL when out of stock); ordered by i, line
+  store::Statement find_receipts = {};
+  // (orders json [{id, ono, c, w, t, k}], lines json [{id, n, w, sku, q, p, site, ono, lot}],
+  //   out-of-stock json [{c, k, s}], "warehouse,…", "sku,…", "qty,…" summed per stock row)
+  //   → order_id, created_at per order (one row of NULLs if none)
+  store::Statement place_many = {};
 };
 
 struct OrderReceipt {
@@ -61,6 +73,32 @@ struct OrderReceipt {
   // True when the receipt was written for this cart (same warehouse, same normalized
   // text under the same normalization version): a replay, not a reused key.
   bool is_for(const Cart& cart) const;
+};
+
+// A receipt a batch inserts (its first use of the key).
+struct NewOrderReceipt {
+  std::int64_t customer_id = 0;
+  std::string_view key;
+  const Cart* cart = nullptr;
+};
+
+struct ReceiptKey {
+  std::int64_t customer_id = 0;
+  std::string_view key;
+};
+
+// A stored receipt with its order when it placed one.
+struct StoredReceipt {
+  OrderReceipt receipt;
+  std::optional<Order> order;
+};
+
+// One decision a batch writes: a placed order (`order`) or an out-of-stock receipt.
+struct BatchOutcome {
+  std::int64_t customer_id = 0;
+  std::string_view key;
+  const Order* order = nullptr;
+  const std::vector<Shortage>* shortages = nullptr;  // when `order` is null
 };
 
 struct StockRow {
@@ -103,6 +141,21 @@ class IntakeStore {
   Result<std::string> place(store::Connection& c, const Order& order, const std::string& key,
                             store::Then then);
   Result<std::optional<Order>> get_order(store::Connection& c, std::int64_t order_id);
+
+  // A combined batch's steps, each one statement where the engine allows (one round trip).
+  // Inserts the receipts in the caller's order (sorted by key: two batches then wait for
+  // each other's keys in one order); true for each one that was new.
+  Result<std::vector<bool>> insert_receipts(store::Connection& c,
+                                            std::span<const NewOrderReceipt> receipts);
+  // The stored receipts of `keys` with their orders; nullopt where none is stored.
+  Result<std::vector<std::optional<StoredReceipt>>> find_receipts(store::Connection& c,
+                                                                  std::span<const ReceiptKey> keys);
+  // Writes every decision (as `place` and `record_out_of_stock` do each); returns each
+  // placed order's created_at ("" for out of stock). Fails (internal) before any commit if
+  // the locked stock rows did not take their summed deductions.
+  Result<std::vector<std::string>> write_outcomes(store::Connection& c,
+                                                  std::span<const BatchOutcome> outcomes,
+                                                  store::Then then);
   Result<std::optional<OrderHead>> lock_order(store::Connection& c, std::int64_t order_id);
 
   // The cancel's steps, in the order the caller must send them: an order's source orders

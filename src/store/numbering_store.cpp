@@ -5,6 +5,7 @@
 #include <string>
 
 #include "store/dialect.hpp"
+#include "store/json_text.hpp"
 
 namespace onceorder::store {
 namespace {
@@ -17,6 +18,7 @@ Document document_from(const Row& r, size_t at = 0) {
                   r.text(at + 4), r.text(at + 5), r.text(at + 6)};
 }
 
+// A batch's keys or titles as one JSON array.
 std::string json_text_array(std::span<const std::string_view> items) {
   std::string out = "[";
   for (auto item : items) {
@@ -44,25 +46,6 @@ std::string json_receipt_rows(std::span<const NewReceipt> receipts) {
 }
 
 }  // namespace
-
-void append_json_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (char ch : s) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (u < 0x20) {
-      constexpr char kHex[] = "0123456789abcdef";
-      out += "\\u00";
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    } else {
-      out += ch;
-    }
-  }
-  out += '"';
-}
 
 NumberingStore::NumberingStore(const Dialect& dialect)
     : dialect_(dialect), sql_(dialect.numbering) {}

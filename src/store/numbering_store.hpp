@@ -74,9 +74,6 @@ struct ScopeWrite {
   std::vector<NewReceipt> receipts;
 };
 
-// Appends `s` as a JSON string: batches pass their rows to both engines as JSON arrays.
-void append_json_string(std::string& out, std::string_view s);
-
 class NumberingStore {
  public:
   explicit NumberingStore(const Dialect& dialect);

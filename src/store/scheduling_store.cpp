@@ -4,6 +4,7 @@
 #include <string>
 
 #include "store/dialect.hpp"
+#include "store/json_text.hpp"
 #include "store/numbering_store.hpp"
 
 namespace onceorder::store {

@@ -5,12 +5,14 @@
 // The combiner's races are in intake_race_test.cpp.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "common/test_db.hpp"
 #include "onceorder/intake.hpp"
+#include "onceorder/invariants.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -123,6 +125,23 @@ class IntakeBatchTest : public ::testing::TestWithParam<Engine> {
           << "request " << i << " (customer " << sequence[i].customer_id << ", key '"
           << sequence[i].idempotency_key << "')";
     EXPECT_EQ(database_text(combined.tdb), database_text(alone.tdb));
+    for (Side* side : {&alone, &combined}) {
+      auto inv = check_invariants(*side->db, soon());
+      ASSERT_TRUE(inv.ok()) << inv.status().to_string();
+      for (const auto& r : *inv)
+        EXPECT_EQ(r.violations, 0) << r.id << ": " << (r.sample.empty() ? "" : r.sample[0]);
+    }
+  }
+
+  // Stock in warehouse 2 (sku 101 as in warehouse 1, and 505), written outside OnceOrder
+  // with its initial ledger entries.
+  static void second_warehouse(TestDb& tdb) {
+    tdb.sql(
+        "INSERT INTO stock (warehouse_id, sku_id, available, price_cents) VALUES (2, 101, 3, "
+        "40), (2, 505, 6, 3)");
+    tdb.sql(
+        "INSERT INTO stock_ledger (warehouse_id, sku_id, delta, kind, reason) VALUES (2, 101, 3, "
+        "'initial', 'test'), (2, 505, 6, 'initial', 'test')");
   }
 
   static std::vector<CartLine> dear(std::int64_t from_sku) {
@@ -215,6 +234,73 @@ TEST_P(IntakeBatchTest, AnOrderTheDatabaseRefusesFailsAloneAndTheOthersArePlaced
       {3, 1, {{101, 9}}, "p5"},
   };
   expect_same(seq, {seq.size()}, poison);
+}
+
+// Carts of two warehouses sharing SKU ids and one another's SKUs, an out-of-stock order in
+// the middle that the ones after it must not see as deducted, a key stored before the batch
+// and replayed next to fresh ones, a key reused within the batch, refusals in the middle.
+TEST_P(IntakeBatchTest, MixedWarehousesSharedSkusAndOutOfStockInTheMiddle) {
+  const std::vector<PlaceRequest> seq = {
+      {1, 2, {{101, 1}, {505, 2}}, "w2-a"},
+      {1, 1, {{101, 2}, {202, 1}}, "w1-a"},
+      {2, 2, {{101, 1}}, "w2-b"},
+      {2, 2, {{101, 2}, {505, 1}}, "w2-c"},  // 101 in warehouse 2 is short now
+      {2, 1, {{101, 2}}, "w1-b"},            // warehouse 1's 101 is plenty
+      {7, 1, {{101, 1}}, "k-old"},           // stored before the batch
+      {3, 2, {{505, 4}}, "w2-d"},            // the last four of 505 in warehouse 2
+      {3, 2, {{505, 1}}, "w2-e"},
+      {4, 2, {{202, 1}}, "w2-f"},            // 202 is not stocked in warehouse 2
+      {1, 2, {{505, 2}, {101, 1}}, "w2-a"},  // replays "w2-a" from within the batch
+      {1, 1, {{202, 1}}, "w2-a"},            // that key for another warehouse: reused
+      {3, 1, {{202, 4}}, "w1-c"},            // short by one
+      {3, 1, {{202, 3}, {101, 1}}, "w1-d"},  // fits exactly
+      {5, 1, dear(901), "e"},                // refused: the total overflows
+      {5, 1, {{303, 3}}, "e"},
+      {7, 1, {{303, 99}}, "k-oos"},
+  };
+  expect_same(seq, {seq.size()}, second_warehouse);
+  expect_same(seq, {4, 1, 6, 5}, second_warehouse);
+}
+
+// Keys with characters the batch's JSON must escape, first fresh and then stored.
+TEST_P(IntakeBatchTest, KeysThatNeedEscapingAnswerAsOneByOne) {
+  const std::vector<PlaceRequest> seq = {
+      {1, 1, {{101, 1}}, "q\"uote"}, {1, 1, {{101, 1}}, "back\\slash"},
+      {1, 1, {{101, 1}}, "q\"uote"}, {2, 1, {{202, 1}}, "{\"i\":1}"},
+      {2, 1, {{202, 9}}, "'; --"},   {1, 1, {{202, 1}}, "back\\slash"},
+  };
+  expect_same(seq, {seq.size()});
+  expect_same(seq, {3, 3});
+  expect_same(seq, {2, 4});
+}
+
+// The set-based batch: a constant number of statements per transaction, whatever its size
+// (PostgreSQL; SQLite, in process, sends one statement per row).
+TEST_P(IntakeBatchTest, ABatchSendsTheSameNumberOfStatementsWhateverItsSize) {
+  if (GetParam() != Engine::postgres) GTEST_SKIP() << "per-row statements on this engine";
+  TestDb tdb(GetParam());
+  std::atomic<int> statements{0};
+  auto db = tdb.open({.pool_size = 2, .statement_hook = [&](std::string_view) { ++statements; }});
+  Intake intake(*db);
+  for (std::int64_t sku = 1; sku <= 10; ++sku)
+    ASSERT_TRUE(intake.put_sku(1, sku, 100, 1'000'000, soon()).ok());
+  ASSERT_TRUE(intake.place({1, 1, {{1, 1}}, "warm"}, soon()).ok());  // leases the node id
+  auto sent = [&](int n, const std::string& tag) {
+    std::vector<PlaceRequest> reqs;
+    for (int i = 0; i < n; ++i)
+      reqs.push_back(
+          {1 + i % 3, 1, {{1 + i % 10, 1}, {1 + (i + 3) % 10, 2}}, tag + std::to_string(i)});
+    reqs.push_back({1, 1, {{1, 1}}, "warm"});  // and a replay
+    statements = 0;
+    auto answers = intake.place_batch(reqs, soon());
+    for (const auto& a : answers) EXPECT_TRUE(a.ok()) << a.status().to_string();
+    return statements.load();
+  };
+  const int small = sent(2, "s");
+  const int large = sent(40, "l");
+  EXPECT_EQ(small, large);
+  // Receipts, replays, the stock lock (one warehouse), the writes with the COMMIT.
+  EXPECT_LE(large, 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, IntakeBatchTest, ::testing::ValuesIn(engines_under_test()),

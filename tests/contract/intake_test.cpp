@@ -67,7 +67,7 @@ TEST_P(IntakeTest, PlacedOrderHasSortedLinesPriceSnapshotsAndSourceOrders) {
   // The price snapshot stays when the price changes.
   ASSERT_TRUE(intake_.put_sku(1, 101, 9999, std::nullopt, soon()).ok());
   auto again = intake_.get_order(o.order_id, soon());
-  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
   EXPECT_EQ(again->lines[0].unit_price_cents, 1200);
   EXPECT_EQ(again->created_at, o.created_at);
   EXPECT_EQ(count("SELECT count(*) FROM source_orders WHERE site_code = 'W1' AND order_no = '" +

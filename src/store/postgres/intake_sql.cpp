@@ -13,6 +13,13 @@ namespace onceorder::store::postgres {
 #define OO_PG_STOCK_LOCK " FOR UPDATE"
 #define OO_PG_ALL_DEDUCTED "(SELECT count(*) FROM st) = (SELECT count(*) FROM l)"
 #endif
+#if defined(ONCEORDER_NAIVE_RESERVE_LOOP)
+#define OO_PG_BATCH_DEDUCTED "true"
+#else
+#define OO_PG_BATCH_DEDUCTED                                                                  \
+  "(SELECT count(*) FROM st) = (SELECT count(*) FROM d) AND (SELECT coalesce(sum(quantity), " \
+  "0) FROM st) = (SELECT coalesce(sum(q), 0) FROM l)"
+#endif
 
 const IntakeSql& intake_sql() {
   static const IntakeSql sql{
@@ -92,6 +99,68 @@ const IntakeSql& intake_sql() {
       .mark_cancelled =
           {"in_mark_cancelled",
            "UPDATE orders SET status = 'cancelled', cancelled_at = now() WHERE order_id = $1"},
+      // A batch's receipts, inserted in the caller's (sorted) order.
+      .insert_receipts = {"in_insert_receipts",
+                          "INSERT INTO order_receipts (customer_id, idempotency_key, "
+                          "warehouse_id, normalized, normalization) "
+                          "SELECT r.c, r.k, r.w, r.n, $2::integer "
+                          "FROM jsonb_to_recordset($1::jsonb) "
+                          "AS r(i bigint, c bigint, k text, w bigint, n text) "
+                          "ORDER BY r.i ON CONFLICT DO NOTHING "
+                          "RETURNING customer_id, idempotency_key"},
+      .find_receipts = {"in_find_receipts",
+                        "SELECT q.i, r.warehouse_id, r.normalized, r.normalization, r.outcome, "
+                        "r.order_id, r.shortages, o.order_id, o.order_no, o.status, "
+                        "o.customer_id, o.warehouse_id, o.total_cents, "
+                        // clang-format off
+                        "" OO_PG_UTC("o.created_at") ", "
+                                            // clang-format on
+                                            "l.line_no, l.sku_id, l.quantity, l.unit_price_cents "
+                                            "FROM jsonb_to_recordset($1::jsonb) AS q(i bigint, c "
+                                            "bigint, k text) "
+                                            "JOIN order_receipts r "
+                                            "ON r.customer_id = q.c AND r.idempotency_key = q.k "
+                                            "LEFT JOIN orders o ON o.order_id = r.order_id "
+                                            "LEFT JOIN order_lines l ON l.order_id = o.order_id "
+                                            "ORDER BY q.i, l.line_no"},
+      // in_place_all for many orders, and the batch's out-of-stock receipts. Deductions come
+      // summed per stock row (`d`, $4–$6): an UPDATE … FROM applies only one matching source
+      // row; as arrays, whose row estimate (10) keeps the stock update on its index.
+      .place_many = {"in_place_many",
+                     "WITH o AS (SELECT * FROM jsonb_to_recordset($1::jsonb) "
+                     "AS t(id bigint, ono text, c bigint, w bigint, t bigint, k text)), "
+                     "l AS (SELECT * FROM jsonb_to_recordset($2::jsonb) "
+                     "AS t(id bigint, n integer, w bigint, sku bigint, q bigint, p bigint, "
+                     "site text, ono text, lot text)), "
+                     "d AS (SELECT * FROM unnest(string_to_array($4, ',')::bigint[], "
+                     "string_to_array($5, ',')::bigint[], string_to_array($6, ',')::bigint[]) "
+                     "AS t(w, sku, quantity)), "
+                     "io AS (INSERT INTO orders (order_id, order_no, customer_id, "
+                     "warehouse_id, status, total_cents) "
+                     "SELECT id, ono, c, w, 'placed', t FROM o RETURNING order_id, created_at), "
+                     "ol AS (INSERT INTO order_lines (order_id, line_no, sku_id, quantity, "
+                     "unit_price_cents) SELECT id, n, sku, q, p FROM l), "
+                     "rs AS (INSERT INTO reservations (order_id, line_no, warehouse_id, sku_id, "
+                     "quantity, status) SELECT id, n, w, sku, q, 'active' FROM l), "
+                     "st AS (UPDATE stock s SET available = s.available - d.quantity, "
+                     "updated_at = now() FROM d WHERE s.warehouse_id = d.w "
+                     "AND s.sku_id = d.sku AND s.available >= d.quantity RETURNING d.quantity), "
+                     "lg AS (INSERT INTO stock_ledger (warehouse_id, sku_id, delta, kind, "
+                     "order_id, line_no) SELECT w, sku, -q, 'reservation', id, n FROM l), "
+                     "so AS (INSERT INTO source_orders (site_code, order_no, lot_no, quantity) "
+                     "SELECT site, ono, lot, q FROM l), "
+                     "rc AS (UPDATE order_receipts r SET outcome = 'placed', order_id = o.id "
+                     "FROM o WHERE r.customer_id = o.c AND r.idempotency_key = o.k), "
+                     "ro AS (UPDATE order_receipts r SET outcome = 'out_of_stock', "
+                     "shortages = x.s FROM jsonb_to_recordset($3::jsonb) "
+                     "AS x(c bigint, k text, s text) "
+                     "WHERE r.customer_id = x.c AND r.idempotency_key = x.k), "
+                     "ok AS (SELECT oo_assert(" OO_PG_BATCH_DEDUCTED
+                     ", 'a locked stock row did not take its deduction') AS ok) "
+                     // clang-format off
+                     "SELECT io.order_id, " OO_PG_UTC("io.created_at") " "
+                                          // clang-format on
+                                          "FROM ok LEFT JOIN io ON ok.ok"},
   };
   return sql;
 }
