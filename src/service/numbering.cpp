@@ -100,13 +100,21 @@ ScopePlan plan_scope(std::string_view scope, std::span<const IssueRequest> reqs,
   return p;
 }
 
+// What a batch writes in one scope: the counter moves from `last` (read under lock) by one per
+// title, and the documents last+1… get those titles, in order.
+struct ScopeWrite {
+  std::string_view scope;
+  std::int64_t last = 0;
+  std::vector<std::string_view> titles;
+  std::vector<store::NewReceipt> receipts;
+};
+
 // The numbers up to max, handed out in arrival order from the locked counter `row`.
-store::ScopeWrite grant(ScopePlan& p, const store::ScopeRow& row) {
+ScopeWrite grant(ScopePlan& p, const store::ScopeRow& row) {
   const std::int64_t room = std::max<std::int64_t>(0, row.format.max - row.last_value);
   p.granted = std::min(p.titles.size(), static_cast<std::size_t>(room));
   p.max = row.format.max;
-  store::ScopeWrite w{
-      p.scope, row.last_value, {p.titles.begin(), p.titles.begin() + p.granted}, {}};
+  ScopeWrite w{p.scope, row.last_value, {p.titles.begin(), p.titles.begin() + p.granted}, {}};
   for (const auto& [key, ordinal] : p.new_keys) {
     if (ordinal < p.granted)
       w.receipts.push_back(
@@ -136,15 +144,14 @@ void answer_scope(const ScopePlan& p, const std::vector<Document>& docs, BatchAn
   }
 }
 
-// Every scope of a batch in one transaction, in few statements: the stored receipts of each
-// scope that has keys, every counter locked at once (a scope used for the first time is
-// created with the defaults, as a lone request does), every decision, then one write for
-// all scopes carrying the commit.
+// Every scope of a batch in one transaction: per scope its stored receipts (when it has
+// keys), then every counter locked in name order (a scope used for the first time is created
+// with the defaults, as a lone request does) and every decision, then the writes, the last
+// carrying the commit.
 Status issue_scopes(store::NumberingStore& store, Connection& c, std::span<const IssueRequest> reqs,
                     const std::map<std::string_view, std::vector<std::size_t>>& by_scope,
                     BatchAnswers& answers) {
   std::vector<ScopePlan> plans;
-  std::vector<std::string_view> scopes;
   for (const auto& [scope, at] : by_scope) {
     std::vector<std::string_view> keys;
     for (std::size_t i : at)
@@ -154,35 +161,30 @@ Status issue_scopes(store::NumberingStore& store, Connection& c, std::span<const
       OO_ASSIGN_OR_RETURN(stored, store.find_receipts(c, scope, keys));
     }
     ScopePlan p = plan_scope(scope, reqs, at, stored, answers);
-    if (p.titles.empty()) continue;
-    scopes.push_back(scope);
-    plans.push_back(std::move(p));
+    if (!p.titles.empty()) plans.push_back(std::move(p));
   }
-  if (plans.empty()) return Status::Ok();
-  OO_ASSIGN_OR_RETURN(auto rows, store.lock_scopes(c, scopes));
-  std::vector<store::ScopeWrite> writes;
-  std::vector<std::size_t> written;  // per write, its plan
+  std::vector<ScopeWrite> writes(plans.size());
+  std::size_t last = plans.size();  // the last plan that writes
   for (std::size_t k = 0; k < plans.size(); ++k) {
-    auto row = rows.find(plans[k].scope);
-    if (row == rows.end()) {
+    OO_ASSIGN_OR_RETURN(auto row, store.lock_scope(c, plans[k].scope));
+    if (!row) {
       OO_RETURN_IF_ERROR(store.ensure_scope(c, plans[k].scope, ScopeFormat{}));
-      OO_ASSIGN_OR_RETURN(auto created, store.lock_scope(c, plans[k].scope));
-      if (!created) return Status(Code::internal, "scope vanished while issuing");
-      row = rows.emplace(std::string(plans[k].scope), *created).first;
+      OO_ASSIGN_OR_RETURN(row, store.lock_scope(c, plans[k].scope));
+      if (!row) return Status(Code::internal, "scope vanished while issuing");
     }
-    store::ScopeWrite w = grant(plans[k], row->second);
-    if (w.titles.empty()) continue;
-    writes.push_back(std::move(w));
-    written.push_back(k);
+    writes[k] = grant(plans[k], *row);
+    if (!writes[k].titles.empty()) last = k;
   }
   std::vector<std::vector<Document>> docs(plans.size());
-  if (!writes.empty()) {
-    auto done = store.allocate_scopes(c, writes, Then::commit);
+  for (std::size_t k = 0; k < plans.size(); ++k) {
+    const ScopeWrite& w = writes[k];
+    if (w.titles.empty()) continue;
+    auto done = store.allocate_many(c, w.scope, w.last, w.titles, w.receipts,
+                                    k == last ? Then::commit : Then::stay);
     // A key committed by a request outside this batch: run again, which replays it.
     if (done.status().code() == Code::unique_violation)
       return Status(Code::retry_transaction, "idempotency key taken concurrently");
-    OO_ASSIGN_OR_RETURN(auto per_write, std::move(done));
-    for (std::size_t w = 0; w < written.size(); ++w) docs[written[w]] = std::move(per_write[w]);
+    OO_ASSIGN_OR_RETURN(docs[k], std::move(done));
   }
   for (std::size_t k = 0; k < plans.size(); ++k) answer_scope(plans[k], docs[k], answers);
   return Status::Ok();

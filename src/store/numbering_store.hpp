@@ -38,14 +38,6 @@ struct NumberingSql {
   store::Statement insert_many;
   store::Statement set_counter = {};      // (scope, new last)
   store::Statement insert_receipts = {};  // (scope, receipts JSON array of [key, title, value])
-  // A batch over several scopes, where the engine has row locks (PostgreSQL); without them the
-  // scopes are locked and written one by one with the statements above.
-  // (scopes JSON array) → scope, width, radix, max, last_value per scope found, rows locked in
-  // the statement's own order (the same for every batch: two batches cannot deadlock).
-  store::Statement lock_scopes = {};
-  // (counters JSON array of [scope, new last], documents JSON array of [scope, value, title],
-  // receipts JSON array of [scope, key, title, value]) → the documents.
-  store::Statement insert_scopes = {};
 };
 
 struct ScopeRow {
@@ -63,15 +55,6 @@ struct NewReceipt {
   std::string_view key;
   std::string_view title;
   std::int64_t value = 0;
-};
-
-// What a batch writes in one scope: the counter moves from `last` (read under lock) by one per
-// title, and the documents last+1… get those titles, in order.
-struct ScopeWrite {
-  std::string_view scope;
-  std::int64_t last = 0;
-  std::vector<std::string_view> titles;
-  std::vector<NewReceipt> receipts;
 };
 
 class NumberingStore {
@@ -99,16 +82,7 @@ class NumberingStore {
                                               std::span<const std::string_view> titles,
                                               std::span<const NewReceipt> receipts,
                                               store::Then then);
-  // The writes of a batch over several scopes (each scope once): one statement where the
-  // engine has data-modifying CTEs, else allocate_many per scope. The documents per write, in
-  // value order.
-  Result<std::vector<std::vector<Document>>> allocate_scopes(store::Connection& c,
-                                                             std::span<const ScopeWrite> writes,
-                                                             store::Then then);
   Result<std::optional<ScopeRow>> lock_scope(store::Connection& c, std::string_view scope);
-  // lock_scope for each of `scopes` (distinct): the rows found, by scope.
-  Result<std::map<std::string, ScopeRow, std::less<>>> lock_scopes(
-      store::Connection& c, std::span<const std::string_view> scopes);
   Status upsert_format(store::Connection& c, std::string_view scope, const ScopeFormat& f);
   // Creates the scope with `format` if it does not exist yet (an existing one is kept).
   Status ensure_scope(store::Connection& c, std::string_view scope, const ScopeFormat& format);

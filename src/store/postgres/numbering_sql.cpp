@@ -92,31 +92,6 @@ const NumberingSql& numbering_sql() {
                           "SELECT $1, e->>0, e->>1, (e->>2)::bigint "
                           "FROM jsonb_array_elements($5::jsonb) AS e) "
                           "SELECT " OO_PG_DOC_COLS("d") " FROM d ORDER BY d.value"},
-      .lock_scopes = {"num_lock_scopes",
-                      "SELECT scope, width, radix, max_value, last_value FROM doc_scopes "
-                      "WHERE scope IN (SELECT jsonb_array_elements_text($1::jsonb)) "
-                      "ORDER BY scope FOR UPDATE"},
-      // Every scope of the batch at once: counters, documents and receipts; the receipts'
-      // foreign key is checked at the end of the statement, when the documents are in.
-      .insert_scopes = {"num_insert_scopes",
-                        "WITH w AS (SELECT e->>0 AS scope, (e->>1)::bigint AS new_last "
-                        "FROM jsonb_array_elements($1::jsonb) AS e), "
-                        "c AS (UPDATE doc_scopes s SET last_value = w.new_last FROM w "
-                        "WHERE s.scope = w.scope RETURNING s.scope, s.width, s.radix), "
-                        "v AS (SELECT e->>0 AS scope, (e->>1)::bigint AS value, e->>2 AS title "
-                        "FROM jsonb_array_elements($2::jsonb) AS e), "
-                        "d AS (INSERT INTO documents (scope, value, number, origin, scheme, title) "
-                        "SELECT c.scope, v.value, " OO_PG_FORMAT_NUMBER(
-                            "v.value", "c.radix",
-                            "c.width") ", 'issued', "
-                                       "'r' || c.radix || 'w' || c.width, "
-                                       "v.title FROM v JOIN c ON c.scope = "
-                                       "v.scope RETURNING *), "
-                                       "r AS (INSERT INTO document_receipts (scope, "
-                                       "idempotency_key, title, value) "
-                                       "SELECT e->>0, e->>1, e->>2, (e->>3)::bigint "
-                                       "FROM jsonb_array_elements($3::jsonb) AS e) "
-                                       "SELECT " OO_PG_DOC_COLS("d") " FROM d"},
   };
   return sql;
 }
