@@ -9,13 +9,9 @@
 set -euo pipefail
 BIN=$1; here=${BENCH_DIR:-/work/shared/bench}; dir=$(dirname "$0")
 C=${C:-16}; T=${T:-8}; S=${S:-64}; R=${R:-2}
-createdb bench; psql -qX -d bench -f "$here/schema.sql" >/dev/null
-createdb oo
-tmp=$(mktemp -d)
 # shellcheck source=bench/lib.sh
-source "$dir/lib.sh" # serve_start, serve_stop, oo_check
-trap 'serve_stop; rm -rf "$tmp"' EXIT
-serve_start "$BIN" postgresql:///oo
+source "$dir/lib.sh" # side_by_side_start, oo_check
+side_by_side_start "$BIN"
 for s in $(seq 0 $((S - 1))); do curl -sf -X PUT -H 'Content-Type: application/json' -d '{"width":9,"max":999999999}' "localhost:$port/v1/scopes/HOT$s" >/dev/null; done
 checkpointer=$(psql -qAtX -d bench -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'")
 postmaster=$(awk '{print $4}' "/proc/$checkpointer/stat")

@@ -157,6 +157,18 @@ serve_stop() {
   fi
 }
 
+# side_by_side_start BIN: the shared driver's raw schema ($BENCH_DIR/schema.sql) in database
+# `bench`, an empty database `oo` with `onceorder serve` on it (serve_start); both the server
+# and $tmp go at exit.
+side_by_side_start() {
+  createdb bench
+  psql -qX -d bench -f "${BENCH_DIR:-/work/shared/bench}/schema.sql" >/dev/null
+  createdb oo
+  tmp=$(mktemp -d)
+  trap 'serve_stop; rm -rf "$tmp"' EXIT
+  serve_start "$1" postgresql:///oo
+}
+
 # oo_check BIN URL: `onceorder check` against the database a benchmark used. Prints
 # "check ok (N invariants)" or every failed invariant with its samples, and returns non-zero
 # when any invariant is violated (or check could not run): a benchmark's numbers only count

@@ -9,13 +9,9 @@
 set -euo pipefail
 BIN=$1; here=${BENCH_DIR:-/work/shared/bench}; base=$here
 T=${T:-10}; C=${C:-16}
-createdb bench; psql -qX -d bench -f "$base/schema.sql" >/dev/null
-createdb oo
-tmp=$(mktemp -d)
 # shellcheck source=bench/lib.sh
-source "$(dirname "$0")/lib.sh" # serve_start, serve_stop, oo_check
-trap 'serve_stop; rm -rf "$tmp"' EXIT
-serve_start "$BIN" postgresql:///oo
+source "$(dirname "$0")/lib.sh" # side_by_side_start, oo_check
+side_by_side_start "$BIN"
 # The default scope max is 9999: a hot scope at >1,000/s runs out within 10 s and the rest
 # of the run would count 409 scope_exhausted answers. Raise it first.
 for s in $(seq 0 63); do curl -sf -X PUT -H 'Content-Type: application/json' -d '{"width":9,"max":999999999}' localhost:$port/v1/scopes/HOT$s >/dev/null; done

@@ -10,13 +10,9 @@
 set -euo pipefail
 BIN=$1; here=${BENCH_DIR:-/work/shared/bench}; base=$here
 T=${T:-10}; C=${C:-16}
-createdb bench; psql -qX -d bench -f "$base/schema.sql" >/dev/null
-createdb oo
-tmp=$(mktemp -d)
 # shellcheck source=bench/lib.sh
-source "$(dirname "$0")/lib.sh" # serve_start, serve_stop, oo_check
-trap 'serve_stop; rm -rf "$tmp"' EXIT
-serve_start "$BIN" postgresql:///oo
+source "$(dirname "$0")/lib.sh" # side_by_side_start, oo_check
+side_by_side_start "$BIN"
 psql -qX -d oo -c "INSERT INTO stock (warehouse_id, sku_id, available, price_cents) SELECT 1, g, 1000000000, 100 FROM generate_series(1,10000) g; INSERT INTO stock_ledger (warehouse_id, sku_id, delta, kind, reason) SELECT 1, g, 1000000000, 'initial', 'perf' FROM generate_series(1,10000) g;"
 tps() { pgbench -n "$@" -T $T bench 2>/dev/null | awk '/^tps/ {print int($3)}'; }
 rps() { wrk --latency -t2 -c$C -d${T}s -s "$@" http://127.0.0.1:$port 2>/dev/null | awk '/Requests\/sec/ {r=int($2)} / 99%/ {p=$2} /Non-2xx/ {b=$NF} END {print r, p, b+0}'; }
