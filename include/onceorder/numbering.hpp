@@ -3,10 +3,13 @@
 // after that transaction committed: a rollback leaves no gap, two callers never share a
 // number, and different scopes never wait for each other.
 //
-// Requests for one scope that queue up behind each other are combined (onceorder/combiner.hpp):
-// they run as one transaction that takes the counter once and writes their documents and
-// receipts together, one commit flush for all, each answered as if they had run one at a time.
-// A lone request runs at once on its caller's thread, as one statement.
+// Requests that queue up behind each other in a lane (a quarter of the scopes, by name) are
+// combined (onceorder/combiner.hpp), whatever their scopes: they run as one transaction that takes
+// each counter once and writes their documents and receipts together, one commit flush for all,
+// each answered as if they had run one at a time. A lone request runs at once on its caller's
+// thread, as one statement. The combining lane never waits for a counter another transaction holds
+// (a production run, a `configure`, another process): such a request leaves the lane and waits
+// alone.
 //
 // Thread-safety: a Numbering is safe to use from many threads at once.
 #pragma once
@@ -94,10 +97,11 @@ class Numbering {
   // answered it had they run one at a time in this order (numbers, replays of keys stored or
   // used earlier in the batch, idempotency_key_reused, scope_exhausted from the first request
   // that finds its scope full). Invalid requests get their validation error and take no part.
-  // Every scope's counter is locked at once, in one order for every batch. If the transaction fails
-  // as `busy`, every request gets that answer; if it fails for any other reason, each request is
-  // run alone instead, so one bad request cannot sink the others. `issue` calls it for what queued;
-  // tests call it to force a batch.
+  // Every scope's counter is locked at once, skipping those another transaction holds: the
+  // requests of those scopes (and of scopes used for the first time) run alone afterwards, in
+  // order. If the transaction fails as `busy`, every request gets that answer; if it fails for
+  // any other reason, each request is run alone instead, so one bad request cannot sink the
+  // others. `issue` runs the same for what queued; tests call it to force a batch.
   std::vector<Result<Issued>> issue_batch(std::span<const IssueRequest> requests,
                                           store::Clock::time_point deadline);
 
@@ -105,6 +109,9 @@ class Numbering {
   // database connection (64 for the benchmarks' 16), so a process rarely queues more; the bound
   // keeps one statement's arrays, and the time the scope's row is held, small.
   static constexpr std::size_t kMaxBatch = 64;
+  // Combining lanes on an engine with row locks (PostgreSQL): a scope always meets its own
+  // requests in one lane, and up to this many batches of other scopes are in flight at once.
+  static constexpr std::size_t kLanes = 4;
   // How many requests `issue`'s runs carried so far (a lone request is a batch of 1).
   CombinerStats combining() const;
 
@@ -130,13 +137,28 @@ class Numbering {
                                            std::string_view csv, store::Clock::time_point deadline);
 
  private:
-  // One request in its own transaction: the lone path, and the fallback of a batch.
+  // What the combining lane did for a request: its answer, or nullopt when its counter is
+  // held by another transaction (or its scope does not exist yet). Nothing was written for it
+  // then; it runs alone, outside the lane, where a wait holds up no other scope.
+  using LaneAnswer = std::optional<Result<Issued>>;
+
+  // One request in its own transaction: the path of a request handed back by the lane, and
+  // of every request while the test seam is set.
   Result<Issued> issue_one(const IssueRequest& request, store::Clock::time_point deadline);
+  // A request the lane handed back (nullopt), run outside the lane.
+  Result<Issued> issue_handed_back(const IssueRequest& request, store::Clock::time_point deadline);
+  // issue_one's work; `in_lane`: the lane's lone request, which never waits for a held
+  // counter (nullopt instead).
+  Result<std::optional<Issued>> issue_alone(const IssueRequest& request,
+                                            store::Clock::time_point deadline, bool in_lane);
+  // issue_batch's transaction, run in the lane: no request waits for a held counter.
+  std::vector<LaneAnswer> lane_batch(std::span<const IssueRequest> requests,
+                                     store::Clock::time_point deadline);
 
   store::Database& db_;
   NumberingOptions options_;
   std::unique_ptr<store::NumberingStore> store_;
-  std::unique_ptr<Combiner<IssueRequest, Result<Issued>>> combiner_;  // keyed by scope
+  std::unique_ptr<Combiner<IssueRequest, LaneAnswer>> combiner_;  // kLanes lanes of scopes
 };
 
 // Field validation shared with the HTTP layer (also used by tests).

@@ -100,14 +100,7 @@ ScopePlan plan_scope(std::string_view scope, std::span<const IssueRequest> reqs,
   return p;
 }
 
-// What a batch writes in one scope: the counter moves from `last` (read under lock) by one per
-// title, and the documents last+1… get those titles, in order.
-struct ScopeWrite {
-  std::string_view scope;
-  std::int64_t last = 0;
-  std::vector<std::string_view> titles;
-  std::vector<store::NewReceipt> receipts;
-};
+using store::ScopeWrite;
 
 // The numbers up to max, handed out in arrival order from the locked counter `row`.
 ScopeWrite grant(ScopePlan& p, const store::ScopeRow& row) {
@@ -145,13 +138,15 @@ void answer_scope(const ScopePlan& p, const std::vector<Document>& docs, BatchAn
 }
 
 // Every scope of a batch in one transaction: per scope its stored receipts (when it has
-// keys), then every counter locked in name order (a scope used for the first time is created
-// with the defaults, as a lone request does) and every decision, then the writes, the last
-// carrying the commit.
+// keys), every counter locked at once without waiting, every decision, then one write for
+// all scopes carrying the commit. A scope whose counter is held elsewhere, or that does not
+// exist yet, is not locked: its requests that still need a number go to `handed_back`, to be
+// run alone outside the lane (where they may wait, or create the scope).
 Status issue_scopes(store::NumberingStore& store, Connection& c, std::span<const IssueRequest> reqs,
                     const std::map<std::string_view, std::vector<std::size_t>>& by_scope,
-                    BatchAnswers& answers) {
+                    BatchAnswers& answers, std::vector<std::size_t>& handed_back) {
   std::vector<ScopePlan> plans;
+  std::vector<std::string_view> scopes;
   for (const auto& [scope, at] : by_scope) {
     std::vector<std::string_view> keys;
     for (std::size_t i : at)
@@ -161,32 +156,38 @@ Status issue_scopes(store::NumberingStore& store, Connection& c, std::span<const
       OO_ASSIGN_OR_RETURN(stored, store.find_receipts(c, scope, keys));
     }
     ScopePlan p = plan_scope(scope, reqs, at, stored, answers);
-    if (!p.titles.empty()) plans.push_back(std::move(p));
+    if (p.titles.empty()) continue;
+    scopes.push_back(scope);
+    plans.push_back(std::move(p));
   }
-  std::vector<ScopeWrite> writes(plans.size());
-  std::size_t last = plans.size();  // the last plan that writes
+  if (plans.empty()) return Status::Ok();
+  OO_ASSIGN_OR_RETURN(auto rows, store.lock_scopes_if_free(c, scopes));
+  std::vector<ScopeWrite> writes;
+  std::vector<std::size_t> written;  // per write, its plan
+  std::vector<bool> locked(plans.size(), false);
   for (std::size_t k = 0; k < plans.size(); ++k) {
-    OO_ASSIGN_OR_RETURN(auto row, store.lock_scope(c, plans[k].scope));
-    if (!row) {
-      OO_RETURN_IF_ERROR(store.ensure_scope(c, plans[k].scope, ScopeFormat{}));
-      OO_ASSIGN_OR_RETURN(row, store.lock_scope(c, plans[k].scope));
-      if (!row) return Status(Code::internal, "scope vanished while issuing");
+    auto row = rows.find(plans[k].scope);
+    if (row == rows.end()) {
+      for (const ScopePlan::Step& step : plans[k].steps) handed_back.push_back(step.at);
+      continue;
     }
-    writes[k] = grant(plans[k], *row);
-    if (!writes[k].titles.empty()) last = k;
+    locked[k] = true;
+    ScopeWrite w = grant(plans[k], row->second);
+    if (w.titles.empty()) continue;
+    writes.push_back(std::move(w));
+    written.push_back(k);
   }
   std::vector<std::vector<Document>> docs(plans.size());
-  for (std::size_t k = 0; k < plans.size(); ++k) {
-    const ScopeWrite& w = writes[k];
-    if (w.titles.empty()) continue;
-    auto done = store.allocate_many(c, w.scope, w.last, w.titles, w.receipts,
-                                    k == last ? Then::commit : Then::stay);
+  if (!writes.empty()) {
+    auto done = store.allocate_scopes(c, writes, Then::commit);
     // A key committed by a request outside this batch: run again, which replays it.
     if (done.status().code() == Code::unique_violation)
       return Status(Code::retry_transaction, "idempotency key taken concurrently");
-    OO_ASSIGN_OR_RETURN(docs[k], std::move(done));
+    OO_ASSIGN_OR_RETURN(auto per_write, std::move(done));
+    for (std::size_t w = 0; w < written.size(); ++w) docs[written[w]] = std::move(per_write[w]);
   }
-  for (std::size_t k = 0; k < plans.size(); ++k) answer_scope(plans[k], docs[k], answers);
+  for (std::size_t k = 0; k < plans.size(); ++k)
+    if (locked[k]) answer_scope(plans[k], docs[k], answers);
   return Status::Ok();
 }
 }  // namespace
@@ -195,11 +196,16 @@ Numbering::Numbering(store::Database& db, NumberingOptions options)
     : db_(db),
       options_(std::move(options)),
       store_(std::make_unique<store::NumberingStore>(db.dialect())),
-      combiner_(std::make_unique<Combiner<IssueRequest, Result<Issued>>>(
+      combiner_(std::make_unique<Combiner<IssueRequest, LaneAnswer>>(
           kMaxBatch,
-          [this](const IssueRequest& r, store::Clock::time_point d) { return issue_one(r, d); },
+          [this](const IssueRequest& r, store::Clock::time_point d) -> LaneAnswer {
+            auto done = issue_alone(r, d, /*in_lane=*/true);
+            if (!done.ok()) return LaneAnswer(done.status());
+            if (!*done) return std::nullopt;
+            return LaneAnswer(std::move(**done));
+          },
           [this](std::span<const IssueRequest> rs, store::Clock::time_point d) {
-            return issue_batch(rs, d);
+            return lane_batch(rs, d);
           })) {}
 
 Numbering::~Numbering() = default;
@@ -209,36 +215,64 @@ CombinerStats Numbering::combining() const { return combiner_->stats(); }
 Result<Issued> Numbering::issue(const IssueRequest& req, store::Clock::time_point deadline) {
   OO_RETURN_IF_ERROR(validate_issue_request(req));
   if (options_.fault_after_allocate) return issue_one(req, deadline);
-  // One lane per scope: requests for one scope that queue are combined, and a scope whose
-  // counter another transaction holds delays only its own requests (seed 003: different
-  // scopes must not wait for each other). One lane for the whole database where it has one
-  // writer (SQLite): there, every request queues on the same lock anyway, and a lane per
-  // scope would hand that lock between threads instead of batching. (One lane for every
-  // scope on PostgreSQL too ran 64 scopes at 1.1–1.2× the raw SQL instead of 0.6–0.8×, but a
-  // lone request blocked on a held counter would hold up every other scope:
-  // docs/BENCHMARKS.md, "The cheap path".)
-  auto answer =
-      combiner_->run(store_->one_writer() ? std::string_view() : req.scope, req, deadline);
+  // A few lanes, each for a quarter of the scopes (by a hash of the name): whatever queues in
+  // a lane is combined, whatever its scope. A lane per scope ran 64 scopes at about half the
+  // raw SQL's rate (such requests rarely queue on the same scope); one lane for all left one
+  // batch in flight at a time (docs/BENCHMARKS.md, "Lanes that never wait"). One lane where
+  // the database has one writer (SQLite): every request waits for the same lock anyway.
+  // Seed 003 still holds: different scopes never wait for each other, because nothing in a
+  // lane waits for a counter another transaction holds. A request whose counter is held
+  // comes back unanswered and runs alone here, outside the lane, where its wait holds up
+  // only itself.
+  static constexpr std::string_view kLaneNames[kLanes] = {"0", "1", "2", "3"};
+  const std::size_t lane =
+      store_->one_writer() ? 0 : std::hash<std::string_view>{}(req.scope) % kLanes;
+  auto answer = combiner_->run(kLaneNames[lane], req, deadline);
   if (!answer) {
     return Status(Code::busy,
                   "the request waited for its scope until its deadline; nothing was written, "
                   "retry the request");
   }
-  return std::move(*answer);
+  if (!*answer) return issue_handed_back(req, deadline);
+  return std::move(**answer);
+}
+
+Result<Issued> Numbering::issue_handed_back(const IssueRequest& req,
+                                            store::Clock::time_point deadline) {
+  // First as the lane's lone request would have run (the same statements, so the same
+  // answer, errors included), then, if its counter is still held or its scope new, alone.
+  OO_ASSIGN_OR_RETURN(auto done, issue_alone(req, deadline, /*in_lane=*/true));
+  if (done) return std::move(*done);
+  return issue_one(req, deadline);
 }
 
 Result<Issued> Numbering::issue_one(const IssueRequest& req, store::Clock::time_point deadline) {
+  OO_ASSIGN_OR_RETURN(auto done, issue_alone(req, deadline, /*in_lane=*/false));
+  if (!done) return Status(Code::internal, "a request alone was not issued");
+  return std::move(*done);
+}
+
+Result<std::optional<Issued>> Numbering::issue_alone(const IssueRequest& req,
+                                                     store::Clock::time_point deadline,
+                                                     bool in_lane) {
   // The last statement carries the commit (one round trip) unless a test needs a moment
   // between allocation and commit.
   const Then last = options_.fault_after_allocate ? Then::stay : Then::commit;
-  return store::transact<Issued>(db_, write_tx(deadline), [&](Connection& c) -> Result<Issued> {
+  using Out = std::optional<Issued>;
+  return store::transact<Out>(db_, write_tx(deadline), [&](Connection& c) -> Result<Out> {
     if (req.idempotency_key) {
       OO_ASSIGN_OR_RETURN(auto receipt, store_->find_receipt(c, req.scope, *req.idempotency_key));
-      if (receipt) return replay_or_refuse(*receipt, req);
+      if (receipt) {
+        OO_ASSIGN_OR_RETURN(auto replayed, replay_or_refuse(*receipt, req));
+        return Out(std::move(replayed));
+      }
     }
-    OO_ASSIGN_OR_RETURN(auto doc, store_->allocate(c, req.scope, req.title,
-                                                   req.idempotency_key ? Then::stay : last));
+    const Then then = req.idempotency_key ? Then::stay : last;
+    OO_ASSIGN_OR_RETURN(auto doc, in_lane ? store_->allocate_if_free(c, req.scope, req.title, then)
+                                          : store_->allocate(c, req.scope, req.title, then));
     if (!doc) {
+      // In the lane: held elsewhere, new or full, told apart alone (nothing was written).
+      if (in_lane) return Out();
       OO_ASSIGN_OR_RETURN(auto info, store_->scope_info(c, req.scope));
       return scope_exhausted(req.scope, info ? info->format.max : 0);
     }
@@ -251,42 +285,56 @@ Result<Issued> Numbering::issue_one(const IssueRequest& req, store::Clock::time_
         return Status(Code::retry_transaction, "idempotency key taken concurrently");
       OO_RETURN_IF_ERROR(st);
     }
-    return Issued{std::move(*doc), false};
+    return Out(Issued{std::move(*doc), false});
   });
 }
 
-std::vector<Result<Issued>> Numbering::issue_batch(std::span<const IssueRequest> reqs,
-                                                   store::Clock::time_point deadline) {
-  std::vector<Result<Issued>> out(reqs.size(), Status(Code::internal, "not issued"));
+std::vector<Numbering::LaneAnswer> Numbering::lane_batch(std::span<const IssueRequest> reqs,
+                                                         store::Clock::time_point deadline) {
+  std::vector<LaneAnswer> out(reqs.size());
   // The valid requests by scope, each scope's in arrival order; scopes in name order, the one
   // order in which a batch locks counters.
   std::map<std::string_view, std::vector<std::size_t>> by_scope;
   std::vector<std::size_t> valid;
   for (std::size_t i = 0; i < reqs.size(); ++i) {
     if (Status st = validate_issue_request(reqs[i]); !st.ok()) {
-      out[i] = std::move(st);
+      out[i] = LaneAnswer(std::move(st));
     } else {
       by_scope[reqs[i].scope].push_back(i);
       valid.push_back(i);
     }
   }
   if (by_scope.empty()) return out;
-  auto decided = store::transact<BatchAnswers>(
-      db_, write_tx(deadline), [&](Connection& c) -> Result<BatchAnswers> {
-        BatchAnswers answers;
-        OO_RETURN_IF_ERROR(issue_scopes(*store_, c, reqs, by_scope, answers));
-        return answers;
+  struct Decided {
+    BatchAnswers answers;
+    std::vector<std::size_t> handed_back;
+  };
+  auto decided =
+      store::transact<Decided>(db_, write_tx(deadline), [&](Connection& c) -> Result<Decided> {
+        Decided d;
+        OO_RETURN_IF_ERROR(issue_scopes(*store_, c, reqs, by_scope, d.answers, d.handed_back));
+        return d;
       });
   if (decided.ok()) {
-    for (auto& [i, answer] : *decided) out[i] = std::move(answer);
+    // The handed-back requests keep their nullopt.
+    for (auto& [i, answer] : decided->answers) out[i] = LaneAnswer(std::move(answer));
     return out;
   }
-  const bool busy = decided.status().code() == Code::busy;
-  for (std::size_t i : valid) {
-    // Busy stays busy (each alone would have met the same contention); anything else may be
-    // one request's own trouble: each runs alone and gets its own answer.
-    out[i] = busy ? Result<Issued>(decided.status()) : issue_one(reqs[i], deadline);
+  // Busy stays busy (each alone would have met the same contention); anything else may be
+  // one request's own trouble: each runs alone, outside the lane, and gets its own answer.
+  if (decided.status().code() == Code::busy) {
+    for (std::size_t i : valid) out[i] = LaneAnswer(decided.status());
   }
+  return out;
+}
+
+std::vector<Result<Issued>> Numbering::issue_batch(std::span<const IssueRequest> reqs,
+                                                   store::Clock::time_point deadline) {
+  std::vector<LaneAnswer> lane = lane_batch(reqs, deadline);
+  std::vector<Result<Issued>> out;
+  out.reserve(reqs.size());
+  for (std::size_t i = 0; i < reqs.size(); ++i)
+    out.push_back(lane[i] ? std::move(*lane[i]) : issue_handed_back(reqs[i], deadline));
   return out;
 }
 

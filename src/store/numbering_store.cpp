@@ -112,6 +112,99 @@ Result<std::vector<Document>> NumberingStore::allocate_many(
   return out;
 }
 
+Result<std::optional<Document>> NumberingStore::allocate_if_free(store::Connection& c,
+                                                                 std::string_view scope,
+                                                                 std::string_view title,
+                                                                 store::Then then) {
+  if (sql_.insert_if_free.name.empty()) return allocate(c, scope, title, then);
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.insert_if_free, {scope, title}, then));
+  if (rows.empty()) return std::optional<Document>();
+  return std::optional<Document>(document_from(rows[0]));
+}
+
+Result<std::vector<std::vector<Document>>> NumberingStore::allocate_scopes(
+    store::Connection& c, std::span<const ScopeWrite> writes, store::Then then) {
+  std::vector<std::vector<Document>> out;
+  if (writes.size() == 1 || sql_.insert_scopes.name.empty()) {
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+      const ScopeWrite& w = writes[i];
+      OO_ASSIGN_OR_RETURN(auto docs, allocate_many(c, w.scope, w.last, w.titles, w.receipts,
+                                                   i + 1 == writes.size() ? then : Then::stay));
+      out.push_back(std::move(docs));
+    }
+    return out;
+  }
+  std::string counters = "[", documents = "[", receipts = "[";
+  std::map<std::string_view, std::size_t> index;
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    const ScopeWrite& w = writes[i];
+    index.emplace(w.scope, i);
+    if (counters.size() > 1) counters += ',';
+    counters += '[';
+    append_json_string(counters, w.scope);
+    counters += ',' + std::to_string(w.last + static_cast<std::int64_t>(w.titles.size())) + ']';
+    for (std::size_t k = 0; k < w.titles.size(); ++k) {
+      if (documents.size() > 1) documents += ',';
+      documents += '[';
+      append_json_string(documents, w.scope);
+      documents += ',' + std::to_string(w.last + static_cast<std::int64_t>(k) + 1) + ',';
+      append_json_string(documents, w.titles[k]);
+      documents += ']';
+    }
+    for (const NewReceipt& r : w.receipts) {
+      if (receipts.size() > 1) receipts += ',';
+      receipts += '[';
+      append_json_string(receipts, w.scope);
+      receipts += ',';
+      append_json_string(receipts, r.key);
+      receipts += ',';
+      append_json_string(receipts, r.title);
+      receipts += ',' + std::to_string(r.value) + ']';
+    }
+  }
+  counters += ']';
+  documents += ']';
+  receipts += ']';
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.insert_scopes,
+                                         {std::string_view(counters), std::string_view(documents),
+                                          std::string_view(receipts)},
+                                         then));
+  out.resize(writes.size());
+  for (const Row& r : rows) {
+    Document d = document_from(r);
+    auto it = index.find(d.scope);
+    if (it == index.end()) return Status(Code::internal, "a batch inserted a document elsewhere");
+    out[it->second].push_back(std::move(d));
+  }
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    std::sort(out[i].begin(), out[i].end(),
+              [](const Document& a, const Document& b) { return a.value < b.value; });
+    if (out[i].size() != writes[i].titles.size())
+      return Status(Code::internal, "a batch of documents was not inserted whole");
+  }
+  return out;
+}
+
+Result<std::map<std::string, ScopeRow, std::less<>>> NumberingStore::lock_scopes_if_free(
+    store::Connection& c, std::span<const std::string_view> scopes) {
+  std::map<std::string, ScopeRow, std::less<>> out;
+  if (sql_.lock_scopes.name.empty()) {
+    for (std::string_view scope : scopes) {
+      OO_ASSIGN_OR_RETURN(auto row, lock_scope(c, scope));
+      if (row) out.emplace(std::string(scope), *row);
+    }
+    return out;
+  }
+  const std::string list = json_text_array(scopes);
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.lock_scopes, {std::string_view(list)}));
+  for (const Row& r : rows) {
+    out.emplace(r.text(0), ScopeRow{ScopeFormat{static_cast<int>(r.i64(1)),
+                                                static_cast<int>(r.i64(2)), r.i64(3)},
+                                    r.i64(4)});
+  }
+  return out;
+}
+
 Status NumberingStore::insert_receipt(store::Connection& c, std::string_view scope,
                                       std::string_view key, std::string_view title,
                                       std::int64_t value, store::Then then) {

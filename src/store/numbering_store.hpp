@@ -38,6 +38,19 @@ struct NumberingSql {
   store::Statement insert_many;
   store::Statement set_counter = {};      // (scope, new last)
   store::Statement insert_receipts = {};  // (scope, receipts JSON array of [key, title, value])
+  // Where the engine has row locks (PostgreSQL), the combining lane never waits for a counter
+  // another transaction holds: these skip it instead. Empty elsewhere, where the lane holds
+  // the database's one write lock and nothing else can hold a counter.
+  // (scope, title) → document, as insert_issued; no row also when the counter is held
+  // elsewhere or the scope does not exist yet.
+  store::Statement insert_if_free = {};
+  // (scopes JSON array) → scope, width, radix, max, last_value of those found and not held
+  // elsewhere, locked in the statement's own order.
+  store::Statement lock_scopes = {};
+  // (counters JSON array of [scope, new last], documents JSON array of [scope, value, title],
+  // receipts JSON array of [scope, key, title, value]) → the documents: a batch over several
+  // scopes in one statement.
+  store::Statement insert_scopes = {};
 };
 
 struct ScopeRow {
@@ -57,18 +70,31 @@ struct NewReceipt {
   std::int64_t value = 0;
 };
 
+// What a batch writes in one scope: the counter moves from `last` (read under lock) by one per
+// title, and the documents last+1… get those titles, in order.
+struct ScopeWrite {
+  std::string_view scope;
+  std::int64_t last = 0;
+  std::vector<std::string_view> titles;
+  std::vector<NewReceipt> receipts;
+};
+
 class NumberingStore {
  public:
   explicit NumberingStore(const Dialect& dialect);
   // True when the engine has one write lock for the whole database (SQLite): every write
   // waits for every other, so all requests share one combining lane.
   bool one_writer() const { return !dialect_.row_locks; }
-
   Result<std::optional<DocumentReceipt>> find_receipt(store::Connection& c, std::string_view scope,
                                                       std::string_view key);
   // Takes the next value and inserts the document: nullopt when the scope is exhausted.
   Result<std::optional<Document>> allocate(store::Connection& c, std::string_view scope,
                                            std::string_view title, store::Then then);
+  // allocate, except that it never waits for a counter another transaction holds: nullopt
+  // also when the counter is held elsewhere or the scope does not exist yet (where the engine
+  // has no row locks, exactly allocate).
+  Result<std::optional<Document>> allocate_if_free(store::Connection& c, std::string_view scope,
+                                                   std::string_view title, store::Then then);
   Status insert_receipt(store::Connection& c, std::string_view scope, std::string_view key,
                         std::string_view title, std::int64_t value, store::Then then);
   // The receipts of those of `keys` that have one, keyed by idempotency key.
@@ -82,7 +108,18 @@ class NumberingStore {
                                               std::span<const std::string_view> titles,
                                               std::span<const NewReceipt> receipts,
                                               store::Then then);
+  // The writes of a batch over several scopes (each scope once): one statement where the
+  // engine has one for it, else allocate_many per scope. The documents per write, in value
+  // order.
+  Result<std::vector<std::vector<Document>>> allocate_scopes(store::Connection& c,
+                                                             std::span<const ScopeWrite> writes,
+                                                             store::Then then);
   Result<std::optional<ScopeRow>> lock_scope(store::Connection& c, std::string_view scope);
+  // The counters of `scopes` (distinct) that exist, locked, by scope. Where the engine has
+  // row locks, one statement that skips a counter another transaction holds (it is missing
+  // from the answer, like a scope that does not exist) instead of waiting for it.
+  Result<std::map<std::string, ScopeRow, std::less<>>> lock_scopes_if_free(
+      store::Connection& c, std::span<const std::string_view> scopes);
   Status upsert_format(store::Connection& c, std::string_view scope, const ScopeFormat& f);
   // Creates the scope with `format` if it does not exist yet (an existing one is kept).
   Status ensure_scope(store::Connection& c, std::string_view scope, const ScopeFormat& format);

@@ -115,6 +115,16 @@ void RawPg::exec(const std::string& sql) {
   PQclear(r);
 }
 
+std::string RawPg::scalar(const std::string& sql) {
+  PGresult* r = PQexec(static_cast<PGconn*>(conn_), sql.c_str());
+  EXPECT_EQ(PQresultStatus(r), PGRES_TUPLES_OK)
+      << PQerrorMessage(static_cast<PGconn*>(conn_)) << " in: " << sql;
+  std::string out;
+  if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0) out = PQgetvalue(r, 0, 0);
+  PQclear(r);
+  return out;
+}
+
 std::string onceorder_bin() {
   const char* b = std::getenv("ONCEORDER_BIN");
   return b ? b : "./onceorder";

@@ -50,6 +50,8 @@ class RawPg {
   explicit RawPg(const std::string& url);
   ~RawPg();
   void exec(const std::string& sql);
+  // The first column of the first row as text ("" when there is none).
+  std::string scalar(const std::string& sql);
 
  private:
   void* conn_;

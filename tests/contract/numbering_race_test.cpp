@@ -219,6 +219,112 @@ TEST(PgScopeLockTest, HeldCounterDelaysOwnScopeOnlyRace) {
   EXPECT_EQ(a->document.value, 2);
 }
 
+// A combined batch over several scopes, one of whose counters another transaction holds: the
+// batch locks what it can without waiting, commits the other scopes' documents while the
+// counter is still held, and the held scope's requests run afterwards, in order, once it is
+// free. (A batch that waited for the counter would commit nothing before the holder ends.)
+TEST(PgScopeLockTest, BatchSkipsAHeldCounterAndIssuesTheRestRace) {
+  const auto engines = engines_under_test();
+  if (std::find(engines.begin(), engines.end(), Engine::postgres) == engines.end()) {
+    GTEST_SKIP() << "PostgreSQL not configured";
+  }
+  TestDb tdb(Engine::postgres);
+  auto db = tdb.open({.pool_size = 4});
+  Numbering numbering(*db);
+  ASSERT_TRUE(numbering.issue({"A", "a1", {}}, soon()).ok());
+  ASSERT_TRUE(numbering.issue({"B", "b1", {}}, soon()).ok());
+
+  RawPg holder(tdb.url());
+  holder.exec("BEGIN");
+  holder.exec("SELECT * FROM doc_scopes WHERE scope = 'A' FOR UPDATE");
+
+  const std::vector<IssueRequest> batch{
+      {"B", "b2", {}}, {"A", "a2", std::string("ka")}, {"C", "c1", {}},
+      {"A", "a3", {}}, {"B", "b3", std::string("kb")}, {"A", "a2", std::string("ka")}};
+  std::vector<Result<Issued>> answers;
+  std::atomic<bool> done{false};
+  std::thread runner([&] {
+    answers = numbering.issue_batch(batch, soon(30));
+    done = true;
+  });
+  // B's documents are committed while A's counter is still held.
+  RawPg reader(tdb.url());
+  bool b_committed = false;
+  for (int i = 0; i < 200 && !b_committed; ++i) {
+    b_committed = reader.scalar("SELECT count(*) FROM documents WHERE scope = 'B'") == "3";
+    if (!b_committed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(b_committed) << "the batch waited for the held counter of A";
+  EXPECT_EQ(reader.scalar("SELECT count(*) FROM documents WHERE scope = 'A'"), "1");
+  EXPECT_FALSE(done.load()) << "A's requests did not wait for the held counter";
+  holder.exec("COMMIT");
+  runner.join();
+  ASSERT_EQ(answers.size(), batch.size());
+  for (const auto& a : answers) ASSERT_TRUE(a.ok()) << a.status().to_string();
+  EXPECT_EQ(answers[0]->document.value, 2);
+  EXPECT_EQ(answers[4]->document.value, 3);
+  EXPECT_EQ(answers[2]->document.value, 1);  // C, a scope used for the first time
+  // A's three, in arrival order; the second use of key "ka" replays the first.
+  EXPECT_EQ(answers[1]->document.value, 2);
+  EXPECT_EQ(answers[3]->document.value, 3);
+  EXPECT_EQ(answers[5]->document.value, 2);
+  EXPECT_TRUE(answers[5]->replayed);
+  EXPECT_EQ(answers[5]->document.title, "a2");
+}
+
+// Many callers over several scopes while one scope's counter is held: every caller of the
+// other scopes finishes before the holder lets go (the shared combining lane never waits for
+// it), and the held scope's callers all finish after, gapless.
+TEST(PgScopeLockTest, CallersOfOtherScopesNeverQueueBehindAHeldCounterRace) {
+  const auto engines = engines_under_test();
+  if (std::find(engines.begin(), engines.end(), Engine::postgres) == engines.end()) {
+    GTEST_SKIP() << "PostgreSQL not configured";
+  }
+  TestDb tdb(Engine::postgres);
+  auto db = tdb.open({.pool_size = 4});
+  Numbering numbering(*db);
+  for (const char* scope : {"HELD", "F1", "F2", "F3"})
+    ASSERT_TRUE(numbering.issue({scope, "first", {}}, soon()).ok());
+  RawPg holder(tdb.url());
+  holder.exec("BEGIN");
+  holder.exec("SELECT * FROM doc_scopes WHERE scope = 'HELD' FOR UPDATE");
+
+  constexpr int kThreads = 12, kEach = 15;
+  std::barrier start(kThreads);
+  std::atomic<int> free_done{0}, held_done{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      const bool held = t % 4 == 0;
+      for (int i = 0; i < (held ? 1 : kEach); ++i) {
+        const std::string scope = held ? "HELD" : "F" + std::to_string(1 + t % 3);
+        auto r = numbering.issue({scope, "t" + std::to_string(t), {}}, soon(30));
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+      }
+      (held ? held_done : free_done).fetch_add(1);
+    });
+  }
+  const int free_callers = kThreads - kThreads / 4;
+  for (int i = 0; i < 1000 && free_done.load() < free_callers; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(free_done.load(), free_callers) << "callers of free scopes waited for a held one";
+  EXPECT_EQ(held_done.load(), 0) << "the held counter was not waited for";
+  holder.exec("COMMIT");
+  for (auto& th : threads) th.join();
+  RawPg reader(tdb.url());
+  EXPECT_EQ(reader.scalar("SELECT last_value FROM doc_scopes WHERE scope = 'HELD'"),
+            std::to_string(1 + kThreads / 4));
+  for (const char* scope : {"F1", "F2", "F3"}) {
+    EXPECT_EQ(
+        reader.scalar(std::string("SELECT count(*) = max(value) FROM documents WHERE scope = '") +
+                      scope + "'"),
+        "t");
+  }
+  EXPECT_EQ(reader.scalar("SELECT count(*) FROM documents WHERE scope LIKE 'F%'"),
+            std::to_string(3 + free_callers * kEach));
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, NumberingTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 

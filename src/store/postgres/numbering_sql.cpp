@@ -17,12 +17,29 @@ constexpr Statement kInsertIssued{
     "INSERT INTO documents AS d (scope, value, number, origin, scheme, title) SELECT $1, m.v, "
     "lpad(m.v::text, 4, '0'), 'issued', 'r10w4', $2 FROM (SELECT coalesce(max(value), 0) + 1 AS v "
     "FROM documents WHERE scope = $1) m RETURNING " OO_PG_DOC_COLS("d")};
+// The lane's lone number is the naive one too (allocate), so that the checker sees it.
+constexpr Statement kInsertIfFree{};
 #else
 // One statement, one round trip (store/postgres/issue_sql.hpp).
 constexpr Statement kInsertIssued{
     "num_insert_issued",
     "WITH " OO_PG_ISSUE_DOCUMENT("$1, DEFAULT, DEFAULT, DEFAULT",
                                  "$2") " SELECT " OO_PG_DOC_COLS("d") " FROM d"};
+
+// The combining lane's lone number (store/numbering_store.hpp): the counter is taken only if
+// no other transaction holds it (FOR NO KEY UPDATE is the lock the UPDATE takes, and does not
+// conflict with the key-share locks of foreign-key checks); otherwise no row, and nothing
+// was written.
+constexpr Statement kInsertIfFree{
+    "num_insert_if_free",
+    "WITH l AS (SELECT scope FROM doc_scopes WHERE scope = $1 AND last_value < max_value "
+    "FOR NO KEY UPDATE SKIP LOCKED), "
+    "c AS (UPDATE doc_scopes s SET last_value = s.last_value + 1 FROM l WHERE s.scope = l.scope "
+    "RETURNING s.scope, s.last_value, s.width, s.radix), "
+    "d AS (INSERT INTO documents (scope, value, number, origin, scheme, title) SELECT scope, "
+    "last_value, " OO_PG_FORMAT_NUMBER("last_value", "radix", "width") ", 'issued', "
+    "'r' || radix || 'w' || width, $2 FROM c RETURNING *) "
+    "SELECT " OO_PG_DOC_COLS("d") " FROM d"};
 #endif
 
 const NumberingSql& numbering_sql() {
@@ -92,6 +109,32 @@ const NumberingSql& numbering_sql() {
                           "SELECT $1, e->>0, e->>1, (e->>2)::bigint "
                           "FROM jsonb_array_elements($5::jsonb) AS e) "
                           "SELECT " OO_PG_DOC_COLS("d") " FROM d ORDER BY d.value"},
+      .insert_if_free = kInsertIfFree,
+      .lock_scopes = {"num_lock_scopes",
+                      "SELECT scope, width, radix, max_value, last_value FROM doc_scopes "
+                      "WHERE scope IN (SELECT jsonb_array_elements_text($1::jsonb)) "
+                      "ORDER BY scope FOR NO KEY UPDATE SKIP LOCKED"},
+      // Every scope of the batch at once: counters, documents and receipts; the receipts'
+      // foreign key is checked at the end of the statement, when the documents are in.
+      .insert_scopes =
+          {"num_insert_scopes",
+           "WITH w AS (SELECT e->>0 AS scope, (e->>1)::bigint AS new_last "
+           "FROM jsonb_array_elements($1::jsonb) AS e), "
+           "c AS (UPDATE doc_scopes s SET last_value = w.new_last FROM w "
+           "WHERE s.scope = w.scope RETURNING s.scope, s.width, s.radix), "
+           "v AS (SELECT e->>0 AS scope, (e->>1)::bigint AS value, e->>2 AS title "
+           "FROM jsonb_array_elements($2::jsonb) AS e), "
+           "d AS (INSERT INTO documents (scope, value, number, origin, scheme, title) "
+           "SELECT c.scope, v.value, " OO_PG_FORMAT_NUMBER(
+               "v.value", "c.radix",
+               "c.width") ", 'issued', "
+                          "'r' || c.radix || 'w' || c.width, v.title FROM v JOIN c ON c.scope = "
+                          "v.scope RETURNING *), "
+                          "r AS (INSERT INTO document_receipts (scope, idempotency_key, title, "
+                          "value) "
+                          "SELECT e->>0, e->>1, e->>2, (e->>3)::bigint "
+                          "FROM jsonb_array_elements($3::jsonb) AS e) "
+                          "SELECT " OO_PG_DOC_COLS("d") " FROM d"},
   };
   return sql;
 }
