@@ -59,7 +59,7 @@ struct RouteMatch {
 std::optional<RouteMatch> match_route(std::string_view path);
 
 // Every route, in matching order: what docs/openapi.json must describe, no more, no less
-// (tests/e2e/openapi_routes_test.cpp).
+// (tests/e2e/http_openapi_test.cpp).
 std::span<const Route> routes();
 
 // Label for requests that matched no route.

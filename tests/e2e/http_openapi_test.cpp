@@ -1,13 +1,23 @@
-// GET /openapi.json and the server held to it, on every engine: each operation of the
-// document is called, for its successes and its own error answers, and every real answer
-// (status, media type, body, the API's headers) is checked against what the document declares
-// for that path, method and status; every accepted request against its request schema.
+// docs/openapi.json kept true, in three parts:
+// - the tests' JSON Schema validator (json_schema.hpp): each keyword accepts what it should and
+//   rejects what it should, so that an answer passing it means something;
+// - the document against the router: the same operations both ways, the same security, every
+//   reference resolvable, every keyword one the validator applies; the comparison is shown to
+//   catch a doctored document and a route the document lacks;
+// - GET /openapi.json and the server held to it, on every engine: each operation is called for
+//   its successes and its own error answers, and every real answer (status, media type, body,
+//   the API's headers) is checked against what the document declares for that path, method
+//   and status; every accepted request against its request schema.
 #include <chrono>
+#include <fstream>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <set>
 #include <thread>
 
 #include "e2e/http_fixture.hpp"
+#include "e2e/json_schema.hpp"
 #include "e2e/openapi_spec.hpp"
 
 namespace onceorder::testing {
@@ -15,6 +25,316 @@ namespace {
 
 using json = nlohmann::json;
 using namespace std::chrono_literals;
+
+// ---- The validator.
+
+// The root the schemas below refer into.
+const json& schema_root() {
+  static const json root = json::parse(R"({
+    "components": {"schemas": {
+      "Line": {"type": "object", "properties": {"sku_id": {"type": "integer", "minimum": 1},
+               "quantity": {"type": "integer", "minimum": 1, "maximum": 1000000}},
+               "required": ["sku_id", "quantity"], "additionalProperties": false},
+      "Tree": {"type": "object", "properties": {"children": {"type": "array",
+               "items": {"$ref": "#/components/schemas/Tree"}}}, "additionalProperties": false},
+      "Loop": {"$ref": "#/components/schemas/Loop"},
+      "a~b/c": {"const": 1}
+    }}})");
+  return root;
+}
+
+bool valid(const std::string& value, const std::string& schema) {
+  return SchemaValidator(schema_root()).validate(json::parse(value), json::parse(schema)).empty();
+}
+
+TEST(JsonSchema, TypesTellIntegersFromNumbers) {
+  EXPECT_TRUE(valid("1", R"({"type": "integer"})"));
+  EXPECT_TRUE(valid("-9223372036854775808", R"({"type": "integer"})"));
+  EXPECT_TRUE(valid("18446744073709551615", R"({"type": "integer"})"));
+  EXPECT_FALSE(valid("1.0", R"({"type": "integer"})"));
+  EXPECT_FALSE(valid("1.5", R"({"type": "integer"})"));
+  EXPECT_FALSE(valid(R"("1")", R"({"type": "integer"})"));
+  EXPECT_TRUE(valid("1.5", R"({"type": "number"})"));
+  EXPECT_TRUE(valid("1", R"({"type": "number"})"));
+  EXPECT_FALSE(valid("true", R"({"type": "number"})"));
+  EXPECT_TRUE(valid("true", R"({"type": "boolean"})"));
+  EXPECT_FALSE(valid("0", R"({"type": "boolean"})"));
+  EXPECT_TRUE(valid("null", R"({"type": "null"})"));
+  EXPECT_FALSE(valid("{}", R"({"type": "array"})"));
+  EXPECT_FALSE(valid("[]", R"({"type": "object"})"));
+  EXPECT_FALSE(valid("null", R"({"type": "string"})"));
+}
+
+TEST(JsonSchema, ATypeListMakesAValueNullable) {
+  const std::string nullable = R"({"type": ["integer", "null"], "minimum": 1})";
+  EXPECT_TRUE(valid("null", nullable));
+  EXPECT_TRUE(valid("3", nullable));
+  EXPECT_FALSE(valid("0", nullable));
+  EXPECT_FALSE(valid(R"("3")", nullable));
+}
+
+TEST(JsonSchema, EnumAndConst) {
+  EXPECT_TRUE(valid(R"("placed")", R"({"enum": ["placed", "cancelled"]})"));
+  EXPECT_FALSE(valid(R"("shipped")", R"({"enum": ["placed", "cancelled"]})"));
+  EXPECT_TRUE(valid("409", R"({"const": 409})"));
+  EXPECT_FALSE(valid("410", R"({"const": 409})"));
+  EXPECT_FALSE(valid(R"("409")", R"({"const": 409})"));
+}
+
+TEST(JsonSchema, ObjectsCheckTheirMembers) {
+  const std::string line = R"({"$ref": "#/components/schemas/Line"})";
+  EXPECT_TRUE(valid(R"({"sku_id": 1, "quantity": 2})", line));
+  EXPECT_FALSE(valid(R"({"sku_id": 1})", line));                              // required
+  EXPECT_FALSE(valid(R"({"sku_id": 1, "quantity": 2, "note": "x"})", line));  // additional
+  EXPECT_FALSE(valid(R"({"sku_id": 0, "quantity": 2})", line));               // a member's minimum
+  EXPECT_FALSE(valid(R"({"sku_id": 1, "quantity": 1000001})", line));         // a member's maximum
+  EXPECT_TRUE(valid(R"({"a": 1, "b": 2})", R"({"additionalProperties": {"type": "integer"}})"));
+  EXPECT_FALSE(valid(R"({"a": 1, "b": "2"})", R"({"additionalProperties": {"type": "integer"}})"));
+  EXPECT_TRUE(valid("{}", R"({"maxProperties": 0})"));
+  EXPECT_FALSE(valid(R"({"a": 1})", R"({"maxProperties": 0})"));
+  EXPECT_FALSE(valid("{}", R"({"minProperties": 1})"));
+}
+
+TEST(JsonSchema, ArraysCheckEveryItem) {
+  const std::string lines = R"({"type": "array", "minItems": 1, "maxItems": 2,
+                                "items": {"$ref": "#/components/schemas/Line"}})";
+  EXPECT_TRUE(valid(R"([{"sku_id": 1, "quantity": 1}])", lines));
+  EXPECT_FALSE(valid("[]", lines));
+  EXPECT_FALSE(valid(R"([{"sku_id": 1, "quantity": 1}, {"sku_id": 2, "quantity": 1},
+                         {"sku_id": 3, "quantity": 1}])",
+                     lines));
+  const auto errors = SchemaValidator(schema_root())
+                          .validate(json::parse(R"([{"sku_id": 1, "quantity": 1}, {"sku_id": 2}])"),
+                                    json::parse(lines));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "/1: missing member \"quantity\"");
+}
+
+TEST(JsonSchema, StringsCountCodePointsAndMatchPatterns) {
+  EXPECT_TRUE(valid(R"("é")", R"({"maxLength": 1})"));  // two bytes, one character
+  EXPECT_FALSE(valid(R"("éé")", R"({"maxLength": 1})"));
+  EXPECT_FALSE(valid(R"("")", R"({"minLength": 1})"));
+  EXPECT_TRUE(valid(R"("42")", R"({"pattern": "^[1-9][0-9]*$"})"));
+  EXPECT_FALSE(valid(R"("042")", R"({"pattern": "^[1-9][0-9]*$"})"));
+  EXPECT_TRUE(valid(R"("xx42")", R"({"pattern": "[0-9]"})"));  // unanchored
+  // Length and pattern apply to strings only.
+  EXPECT_TRUE(valid("12345", R"({"maxLength": 1, "pattern": "^a$"})"));
+}
+
+TEST(JsonSchema, BoundsAreExactAcrossThe64BitRange) {
+  const std::string id = R"({"type": "integer", "minimum": 1, "maximum": 9223372036854775807})";
+  EXPECT_TRUE(valid("9223372036854775807", id));
+  EXPECT_FALSE(valid("9223372036854775808", id));
+  EXPECT_FALSE(valid("-1", id));
+  EXPECT_TRUE(valid("-1000000000000", R"({"minimum": -1000000000000})"));
+  EXPECT_FALSE(valid("-1000000000001", R"({"minimum": -1000000000000})"));
+  EXPECT_FALSE(valid("5", R"({"exclusiveMaximum": 5})"));
+  EXPECT_TRUE(valid("4.5", R"({"exclusiveMaximum": 5})"));
+  EXPECT_FALSE(valid("0", R"({"exclusiveMinimum": 0})"));
+}
+
+TEST(JsonSchema, Combinations) {
+  const std::string one_of =
+      R"({"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 0}]})";
+  EXPECT_TRUE(valid("-1", one_of));       // the integer branch only
+  EXPECT_TRUE(valid("0.5", one_of));      // the number branch only
+  EXPECT_FALSE(valid("1", one_of));       // both
+  EXPECT_FALSE(valid(R"("1")", one_of));  // neither
+  const std::string any_of =
+      R"({"anyOf": [{"type": "integer"}, {"type": "number", "minimum": 0}]})";
+  EXPECT_TRUE(valid("1", any_of));
+  EXPECT_FALSE(valid("-0.5", any_of));
+  const std::string all_of = R"({"allOf": [{"type": "integer"}, {"minimum": 10}]})";
+  EXPECT_TRUE(valid("10", all_of));
+  EXPECT_FALSE(valid("9", all_of));
+  EXPECT_FALSE(valid("10.5", all_of));
+  EXPECT_TRUE(valid("1", R"({"not": {"const": 0}})"));
+  EXPECT_FALSE(valid("0", R"({"not": {"const": 0}})"));
+  EXPECT_FALSE(valid("1", R"(false)"));
+  EXPECT_TRUE(valid("1", R"(true)"));
+}
+
+TEST(JsonSchema, ReferencesResolveRecursivelyAndBrokenOnesAreReported) {
+  const std::string tree = R"({"$ref": "#/components/schemas/Tree"})";
+  EXPECT_TRUE(valid(R"({"children": [{"children": []}, {}]})", tree));
+  EXPECT_FALSE(valid(R"({"children": [{"children": [{"leaf": 1}]}]})", tree));
+  EXPECT_TRUE(valid("1", R"({"$ref": "#/components/schemas/a~0b~1c"})"));
+  EXPECT_FALSE(valid("2", R"({"$ref": "#/components/schemas/a~0b~1c"})"));
+
+  const SchemaValidator v(schema_root());
+  const auto missing = v.validate(json(1), json::parse(R"({"$ref": "#/components/schemas/Nope"})"));
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_NE(missing[0].find("unresolvable $ref"), std::string::npos) << missing[0];
+  const auto loop = v.validate(json(1), json::parse(R"({"$ref": "#/components/schemas/Loop"})"));
+  ASSERT_FALSE(loop.empty());
+  EXPECT_NE(loop[0].find("too deep"), std::string::npos) << loop[0];
+}
+
+TEST(JsonSchema, UnknownKeywordsAreReportedNotSkipped) {
+  EXPECT_FALSE(valid("1", R"({"multipleOf": 2})"));
+  EXPECT_TRUE(valid("1", R"({"description": "d", "format": "int64", "title": "t"})"));
+  EXPECT_EQ(SchemaValidator::unsupported_keywords(json::parse(
+                R"({"type": "object", "properties": {"a": {"items": {"uniqueItems": true}}},
+                    "allOf": [{"dependentRequired": {}}], "format": "x"})")),
+            (std::vector<std::string>{"dependentRequired", "uniqueItems"}));
+}
+
+// ---- The document against the router.
+
+bool has_message(const std::vector<std::string>& messages, const std::string& text) {
+  for (const std::string& m : messages) {
+    if (m == text) return true;
+  }
+  return false;
+}
+
+// Calls `visit` on every object member named `key` anywhere in `node`.
+void each_member(const json& node, const std::string& key,
+                 const std::function<void(const json&)>& visit) {
+  if (node.is_object()) {
+    for (const auto& [name, value] : node.items()) {
+      if (name == key) visit(value);
+      each_member(value, key, visit);
+    }
+  } else if (node.is_array()) {
+    for (const json& v : node) each_member(v, key, visit);
+  }
+}
+
+TEST(OpenApiRoutes, TheDocumentDescribesEveryRouteAndNoOther) {
+  const json doc = embedded_openapi();
+  ASSERT_TRUE(doc.is_object());
+  EXPECT_EQ(doc.value("openapi", ""), "3.1.0");
+  const auto mismatches = openapi_route_mismatches(doc, http::routes());
+  EXPECT_TRUE(mismatches.empty()) << json(mismatches).dump(1);
+}
+
+TEST(OpenApiRoutes, TheBinaryServesTheCheckedInDocument) {
+  std::ifstream in(std::string(ONCEORDER_SOURCE_DIR) + "/docs/openapi.json", std::ios::binary);
+  ASSERT_TRUE(in.is_open());
+  const std::string checked_in{std::istreambuf_iterator<char>(in),
+                               std::istreambuf_iterator<char>()};
+  const http::EmbeddedFile* file = http::find_embedded_file("/openapi.json");
+  ASSERT_NE(file, nullptr);
+  EXPECT_EQ(file->content, checked_in) << "rebuild: the embedded copy is stale";
+  EXPECT_EQ(file->content_type, "application/json");
+}
+
+TEST(OpenApiRoutes, TheComparisonCatchesADoctoredDocument) {
+  const json good = embedded_openapi();
+  ASSERT_TRUE(good.is_object());
+  const auto routes = http::routes();
+
+  json doc = good;
+  doc["paths"].erase("/v1/orders");
+  EXPECT_TRUE(has_message(openapi_route_mismatches(doc, routes),
+                          "POST /v1/orders is served but not in the document"));
+
+  doc = good;
+  doc["paths"]["/v1/scopes/{scope}"].erase("put");
+  EXPECT_TRUE(has_message(openapi_route_mismatches(doc, routes),
+                          "PUT /v1/scopes/{scope} is served but not in the document"));
+
+  doc = good;
+  doc["paths"]["/healthz"]["delete"] = doc["paths"]["/healthz"]["get"];
+  EXPECT_TRUE(has_message(openapi_route_mismatches(doc, routes),
+                          "delete /healthz is in the document but no route serves it"));
+
+  doc = good;
+  doc["paths"]["/v1/orders/{order_id}/refund"] = doc["paths"]["/v1/orders/{order_id}/cancel"];
+  EXPECT_TRUE(has_message(openapi_route_mismatches(doc, routes),
+                          "post /v1/orders/{order_id}/refund is in the document but no route "
+                          "serves it"));
+
+  doc = good;
+  doc["paths"]["/v1/invariants"]["get"]["x-onceorder-roles"] = {"admin"};
+  EXPECT_TRUE(has_message(
+      openapi_route_mismatches(doc, routes),
+      R"(GET /v1/invariants admits ["admin","operator"] but the document says ["admin"])"));
+
+  doc = good;
+  doc["paths"]["/v1/invariants"]["get"]["security"] = json::array();
+  EXPECT_TRUE(has_message(openapi_route_mismatches(doc, routes),
+                          "GET /v1/invariants needs a bearer token but the document says []"));
+
+  doc = good;
+  doc["paths"]["/metrics"]["get"].erase("security");  // the document-wide bearer applies
+  EXPECT_TRUE(has_message(openapi_route_mismatches(doc, routes),
+                          "GET /metrics is open but the document asks for a token"));
+}
+
+TEST(OpenApiRoutes, TheComparisonCatchesARouteTheDocumentLacks) {
+  const json doc = embedded_openapi();
+  std::vector<http::Route> routes(http::routes().begin(), http::routes().end());
+  static constexpr std::array kPost{http::bhttp::verb::post};
+  routes.push_back(
+      http::Route{http::RouteId::reap, "/v1/maintenance/vacuum", kPost, http::Access::staff});
+  const auto mismatches = openapi_route_mismatches(doc, routes);
+  EXPECT_EQ(mismatches, std::vector<std::string>{
+                            "POST /v1/maintenance/vacuum is served but not in the document"});
+}
+
+TEST(OpenApiRoutes, TheDocumentIsComplete) {
+  const json doc = embedded_openapi();
+  ASSERT_TRUE(doc.is_object());
+  const SchemaValidator validator(doc);
+
+  each_member(doc, "$ref", [&](const json& ref) {
+    EXPECT_NE(validator.resolve(ref.get<std::string>()), nullptr) << ref;
+  });
+  // Every keyword a schema uses is one the validator applies: nothing declared goes unchecked.
+  for (const auto& [name, schema] : doc["components"]["schemas"].items()) {
+    EXPECT_EQ(SchemaValidator::unsupported_keywords(schema), std::vector<std::string>{}) << name;
+  }
+  each_member(doc["paths"], "schema", [&](const json& schema) {
+    EXPECT_EQ(SchemaValidator::unsupported_keywords(schema), std::vector<std::string>{}) << schema;
+  });
+  for (const char* part : {"responses", "parameters"}) {
+    each_member(doc["components"][part], "schema", [&](const json& schema) {
+      EXPECT_EQ(SchemaValidator::unsupported_keywords(schema), std::vector<std::string>{})
+          << schema;
+    });
+  }
+
+  std::set<std::string> operation_ids;
+  for (const auto& [path, item] : doc["paths"].items()) {
+    std::set<std::string> in_template;
+    for (size_t open = path.find('{'); open != std::string::npos; open = path.find('{', open + 1)) {
+      in_template.insert(path.substr(open + 1, path.find('}', open) - open - 1));
+    }
+    for (const std::string_view method : kOpenApiMethods) {
+      if (!item.contains(method)) continue;
+      const json& op = item[std::string(method)];
+      const std::string label = std::string(method) + " " + path;
+      EXPECT_TRUE(operation_ids.insert(op.value("operationId", "")).second) << label;
+      std::set<std::string> declared;
+      for (const json* list : {&item, &op}) {
+        for (const json& p : list->value("parameters", json::array())) {
+          const json* param =
+              p.contains("$ref") ? validator.resolve(p["$ref"].get<std::string>()) : &p;
+          ASSERT_NE(param, nullptr) << label;
+          if (param->value("in", "") == "path") {
+            EXPECT_TRUE(param->value("required", false)) << label;
+            declared.insert(param->value("name", ""));
+          }
+        }
+      }
+      EXPECT_EQ(declared, in_template) << label;
+      const json& responses = op["responses"];
+      EXPECT_TRUE(responses.contains("500")) << label;
+      if (op.value("security", json::array()) != json::array()) {
+        for (const char* status : {"401", "403", "503"}) {
+          EXPECT_TRUE(responses.contains(status)) << label << " " << status;
+        }
+      }
+      if (op.contains("requestBody")) {
+        EXPECT_TRUE(responses.contains("413")) << label;
+      }
+    }
+  }
+}
+
+// ---- Real answers.
 
 std::string_view openapi_method(Method m) {
   switch (m) {

@@ -1,5 +1,5 @@
 // A JSON Schema validator for the tests, covering the keywords docs/openapi.json uses (no
-// library that fits is packaged for Debian 12; json_schema_test.cpp shows what it rejects).
+// library that fits is packaged for Debian 12; http_openapi_test.cpp shows what it rejects).
 //
 // Supported: $ref (JSON pointers into the root document, siblings applied too), type (one or
 // a list, so ["string", "null"] is nullable), enum, const, properties, required,
