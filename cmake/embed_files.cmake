@@ -39,7 +39,6 @@ function(content_type file out)
 endfunction()
 
 string(REPLACE "|" ";" entries "${ENTRIES}")
-list(SORT entries)
 set(arrays "")
 set(table "")
 set(seen "")

@@ -16,7 +16,7 @@ struct EmbeddedFile {
   std::string_view etag;          // strong, quoted: a hash of `content`
 };
 
-// Every embedded file, sorted by path.
+// Every embedded file.
 std::span<const EmbeddedFile> embedded_files();
 
 // The file served at `path`, or nullptr.

@@ -1,5 +1,3 @@
-#include <algorithm>
-
 #include "http/embedded_files.hpp"
 #include "http/problem.hpp"
 #include "http/routes.hpp"
@@ -31,11 +29,11 @@ bool none_match_hits(std::string_view header, std::string_view etag) {
 }  // namespace
 
 const EmbeddedFile* find_embedded_file(std::string_view path) {
-  const auto files = embedded_files();
-  const auto it =
-      std::lower_bound(files.begin(), files.end(), path,
-                       [](const EmbeddedFile& f, std::string_view p) { return f.path < p; });
-  return it != files.end() && it->path == path ? &*it : nullptr;
+  // A handful of files: a scan needs no order in the generated table.
+  for (const EmbeddedFile& f : embedded_files()) {
+    if (f.path == path) return &f;
+  }
+  return nullptr;
 }
 
 Response get_embedded_file(const Request& req, std::string_view path) {

@@ -433,6 +433,7 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
     EXPECT_EQ(again.status, 304) << path;
     EXPECT_TRUE(again.body.empty()) << path;
     EXPECT_EQ(get(path, {{"If-None-Match", "\"other\""}}).status, 200) << path;
+    EXPECT_EQ(get(path, {{"If-None-Match", "\"other\", W/" + etag}}).status, 304) << path;
   }
   EXPECT_EQ(get("/missing.js").status, 404);
 
