@@ -359,14 +359,14 @@ class OpenApiHttpTest : public HttpTest {
     const json doc = json::parse(r.body, nullptr, false);
     ASSERT_TRUE(doc.is_object()) << r.body.substr(0, 200);
     spec_ = std::make_unique<OpenApiSpec>(doc);
-    record(Method::get, "/openapi.json", "", r);
+    record(Method::get, "/openapi.json", "", {}, r);
   }
 
   // One exchange, checked against the document and counted for coverage.
   HttpResponse call(Method m, const std::string& target, const std::string& body = {},
                     const Headers& headers = {}) {
     HttpResponse r = client().request(m, target, body, headers);
-    record(m, target, body, r);
+    record(m, target, body, headers, r);
     return r;
   }
   HttpResponse get(const std::string& target, const Headers& headers = {}) {
@@ -381,9 +381,11 @@ class OpenApiHttpTest : public HttpTest {
     return call(Method::put, target, body, headers);
   }
 
-  void record(Method m, const std::string& target, const std::string& body, const HttpResponse& r) {
+  void record(Method m, const std::string& target, const std::string& body, const Headers& headers,
+              const HttpResponse& r) {
     std::string operation;
-    for (const std::string& e : spec_->check(openapi_method(m), target, body, r, &operation)) {
+    for (const std::string& e :
+         spec_->check(openapi_method(m), target, body, headers, r, &operation)) {
       ADD_FAILURE() << e << "\n  body: " << r.body.substr(0, 400);
     }
     if (!operation.empty()) seen_[operation].insert(std::to_string(r.status));
@@ -601,21 +603,21 @@ TEST(OpenApiChecker, AnswersThatBreakTheDocumentAreCaught) {
   r.status = 200;
   r.headers["content-type"] = "application/json";
   r.body = R"({"status": "ok"})";
-  EXPECT_TRUE(spec.check("get", "/healthz", "", r).empty());
+  EXPECT_TRUE(spec.check("get", "/healthz", "", {}, r).empty());
 
   r.body = R"({"status": "ok", "uptime": 1})";
-  EXPECT_FALSE(spec.check("get", "/healthz", "", r).empty());  // an undeclared member
+  EXPECT_FALSE(spec.check("get", "/healthz", "", {}, r).empty());  // an undeclared member
   r.body = R"({"status": "ok"})";
   r.status = 201;
-  EXPECT_FALSE(spec.check("get", "/healthz", "", r).empty());  // an undeclared status
+  EXPECT_FALSE(spec.check("get", "/healthz", "", {}, r).empty());  // an undeclared status
   r.status = 200;
   r.headers["content-type"] = "text/plain";
-  EXPECT_FALSE(spec.check("get", "/healthz", "", r).empty());  // an undeclared media type
+  EXPECT_FALSE(spec.check("get", "/healthz", "", {}, r).empty());  // an undeclared media type
   r.headers["content-type"] = "application/json";
-  EXPECT_FALSE(spec.check("get", "/healthz?verbose=1", "", r).empty());  // a query parameter
-  EXPECT_FALSE(spec.check("get", "/v1/nowhere/at/all/x", "", r).empty());
+  EXPECT_FALSE(spec.check("get", "/healthz?verbose=1", "", {}, r).empty());  // a query parameter
+  EXPECT_FALSE(spec.check("get", "/v1/nowhere/at/all/x", "", {}, r).empty());
   r.headers["idempotent-replayed"] = "true";
-  EXPECT_FALSE(spec.check("get", "/healthz", "", r).empty());  // an undeclared header
+  EXPECT_FALSE(spec.check("get", "/healthz", "", {}, r).empty());  // an undeclared header
 
   HttpResponse problem;
   problem.status = 404;
@@ -627,19 +629,42 @@ TEST(OpenApiChecker, AnswersThatBreakTheDocumentAreCaught) {
       {"detail", "order 9 does not exist"},
       {"code",
        "not_found"}}.dump();
-  EXPECT_TRUE(spec.check("get", "/v1/orders/9", "", problem).empty());
+  EXPECT_TRUE(spec.check("get", "/v1/orders/9", "", {}, problem).empty());
   json wrong_code = json::parse(problem.body);
   wrong_code["code"] = "busy";  // a code this answer does not give
   problem.body = wrong_code.dump();
-  EXPECT_FALSE(spec.check("get", "/v1/orders/9", "", problem).empty());
+  EXPECT_FALSE(spec.check("get", "/v1/orders/9", "", {}, problem).empty());
 
   // An accepted request that breaks the request schema.
   HttpResponse sku;
   sku.status = 201;
   sku.headers["content-type"] = "application/json";
   sku.body = R"({"warehouse_id": 1, "sku_id": 2, "available": 0, "reserved": 0, "price_cents": 1})";
-  EXPECT_TRUE(spec.check("put", "/v1/warehouses/1/skus/2", R"({"price_cents": 1})", sku).empty());
-  EXPECT_FALSE(spec.check("put", "/v1/warehouses/1/skus/2", R"({"price": 1})", sku).empty());
+  EXPECT_TRUE(
+      spec.check("put", "/v1/warehouses/1/skus/2", R"({"price_cents": 1})", {}, sku).empty());
+  EXPECT_FALSE(spec.check("put", "/v1/warehouses/1/skus/2", R"({"price": 1})", {}, sku).empty());
+  // Parameters of an accepted request that break their schemas, or a required one missing.
+  EXPECT_FALSE(
+      spec.check("put", "/v1/warehouses/01/skus/2", R"({"price_cents": 1})", {}, sku).empty());
+  HttpResponse runs;
+  runs.status = 200;
+  runs.headers["content-type"] = "application/json";
+  runs.body = R"({"runs": []})";
+  EXPECT_TRUE(spec.check("get", "/v1/schedule/runs?limit=1000", "", {}, runs).empty());
+  EXPECT_FALSE(spec.check("get", "/v1/schedule/runs?limit=1001", "", {}, runs).empty());
+  EXPECT_FALSE(spec.check("get", "/v1/schedule/runs?limit=ten", "", {}, runs).empty());
+  HttpResponse order;
+  order.status = 201;
+  order.headers["content-type"] = "application/json";
+  order.body = R"({"order_id": "42", "order_no": "O-1", "status": "placed", "customer_id": 7,
+                   "warehouse_id": 1, "lines": [{"line_no": 1, "sku_id": 2, "quantity": 1,
+                   "unit_price_cents": 5}], "total_cents": 5, "created_at": "x"})";
+  const std::string placed = R"({"customer_id": 7, "warehouse_id": 1,
+                                 "lines": [{"sku_id": 2, "quantity": 1}]})";
+  EXPECT_TRUE(spec.check("post", "/v1/orders", placed, {{"Idempotency-Key", "k"}}, order).empty());
+  EXPECT_FALSE(spec.check("post", "/v1/orders", placed, {}, order).empty());
+  EXPECT_FALSE(
+      spec.check("post", "/v1/orders", placed, {{"Idempotency-Key", "a key"}}, order).empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, OpenApiHttpTest, ::testing::ValuesIn(engines_under_test()),

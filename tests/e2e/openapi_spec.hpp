@@ -138,11 +138,13 @@ class OpenApiSpec {
   // conforms. Checked: the operation exists; the status is declared; the media type is one
   // the answer declares (none for a bodiless answer) and the body validates against its
   // schema; the API's own headers, when sent, are declared and match their schemas. For a
-  // 2xx answer the request too: every query parameter is declared, and the body matches the
-  // request body's schema (or is absent where the document allows that).
+  // 2xx answer the request too: every path, query and header parameter it sent is declared
+  // and its value matches the parameter's schema (read as an integer where that is one), every
+  // required one was sent, and the body matches the request body's schema (or is absent where
+  // the document allows that).
   std::vector<std::string> check(std::string_view method, const std::string& target,
-                                 const std::string& request_body, const HttpResponse& r,
-                                 std::string* operation = nullptr) const {
+                                 const std::string& request_body, const Headers& request_headers,
+                                 const HttpResponse& r, std::string* operation = nullptr) const {
     std::vector<std::string> out;
     const auto [path, query] = http::split_target(target);
     const std::string tmpl = path_template(path);
@@ -162,7 +164,10 @@ class OpenApiSpec {
 
     check_body(label, *declared, r, out);
     check_headers(label, *declared, r, out);
-    if (r.status >= 200 && r.status < 300) check_request(label, item, op, query, request_body, out);
+    if (r.status >= 200 && r.status < 300) {
+      check_parameters(label, tmpl, item, op, path, query, request_headers, out);
+      check_request_body(label, op, request_body, out);
+    }
     return out;
   }
 
@@ -251,26 +256,81 @@ class OpenApiSpec {
     }
   }
 
-  void check_request(const std::string& label, const json& item, const json& op,
-                     std::string_view query, const std::string& body,
-                     std::vector<std::string>& out) const {
-    std::set<std::string> declared;
+  // A query value as its schema sees it: for an integer parameter digits (with a sign) are an
+  // integer, anything else stays text (and fails the schema).
+  static json parameter_value(const std::string& text, const json* param) {
+    const json type =
+        param && param->contains("schema") ? param->at("schema").value("type", json()) : json();
+    const size_t start = text.starts_with('-') ? 1 : 0;
+    if (type == "integer" && text.size() > start &&
+        text.find_first_not_of("0123456789", start) == std::string::npos) {
+      try {
+        return json(std::stoll(text));
+      } catch (const std::exception&) {
+      }
+    }
+    return json(text);
+  }
+
+  void check_parameters(const std::string& label, const std::string& tmpl, const json& item,
+                        const json& op, std::string_view path, std::string_view query,
+                        const Headers& request_headers, std::vector<std::string>& out) const {
+    // (in, name) → the parameter; header names compare in lower case. An operation's own
+    // parameter overrides the path item's of the same name.
+    std::map<std::pair<std::string, std::string>, const json*> declared;
     for (const json* list : {&item, &op}) {
       if (!list->contains("parameters")) continue;
       for (const json& p : list->at("parameters")) {
         const json* param = deref(p);
-        if (param && param->value("in", "") == "query") declared.insert(param->at("name"));
+        if (!param) continue;
+        const std::string in = param->value("in", "");
+        const std::string name = param->value("name", "");
+        declared[{in, in == "header" ? lower(name) : name}] = param;
+      }
+    }
+    std::set<std::pair<std::string, std::string>> sent;
+    auto check_value = [&](const std::string& in, const std::string& name, const json& value) {
+      sent.insert({in, name});
+      const auto it = declared.find({in, name});
+      if (it == declared.end()) {
+        if (in != "header")
+          out.push_back(label + ": " + in + " parameter " + name + " is not declared");
+        return;
+      }
+      if (it->second->contains("schema")) {
+        validate(label, in + " parameter " + name + " ", value, it->second->at("schema"), out);
+      }
+    };
+    const auto parts = split(tmpl);
+    const auto segments = split(path);
+    for (size_t i = 0; i < parts.size() && i < segments.size(); ++i) {
+      if (parts[i].size() > 2 && parts[i].front() == '{') {
+        check_value("path", parts[i].substr(1, parts[i].size() - 2), json(segments[i]));
       }
     }
     auto params = http::parse_query(query);
     if (!params.ok()) {
       out.push_back(label + ": the query does not parse");
     } else {
-      for (const auto& [name, _] : *params) {
-        if (!declared.contains(name))
-          out.push_back(label + ": query parameter " + name + " is not declared");
+      for (const auto& [name, value] : *params) {
+        const auto it = declared.find({"query", name});
+        check_value("query", name,
+                    parameter_value(value, it == declared.end() ? nullptr : it->second));
       }
     }
+    for (const auto& [name, value] : request_headers) {
+      if (declared.contains({"header", lower(name)}))
+        check_value("header", lower(name), json(value));
+    }
+    for (const auto& [key, param] : declared) {
+      if (param->value("required", false) && !sent.contains(key)) {
+        out.push_back(label + ": required " + key.first + " parameter " + key.second + " not sent");
+      }
+    }
+  }
+
+  void check_request_body(const std::string& label, const json& op, const std::string& body,
+                          std::vector<std::string>& out) const {
     if (!op.contains("requestBody")) {
       if (!body.empty()) out.push_back(label + ": a request body where the document takes none");
       return;
