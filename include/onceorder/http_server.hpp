@@ -1,10 +1,11 @@
 // The HTTP front end (Boost.Beast): API.md's routes over the services, problem+json
-// errors, bearer-token auth, /healthz /readyz /metrics and the operator dashboard.
+// errors, bearer-token auth, /healthz /readyz /metrics, the operator dashboard and the
+// OpenAPI document (both built into the binary).
 //
 // I/O runs on its own thread; request handlers run on a bounded worker pool sized to the
 // database pool, each under a per-request deadline. What needs no database — health,
 // readiness and metrics (from a cache the server refreshes in the background on connections
-// of its own), dashboard files, and refusals of requests without a valid token — is
+// of its own), the embedded files, and refusals of requests without a valid token — is
 // answered on the I/O thread, so unauthenticated clients never take a worker or a pooled
 // connection. Bodies over 1 MiB are refused; a request's header must arrive within
 // `header_timeout`; idle keep-alive connections are closed. At most `max_connections`
@@ -50,7 +51,6 @@ struct ServerOptions {
   // Time between the background invariant runs /metrics reports (0: none).
   std::chrono::milliseconds invariants_interval{30000};
   std::size_t body_limit = 1024 * 1024;
-  std::string web_dir;  // static dashboard files; empty: the built-in default
 };
 
 class Server {

@@ -8,13 +8,12 @@
 namespace onceorder::http {
 
 Api::Api(store::Database& db, Scheduler& scheduler, Intake& intake,
-         std::optional<TokenTable> tokens, std::string web_dir,
-         std::chrono::milliseconds invariants_interval)
+         std::optional<TokenTable> tokens, std::chrono::milliseconds invariants_interval)
     : numbering_(db),
       runs_(scheduler),
       tokens_(std::move(tokens)),
       monitor_(db, invariants_interval),
-      services_{db, numbering_, scheduler, intake, runs_, metrics_, monitor_, std::move(web_dir)} {}
+      services_{db, numbering_, scheduler, intake, runs_, metrics_, monitor_} {}
 
 std::string_view Api::route_label(std::string_view target) {
   const auto m = match_route(split_target(target).first);
@@ -116,8 +115,11 @@ Response Api::dispatch(const RouteMatch& m, const Principal& who, const Request&
       return get_readyz(s);
     case RouteId::metrics:
       return get_metrics(s);
+    case RouteId::index:
     case RouteId::dashboard:
-      return get_dashboard_file(s, m);
+      return get_embedded_file(req, "/" + m.file);
+    case RouteId::openapi:
+      return get_embedded_file(req, "/openapi.json");
   }
   return problem_response(Status(Code::internal, "route without handler"));
 }

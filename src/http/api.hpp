@@ -28,7 +28,7 @@ class Api {
   // `tokens`: nullopt turns authentication off. The services outlive the Api.
   // `invariants_interval`: time between the background invariant runs /metrics shows.
   Api(store::Database& db, Scheduler& scheduler, Intake& intake, std::optional<TokenTable> tokens,
-      std::string web_dir, std::chrono::milliseconds invariants_interval);
+      std::chrono::milliseconds invariants_interval);
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
 
@@ -42,7 +42,7 @@ class Api {
 
   // True for requests answered without the database or a worker, which the server runs
   // on its I/O thread: the open routes (health, readiness and metrics from the monitor's
-  // cache, dashboard files) and every request refused before its handler (no such route,
+  // cache, the embedded files) and every request refused before its handler (no such route,
   // wrong method, missing or bad token). So nothing a client without a token sends can
   // take a worker or a connection that authenticated requests need.
   bool answers_inline(const Request& req) const;

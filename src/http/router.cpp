@@ -33,6 +33,8 @@ const std::array kRoutes{
     Route{RouteId::healthz, "/healthz", kGet, Access::open},
     Route{RouteId::readyz, "/readyz", kGet, Access::open},
     Route{RouteId::metrics, "/metrics", kGet, Access::open},
+    Route{RouteId::openapi, "/openapi.json", kGet, Access::open},
+    Route{RouteId::index, "/", kGet, Access::open},
     Route{RouteId::dashboard, "/{file}", kGet, Access::open},
 };
 
@@ -55,8 +57,8 @@ std::vector<std::string_view> segments(std::string_view path) {
   return out;
 }
 
-// A dashboard file name that cannot leave the web directory: no empty, hidden ('.',
-// '..', '.git') or escaped segments.
+// A dashboard file name in the shape of web/'s files: no empty, hidden ('.', '..', '.git') or
+// escaped segments. Only embedded files are served, so this only keeps odd paths out early.
 bool is_safe_file(const std::vector<std::string_view>& segs) {
   for (std::string_view s : segs) {
     if (s.empty() || s.front() == '.') return false;
@@ -135,7 +137,7 @@ std::optional<RouteMatch> match_api(std::span<const std::string_view> segs) {
 std::optional<RouteMatch> match_route(std::string_view path) {
   if (!path.starts_with('/')) return std::nullopt;
   if (path == "/") {
-    RouteMatch m = match(RouteId::dashboard);
+    RouteMatch m = match(RouteId::index);
     m.file = "index.html";
     return m;
   }
@@ -145,12 +147,15 @@ std::optional<RouteMatch> match_route(std::string_view path) {
     if (segs[0] == "healthz") return match(RouteId::healthz);
     if (segs[0] == "readyz") return match(RouteId::readyz);
     if (segs[0] == "metrics") return match(RouteId::metrics);
+    if (segs[0] == "openapi.json") return match(RouteId::openapi);
   }
   if (!is_safe_file(segs)) return std::nullopt;
   RouteMatch m = match(RouteId::dashboard);
   m.file = std::string(path.substr(1));
   return m;
 }
+
+std::span<const Route> routes() { return kRoutes; }
 
 std::string allow_header(const Route& r) {
   std::string out;

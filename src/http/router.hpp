@@ -35,6 +35,8 @@ enum class RouteId {
   readyz,
   metrics,
   dashboard,
+  index,    // "/": the dashboard's index.html
+  openapi,  // the OpenAPI document (docs/openapi.json) that describes every route here
 };
 
 struct Route {
@@ -47,7 +49,7 @@ struct Route {
 struct RouteMatch {
   const Route* route = nullptr;
   std::string scope;  // the {scope} segment, as sent (validated by the handler)
-  std::string file;   // dashboard: the file path relative to the web directory
+  std::string file;   // dashboard and index: the file's path relative to web/
   // The id segments in path order, as sent (validated by the handler): {warehouse_id}
   // and {sku_id}, {order_id}, or {run_id}.
   std::vector<std::string> ids;
@@ -55,6 +57,10 @@ struct RouteMatch {
 
 // The route `path` (without query) belongs to, or nullopt (404).
 std::optional<RouteMatch> match_route(std::string_view path);
+
+// Every route, in matching order: what docs/openapi.json must describe, no more, no less
+// (tests/e2e/http_openapi_test.cpp).
+std::span<const Route> routes();
 
 // Label for requests that matched no route.
 inline constexpr std::string_view kUnmatchedRoute = "unmatched";

@@ -40,7 +40,12 @@ TEST(Router, MatchesIdRoutes) {
 }
 
 TEST(Router, DashboardFilesStayInsideTheWebDirectory) {
+  EXPECT_EQ(id_of("/"), RouteId::index);
+  EXPECT_EQ(match_route("/")->route->pattern, "/");
   EXPECT_EQ(match_route("/")->file, "index.html");
+  EXPECT_EQ(id_of("/index.html"), RouteId::dashboard);
+  EXPECT_EQ(id_of("/openapi.json"), RouteId::openapi);
+  EXPECT_EQ(match_route("/openapi.json")->route->pattern, "/openapi.json");
   EXPECT_EQ(match_route("/app.js")->file, "app.js");
   EXPECT_EQ(match_route("/img/logo.svg")->file, "img/logo.svg");
   for (std::string_view bad : {"/../etc/passwd", "/a/../../b", "/.git/config", "/a//b", "/a%2e%2e",

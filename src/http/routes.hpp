@@ -1,10 +1,11 @@
 // The route handlers, one file per group: routes_scopes.cpp (document numbers),
 // routes_stock.cpp (SKUs and adjustments), routes_orders.cpp (orders),
 // routes_scheduling.cpp (source orders, runs, items, production orders, reaper),
-// routes_ops.cpp (health, readiness, metrics, invariants), static_files.cpp (dashboard).
+// routes_ops.cpp (health, readiness, metrics, invariants), static_files.cpp (dashboard and
+// OpenAPI document, from the binary).
 // Each turns one request into one response; errors come back as problem+json. Handlers
 // that block on the database run on the worker pool; the open ones (health, readiness,
-// metrics, dashboard) never touch it and run on the I/O thread. Thread-safe.
+// metrics, embedded files) never touch it and run on the I/O thread. Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +38,6 @@ struct Services {
   RunExecutor& runs;
   const HttpMetrics& metrics;
   const OpsMonitor& monitor;  // cached readiness and invariants for the open endpoints
-  std::string web_dir;
 };
 
 using Deadline = store::Clock::time_point;
@@ -71,7 +71,9 @@ Response get_healthz();
 Response get_readyz(const Services& s);
 Response get_metrics(const Services& s);
 
-Response get_dashboard_file(const Services& s, const RouteMatch& m);
+// A file built into the binary (http/embedded_files.hpp), by its URL path: 404 when there is
+// none, 304 when If-None-Match names its ETag.
+Response get_embedded_file(const Request& req, std::string_view path);
 
 // invalid_request naming every query parameter when a route takes none.
 Status no_query_parameters(std::string_view target);

@@ -25,7 +25,6 @@
 #include "http/fd_limit.hpp"
 #include "http/listen_address.hpp"
 #include "http/problem.hpp"
-#include "onceorder_web_dir.hpp"  // generated: ONCEORDER_WEB_DIR
 
 namespace onceorder {
 namespace {
@@ -99,8 +98,7 @@ class ServerImpl final : public Server {
       : options_(std::move(options)),
         workers_count_(workers),
         max_connections_(max_connections),
-        api_(db, scheduler, intake, std::move(tokens), options_.web_dir,
-             options_.invariants_interval),
+        api_(db, scheduler, intake, std::move(tokens), options_.invariants_interval),
         workers_(static_cast<std::size_t>(workers)),
         acceptor_(io_) {
     api_.metrics().max_connections().store(max_connections);
@@ -439,7 +437,6 @@ Result<std::unique_ptr<Server>> Server::start(store::Database& db, Scheduler& sc
                               "server only listens on loopback (127.0.0.1, ::1, localhost)",
                               options.listen));
   }
-  if (options.web_dir.empty()) options.web_dir = ONCEORDER_WEB_DIR;
   const int workers =
       options.workers > 0 ? options.workers : kWorkersPerConnection * db.options().pool_size;
   const bool auth = tokens.has_value();

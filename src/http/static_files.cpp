@@ -1,40 +1,55 @@
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-
+#include "http/embedded_files.hpp"
 #include "http/problem.hpp"
 #include "http/routes.hpp"
 
 namespace onceorder::http {
 namespace {
 
-std::string_view content_type(std::string_view file) {
-  const size_t dot = file.rfind('.');
-  const std::string_view ext = dot == std::string_view::npos ? "" : file.substr(dot + 1);
-  if (ext == "html") return "text/html; charset=utf-8";
-  if (ext == "js") return "text/javascript; charset=utf-8";
-  if (ext == "css") return "text/css; charset=utf-8";
-  if (ext == "json") return "application/json";
-  if (ext == "svg") return "image/svg+xml";
-  if (ext == "png") return "image/png";
-  if (ext == "ico") return "image/x-icon";
-  return "text/plain; charset=utf-8";
+std::string_view trim_spaces(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// RFC 9110 If-None-Match: `*` or a list of entity tags, compared weakly (a `W/` prefix is
+// ignored), so that a cache holding a weak copy of the same bytes is answered 304 too.
+bool none_match_hits(std::string_view header, std::string_view etag) {
+  if (trim_spaces(header) == "*") return true;
+  while (!header.empty()) {
+    const size_t comma = header.find(',');
+    std::string_view tag = trim_spaces(header.substr(0, comma));
+    if (tag.starts_with("W/")) tag.remove_prefix(2);
+    if (tag == etag) return true;
+    if (comma == std::string_view::npos) break;
+    header.remove_prefix(comma + 1);
+  }
+  return false;
 }
 
 }  // namespace
 
-// `m.file` is already confined to the web directory by the router (no '..', no hidden
-// segments), so joining is safe.
-Response get_dashboard_file(const Services& s, const RouteMatch& m) {
-  const std::string path = s.web_dir + "/" + m.file;
-  std::error_code ec;
-  std::ifstream in;
-  if (std::filesystem::is_regular_file(path, ec)) in.open(path, std::ios::binary);
-  if (!in.is_open()) return problem_response(Status(Code::not_found, "no such page"));
-  std::string content{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) return problem_response(Status(Code::not_found, "no such page"));
-  Response res =
-      text_response(bhttp::status::ok, std::string(content_type(m.file)), std::move(content));
+const EmbeddedFile* find_embedded_file(std::string_view path) {
+  // A handful of files: a scan needs no order in the generated table.
+  for (const EmbeddedFile& f : embedded_files()) {
+    if (f.path == path) return &f;
+  }
+  return nullptr;
+}
+
+Response get_embedded_file(const Request& req, std::string_view path) {
+  const EmbeddedFile* file = find_embedded_file(path);
+  if (!file) return problem_response(Status(Code::not_found, "no such page"));
+  Response res;
+  const auto inm = req.find(bhttp::field::if_none_match);
+  if (inm != req.end() && none_match_hits(sv(inm->value()), file->etag)) {
+    res = Response{bhttp::status::not_modified, 11};
+    res.prepare_payload();
+  } else {
+    res = text_response(bhttp::status::ok, std::string(file->content_type),
+                        std::string(file->content));
+  }
+  res.set(bhttp::field::etag, std::string(file->etag));
+  // A browser keeps its copy but asks each time; the ETag makes asking cost one 304.
   res.set(bhttp::field::cache_control, "no-cache");
   // The dashboard loads nothing from elsewhere; say so to the browser.
   res.set("Content-Security-Policy",

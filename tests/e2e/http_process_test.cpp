@@ -1,10 +1,14 @@
-// `onceorder serve` as a process: slow clients beyond the descriptor limit, and SIGTERM
-// with a client still sending its request. Runs the built binary (ONCEORDER_BIN) on
-// every engine.
+// `onceorder serve` as a process: slow clients beyond the descriptor limit, SIGTERM with a
+// client still sending its request (the built binary, ONCEORDER_BIN, on every engine), and a
+// copy of the binary alone in an empty directory serving the dashboard and the OpenAPI
+// document from itself, byte for byte as they are in the source tree.
 #include <signal.h>
 #include <sys/resource.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "e2e/http_fixture.hpp"
@@ -94,6 +98,61 @@ TEST_P(ServeProcessTest, SigtermDoesNotWaitForAClientTricklingItsBody) {
 
 INSTANTIATE_TEST_SUITE_P(Engines, ServeProcessTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
+
+std::string source_tree_file(const std::string& relative) {
+  std::ifstream in(std::string(ONCEORDER_SOURCE_DIR) + "/" + relative, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Nothing is read from the source tree at run time: what a copy of the binary serves from
+// an empty directory can only come from the binary.
+TEST(EmbeddedFilesProcess, ABinaryAloneInAnEmptyDirectoryServesItsDashboard) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("onceorder-alone-" + random_suffix());
+  ASSERT_TRUE(fs::create_directory(dir));
+  const fs::path binary = dir / "onceorder";
+  fs::copy_file(onceorder_bin(), binary);
+  {
+    ServeProcess serve("sqlite:" + (dir / "alone.db").string(), {}, 0, binary.string(),
+                       dir.string());
+    const std::uint16_t port = serve.port();
+    ASSERT_NE(port, 0) << serve.output();
+    HttpClient c(port, 5s);
+    const std::pair<std::string, std::string> files[] = {
+        {"/", "web/index.html"},
+        {"/index.html", "web/index.html"},
+        {"/app.js", "web/app.js"},
+        {"/style.css", "web/style.css"},
+        {"/openapi.json", "docs/openapi.json"},
+    };
+    const std::map<std::string, std::string> types = {
+        {"web/index.html", "text/html; charset=utf-8"},
+        {"web/app.js", "text/javascript; charset=utf-8"},
+        {"web/style.css", "text/css; charset=utf-8"},
+        {"docs/openapi.json", "application/json"},
+    };
+    for (const auto& [path, source] : files) {
+      const HttpResponse r = c.get(path);
+      EXPECT_EQ(r.status, 200) << path;
+      EXPECT_EQ(r.header("content-type"), types.at(source)) << path;
+      EXPECT_EQ(r.body, source_tree_file(source)) << path;
+      EXPECT_EQ(r.header("cache-control"), "no-cache") << path;
+      EXPECT_EQ(r.header("etag").size(), 34u) << path;
+      EXPECT_NE(r.header("content-security-policy").find("default-src 'self'"), std::string::npos)
+          << path;
+    }
+    EXPECT_EQ(c.get("/missing.js").status, 404);
+    EXPECT_EQ(c.get("/CMakeLists.txt").status, 404);  // a file of the source tree
+    // Nothing was written beside the binary but its database.
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      const std::string name = entry.path().filename().string();
+      EXPECT_TRUE(name == "onceorder" || name.starts_with("alone.db")) << name;
+    }
+    serve.signal(SIGTERM);
+    EXPECT_EQ(serve.wait_exit(10s), std::optional<int>(0)) << serve.output();
+  }
+  fs::remove_all(dir);
+}
 
 }  // namespace
 }  // namespace onceorder::testing

@@ -29,12 +29,13 @@ namespace onceorder::testing {
 
 class ServeProcess {
  public:
-  // `nofile` > 0 sets the child's RLIMIT_NOFILE (soft and hard) before it starts.
+  // `nofile` > 0 sets the child's RLIMIT_NOFILE (soft and hard) before it starts. `binary`
+  // (default: ONCEORDER_BIN) runs in `directory` (default: this process's).
   explicit ServeProcess(const std::string& db_url, std::vector<std::string> extra = {},
-                        rlim_t nofile = 0) {
+                        rlim_t nofile = 0, std::string binary = {}, std::string directory = {}) {
     const char* b = std::getenv("ONCEORDER_BIN");
-    std::vector<std::string> args = {b ? b : "./onceorder", "--db", db_url, "serve", "--listen",
-                                     "127.0.0.1:0"};
+    if (binary.empty()) binary = b ? b : "./onceorder";
+    std::vector<std::string> args = {binary, "--db", db_url, "serve", "--listen", "127.0.0.1:0"};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -47,6 +48,7 @@ class ServeProcess {
         const rlimit limit{nofile, nofile};
         setrlimit(RLIMIT_NOFILE, &limit);
       }
+      if (!directory.empty() && chdir(directory.c_str()) != 0) _exit(126);
       dup2(fds[1], 1);
       dup2(fds[1], 2);
       for (int fd = 3; fd < 4096; ++fd) close(fd);
