@@ -105,14 +105,25 @@ Response get_metrics(const Services& s) {
              sched.orphan_waits);
   prom_value(out, "onceorder_reaper_expired_leases_total", "counter",
              "Processing items whose lease expired, failed by the reaper.", sched.expired_leases);
+  // One snapshot each: a batch's size and its duration are counted together.
+  const CombinerStats numbering_runs = s.numbering.combining();
+  const CombinerStats order_runs = s.intake.combining();
   prom_batch_sizes(out, "onceorder_numbering_batch_size",
                    "Requests per transaction issuing document numbers: 1 for a lone request, "
                    "more when requests for one scope queued and were combined.",
-                   s.numbering.combining());
+                   numbering_runs);
   prom_batch_sizes(out, "onceorder_order_batch_size",
                    "Placements per transaction: 1 for a lone request, more when placements of "
                    "one lane (warehouse, lowest SKU) queued and were combined.",
-                   s.intake.combining());
+                   order_runs);
+  prom_durations(out, "onceorder_numbering_batch_duration_seconds",
+                 "Time of each transaction issuing document numbers (one request or a batch), "
+                 "its retries included.",
+                 numbering_runs.seconds);
+  prom_durations(out, "onceorder_order_batch_duration_seconds",
+                 "Time of each placement transaction (one placement or a batch), its retries "
+                 "included.",
+                 order_runs.seconds);
 
   // The scheduled run's results, never a query per scrape: a scrape must cost nothing that
   // a request needs. No results yet leaves the series out (absent, not zero: zero would

@@ -142,6 +142,13 @@ TEST_P(OpsMetricsTest, BusinessCountersMoveByTheTrafficAndPromtoolAcceptsTheText
   EXPECT_EQ(moved("onceorder_run_duration_seconds_count"), 1);
   EXPECT_EQ(moved(R"(onceorder_run_duration_seconds_bucket{le="+Inf"})"), 1);
   EXPECT_GE(moved("onceorder_claim_batch_duration_seconds_count"), 1);
+  // Placements and numbers reach their combiner when they are valid: 5 and 6 runs at most.
+  EXPECT_GE(moved("onceorder_order_batch_duration_seconds_count"), 1);
+  EXPECT_LE(moved("onceorder_order_batch_duration_seconds_count"), 5);
+  EXPECT_EQ(moved("onceorder_order_batch_duration_seconds_count"),
+            moved("onceorder_order_batch_size_count"));
+  EXPECT_GE(moved("onceorder_numbering_batch_duration_seconds_count"), 1);
+  EXPECT_LE(moved("onceorder_numbering_batch_duration_seconds_count"), 6);
   EXPECT_GE(moved("onceorder_tx_total"), 10);
   EXPECT_EQ(moved("onceorder_http_busy_total"), 0);
   EXPECT_EQ(moved("onceorder_reaper_dead_runs_total"), 0);
