@@ -105,7 +105,7 @@ struct ReapReport {
 struct SchedulerStats {
   std::uint64_t items_produced = 0;  // fenced success with its production order (and number)
   std::uint64_t items_failed = 0;    // the step failed: the item is `failed` (fenced)
-  std::uint64_t items_lost = 0;      // the claim was fenced out (lease expired, taken away)
+  std::uint64_t items_lost = 0;      // fenced out: lease expired, taken away, order cancelled
   std::uint64_t runs_done = 0;       // process_run ended with the run `done`
   std::uint64_t runs_failed = 0;     // process_run set the run to `error` (also on shutdown)
   std::uint64_t runs_ended = 0;      // the run was ended elsewhere (reaped) while processed

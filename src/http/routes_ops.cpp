@@ -85,7 +85,7 @@ Response get_metrics(const Services& s) {
              "Schedule items whose production step failed (the order is a candidate again).",
              sched.items_failed);
   prom_value(out, "onceorder_items_lost_total", "counter",
-             "Claims fenced out at completion (their lease expired or the item was taken away).",
+             "Claims fenced out at completion (lease expired, item taken away, order cancelled).",
              sched.items_lost);
   prom_header(out, "onceorder_runs_total", "counter",
               "Runs this process processed, by how they ended (ended: reaped or failed "
