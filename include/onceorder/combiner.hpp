@@ -38,6 +38,8 @@
 #include <utility>
 #include <vector>
 
+#include "onceorder/counters.hpp"
+
 namespace onceorder {
 
 // How many runs had how many requests; counters only ever grow.
@@ -48,6 +50,7 @@ struct CombinerStats {
   std::array<std::uint64_t, kBounds.size()> runs{};  // per bucket, not cumulative
   std::uint64_t requests = 0;                        // sum of all batch sizes
   std::uint64_t largest = 0;                         // the largest batch so far
+  DurationSnapshot seconds;                          // each run's time, alone or batched
 };
 
 template <class Req, class Res>
@@ -76,12 +79,13 @@ class Combiner {
       lock.unlock();
       std::optional<Res> out;
       std::exception_ptr error;
+      const auto started = Clock::now();
       try {
         out.emplace(one_(req, deadline));
       } catch (...) {
         error = std::current_exception();
       }
-      count(1);
+      count(1, Clock::now() - started);
       lock.lock();
       hand_off(lane);
       lock.unlock();
@@ -126,6 +130,7 @@ class Combiner {
     for (std::size_t i = 0; i < s.runs.size(); ++i) s.runs[i] = runs_[i].load();
     s.requests = requests_.load();
     s.largest = largest_.load();
+    s.seconds = durations_.snapshot();
     return s;
   }
 
@@ -180,6 +185,7 @@ class Combiner {
     for (const Waiter* w : batch) deadline = std::min(deadline, w->deadline);
     std::vector<Res> answers;
     std::exception_ptr error;
+    const auto started = Clock::now();
     try {
       if (batch.size() == 1) {
         answers.push_back(one_(*batch.front()->req, deadline));
@@ -193,7 +199,7 @@ class Combiner {
     } catch (...) {
       error = std::current_exception();
     }
-    count(batch.size());
+    count(batch.size(), Clock::now() - started);
     std::lock_guard lock(mu_);
     for (std::size_t i = 0; i < batch.size(); ++i) {
       Waiter* w = batch[i];
@@ -207,7 +213,8 @@ class Combiner {
     }
   }
 
-  void count(std::size_t n) {
+  void count(std::size_t n, Clock::duration took) {
+    durations_.observe(took);
     std::size_t b = 0;
     while (b + 1 < CombinerStats::kBounds.size() && n > CombinerStats::kBounds[b]) ++b;
     runs_[b].fetch_add(1, std::memory_order_relaxed);
@@ -225,6 +232,7 @@ class Combiner {
   std::array<std::atomic<std::uint64_t>, CombinerStats::kBounds.size()> runs_{};
   std::atomic<std::uint64_t> requests_{0};
   std::atomic<std::uint64_t> largest_{0};
+  DurationHistogram durations_;
 };
 
 }  // namespace onceorder

@@ -31,6 +31,7 @@
 
 #include "onceorder/cart.hpp"
 #include "onceorder/combiner.hpp"
+#include "onceorder/counters.hpp"
 #include "onceorder/id_generator.hpp"
 #include "onceorder/order_types.hpp"
 #include "onceorder/store.hpp"
@@ -50,6 +51,13 @@ struct Placed {
   std::vector<Shortage> shortages;  // when out of stock
   bool replayed = false;
 };
+
+// How a placement that reached the transaction ended (what /metrics counts): placed, out
+// of stock (stored), replayed (a stored answer, either kind), busy, request_in_progress, or
+// refused (unknown_sku, idempotency_key_reused, a total past 64 bits, any other error).
+enum class OrderOutcome { placed, out_of_stock, replayed, busy, in_progress, refused, count_ };
+inline constexpr std::array<const char*, 6> kOrderOutcomeNames{"placed", "out_of_stock", "replayed",
+                                                               "busy",   "in_progress",  "refused"};
 
 struct IntakeOptions {
   std::string holder;  // process identity for the node-id lease; generated if empty
@@ -122,6 +130,11 @@ class Intake {
   // Times the order-number backstop (the unique keys of orders) fired and the placement
   // was retried with a fresh id from another node: each one is an alarm.
   std::uint64_t id_collisions() const { return id_collisions_.load(); }
+  // Placements by outcome, counted once each however they were batched (validation errors,
+  // answered before any transaction, are not counted).
+  std::array<std::uint64_t, OutcomeCounters<OrderOutcome>::kSize> outcomes() const {
+    return outcomes_.snapshot();
+  }
 
  private:
   struct Job;     // a validated placement
@@ -131,7 +144,7 @@ class Intake {
   // keys_in_flight_: enter before a placement runs; leave says whether another one held it.
   void enter(const PlaceRequest& request);
   bool leave(const PlaceRequest& request);
-  Result<Placed> finish(Answer answer, bool key_shared) const;
+  Result<Placed> finish(Answer answer, bool key_shared);
   // One placement in its own transaction: the lone path, and the fallback of a batch.
   Answer place_one(const Job& job, store::Clock::time_point deadline);
   // Valid placements in one transaction (place_batch's body, and the combiner's).
@@ -155,6 +168,7 @@ class Intake {
   std::unique_ptr<NodeLease> lease_;
   std::unique_ptr<IdGenerator> ids_;
   std::atomic<std::uint64_t> id_collisions_{0};
+  OutcomeCounters<OrderOutcome> outcomes_;
   std::unique_ptr<Combiner<const Job*, Answer>> combiner_;  // keyed by (warehouse, lowest sku)
 };
 

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "onceorder/counters.hpp"
 #include "onceorder/schedule_status.hpp"
 #include "onceorder/schedule_types.hpp"
 #include "onceorder/store.hpp"
@@ -100,6 +101,21 @@ struct ReapReport {
   std::int64_t released_processing = 0;  // processing items whose lease expired (→ failed)
 };
 
+// What a Scheduler did since it was made (what /metrics shows); counters only grow.
+struct SchedulerStats {
+  std::uint64_t items_produced = 0;  // fenced success with its production order (and number)
+  std::uint64_t items_failed = 0;    // the step failed: the item is `failed` (fenced)
+  std::uint64_t items_lost = 0;      // fenced out: lease expired, taken away, order cancelled
+  std::uint64_t runs_done = 0;       // process_run ended with the run `done`
+  std::uint64_t runs_failed = 0;     // process_run set the run to `error` (also on shutdown)
+  std::uint64_t runs_ended = 0;      // the run was ended elsewhere (reaped) while processed
+  std::uint64_t dead_runs = 0;       // reaper: runs whose owner stopped heart-beating
+  std::uint64_t orphan_waits = 0;    // reaper: wait items of a dead run, aborted
+  std::uint64_t expired_leases = 0;  // reaper: processing items past their lease, failed
+  DurationSnapshot run_seconds;      // process_run, start to end
+  DurationSnapshot batch_seconds;    // one claim batch: claim, complete and heartbeat
+};
+
 // Progress of a run, reported after each completed batch.
 using ProgressFn = std::function<void(const Progress&)>;
 
@@ -155,6 +171,8 @@ class Scheduler {
   // Orders that reached max_attempts failures: no longer picked; for an operator.
   Result<std::vector<OrderKey>> stuck_orders(store::Clock::time_point deadline);
 
+  SchedulerStats stats() const;
+
  private:
   Status complete_one(const Claim& claim);
   ProductionStep& step_for(const std::string& site_code);
@@ -162,6 +180,19 @@ class Scheduler {
   store::Database& db_;
   SchedulerOptions options_;
   std::unique_ptr<store::SchedulingStore> store_;
+
+  // Counted where each outcome is known (SchedulerStats says what each one is).
+  std::atomic<std::uint64_t> items_produced_{0};
+  std::atomic<std::uint64_t> items_failed_{0};
+  std::atomic<std::uint64_t> items_lost_{0};
+  std::atomic<std::uint64_t> runs_done_{0};
+  std::atomic<std::uint64_t> runs_failed_{0};
+  std::atomic<std::uint64_t> runs_ended_{0};
+  std::atomic<std::uint64_t> dead_runs_{0};
+  std::atomic<std::uint64_t> orphan_waits_{0};
+  std::atomic<std::uint64_t> expired_leases_{0};
+  DurationHistogram run_seconds_;
+  DurationHistogram batch_seconds_;
 };
 
 // Field checks for source orders and keys (also used by the HTTP layer).

@@ -142,6 +142,8 @@ struct DatabaseOptions {
 
 // Retries per cause, and pool occupancy, for /metrics.
 struct StoreMetrics {
+  // Transactions asked of transact (a re-run is not another one): the retry rate's base.
+  std::atomic<std::uint64_t> transactions{0};
   std::atomic<std::uint64_t> retries_deadlock{0};
   std::atomic<std::uint64_t> retries_lock_timeout{0};
   std::atomic<std::uint64_t> retries_serialization{0};

@@ -38,6 +38,26 @@ void prom_batch_sizes(std::string& out, std::string_view name, std::string_view 
   fmt::format_to(put, "{}_sum {}\n{}_count {}\n", name, stats.requests, name, cumulative);
 }
 
+void prom_durations(std::string& out, std::string_view name, std::string_view help,
+                    const DurationSnapshot& d) {
+  prom_header(out, name, "histogram", help);
+  auto put = std::back_inserter(out);
+  std::uint64_t cumulative = 0;
+  for (size_t i = 0; i < DurationSnapshot::kBounds.size(); ++i) {
+    cumulative += d.buckets[i];
+    fmt::format_to(put, "{}_bucket{{le=\"{}\"}} {}\n", name, DurationSnapshot::kBounds[i],
+                   cumulative);
+  }
+  fmt::format_to(put, "{}_bucket{{le=\"+Inf\"}} {}\n", name, d.count);
+  fmt::format_to(put, "{}_sum {}\n{}_count {}\n", name, d.sum_seconds, name, d.count);
+}
+
+void prom_value(std::string& out, std::string_view name, std::string_view type,
+                std::string_view help, std::uint64_t value) {
+  prom_header(out, name, type, help);
+  fmt::format_to(std::back_inserter(out), "{} {}\n", name, value);
+}
+
 void HttpMetrics::record(std::string_view route, std::string_view method, int status,
                          double seconds) {
   std::lock_guard lock(mu_);
@@ -75,6 +95,13 @@ void HttpMetrics::render(std::string& out) const {
   prom_header(out, "onceorder_http_connections_shed_total", "counter",
               "Idle or slow connections closed, or new ones refused, at the cap.");
   fmt::format_to(put, "onceorder_http_connections_shed_total {}\n", connections_shed_.load());
+  prom_value(out, "onceorder_http_busy_total", "counter",
+             "Requests answered 503 busy (retry): the busy rate is its rate over that of "
+             "onceorder_http_requests_total.",
+             busy_.load());
+  prom_outcomes(out, "onceorder_documents_total",
+                "Requests for a document number by outcome (issued: a new number committed).",
+                kDocumentOutcomeNames, documents_.snapshot());
 
   std::lock_guard lock(mu_);
   prom_header(out, "onceorder_http_requests_total", "counter", "HTTP requests answered.");

@@ -13,8 +13,15 @@
 #include <tuple>
 
 #include "onceorder/combiner.hpp"
+#include "onceorder/counters.hpp"
 
 namespace onceorder::http {
+
+// How a request for a document number ended (the numbering service has one caller, the
+// documents route, which counts it).
+enum class DocumentOutcome { issued, replayed, exhausted, busy, refused, count_ };
+inline constexpr std::array<const char*, 5> kDocumentOutcomeNames{"issued", "replayed", "exhausted",
+                                                                  "busy", "refused"};
 
 class HttpMetrics {
  public:
@@ -26,6 +33,10 @@ class HttpMetrics {
   std::atomic<int>& connections() { return connections_; }
   std::atomic<int>& max_connections() { return max_connections_; }
   std::atomic<std::uint64_t>& connections_shed() { return connections_shed_; }
+  // Answers `503 busy` (with Retry-After), whoever gave them: the busy rate's numerator.
+  std::atomic<std::uint64_t>& busy() { return busy_; }
+  OutcomeCounters<DocumentOutcome>& documents() { return documents_; }
+  const OutcomeCounters<DocumentOutcome>& documents() const { return documents_; }
 
   // Appends the HTTP series in Prometheus text format.
   void render(std::string& out) const;
@@ -43,6 +54,8 @@ class HttpMetrics {
   std::atomic<int> connections_{0};
   std::atomic<int> max_connections_{0};
   std::atomic<std::uint64_t> connections_shed_{0};
+  std::atomic<std::uint64_t> busy_{0};
+  OutcomeCounters<DocumentOutcome> documents_;
   mutable std::mutex mu_;
   std::map<std::tuple<std::string, std::string, int>, std::uint64_t, std::less<>>
       requests_;                                             // guarded
@@ -56,5 +69,28 @@ void prom_header(std::string& out, std::string_view name, std::string_view type,
 // A combiner's batch sizes as a histogram `name` (buckets le 1, 2, 4, … 256).
 void prom_batch_sizes(std::string& out, std::string_view name, std::string_view help,
                       const CombinerStats& stats);
+// A histogram `name` of durations in seconds.
+void prom_durations(std::string& out, std::string_view name, std::string_view help,
+                    const DurationSnapshot& d);
+// A counter `name` with one series per outcome: `name{outcome="…"} n`, every outcome
+// present from the start (a series that appears late hides its first increase from rate()).
+template <std::size_t N>
+void prom_outcomes(std::string& out, std::string_view name, std::string_view help,
+                   const std::array<const char*, N>& names,
+                   const std::array<std::uint64_t, N>& values);
+// A counter or gauge without labels.
+void prom_value(std::string& out, std::string_view name, std::string_view type,
+                std::string_view help, std::uint64_t value);
+
+template <std::size_t N>
+void prom_outcomes(std::string& out, std::string_view name, std::string_view help,
+                   const std::array<const char*, N>& names,
+                   const std::array<std::uint64_t, N>& values) {
+  prom_header(out, name, "counter", help);
+  for (std::size_t i = 0; i < N; ++i) {
+    out.append(name).append("{outcome=\"").append(names[i]).append("\"} ");
+    out.append(std::to_string(values[i])).append("\n");
+  }
+}
 
 }  // namespace onceorder::http

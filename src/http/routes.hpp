@@ -36,7 +36,7 @@ struct Services {
   Scheduler& scheduler;
   Intake& intake;
   RunExecutor& runs;
-  const HttpMetrics& metrics;
+  HttpMetrics& metrics;
   const OpsMonitor& monitor;  // cached readiness and invariants for the open endpoints
 };
 

@@ -3,6 +3,7 @@
 #include "http/problem.hpp"
 #include "http/routes.hpp"
 #include "onceorder/invariants.hpp"
+#include "onceorder/scheduling.hpp"
 
 namespace onceorder::http {
 
@@ -65,14 +66,64 @@ Response get_metrics(const Services& s) {
   prom_header(out, "onceorder_order_id_collisions_total", "counter",
               "Placements whose order id existed already (seed 002's backstop fired); an alarm.");
   fmt::format_to(put, "onceorder_order_id_collisions_total {}\n", s.intake.id_collisions());
+  prom_value(out, "onceorder_tx_total", "counter",
+             "Transactions run (a re-run from the start is the same one): the base of the "
+             "retry rate onceorder_tx_retries_total / onceorder_tx_total.",
+             db.transactions.load());
+
+  // Business outcomes, counted where each is known: placements in Intake (however they were
+  // combined), document requests by their route, items and runs in the Scheduler (batch and
+  // manual runs alike), the reaper's findings after its transaction committed.
+  prom_outcomes(out, "onceorder_orders_total",
+                "Order placements by outcome (replayed: a stored answer, placed or out of stock).",
+                kOrderOutcomeNames, s.intake.outcomes());
+  const SchedulerStats sched = s.scheduler.stats();
+  prom_value(out, "onceorder_items_produced_total", "counter",
+             "Schedule items completed: fenced success with their numbered production order.",
+             sched.items_produced);
+  prom_value(out, "onceorder_items_failed_total", "counter",
+             "Schedule items whose production step failed (the order is a candidate again).",
+             sched.items_failed);
+  prom_value(out, "onceorder_items_lost_total", "counter",
+             "Claims fenced out at completion (lease expired, item taken away, order cancelled).",
+             sched.items_lost);
+  prom_header(out, "onceorder_runs_total", "counter",
+              "Runs this process processed, by how they ended (ended: reaped or failed "
+              "elsewhere meanwhile).");
+  fmt::format_to(put, "onceorder_runs_total{{outcome=\"done\"}} {}\n", sched.runs_done);
+  fmt::format_to(put, "onceorder_runs_total{{outcome=\"error\"}} {}\n", sched.runs_failed);
+  fmt::format_to(put, "onceorder_runs_total{{outcome=\"ended\"}} {}\n", sched.runs_ended);
+  prom_durations(out, "onceorder_run_duration_seconds",
+                 "Time to process a run (batch or manual), start to end.", sched.run_seconds);
+  prom_durations(out, "onceorder_claim_batch_duration_seconds",
+                 "Time to claim, complete and heartbeat one batch of a run's items.",
+                 sched.batch_seconds);
+  prom_value(out, "onceorder_reaper_dead_runs_total", "counter",
+             "Runs the reaper set to error: their owner stopped heart-beating.", sched.dead_runs);
+  prom_value(out, "onceorder_reaper_orphan_waits_total", "counter",
+             "Waiting items of runs that are not alive, aborted by the reaper.",
+             sched.orphan_waits);
+  prom_value(out, "onceorder_reaper_expired_leases_total", "counter",
+             "Processing items whose lease expired, failed by the reaper.", sched.expired_leases);
+  // One snapshot each: a batch's size and its duration are counted together.
+  const CombinerStats numbering_runs = s.numbering.combining();
+  const CombinerStats order_runs = s.intake.combining();
   prom_batch_sizes(out, "onceorder_numbering_batch_size",
                    "Requests per transaction issuing document numbers: 1 for a lone request, "
                    "more when requests for one scope queued and were combined.",
-                   s.numbering.combining());
+                   numbering_runs);
   prom_batch_sizes(out, "onceorder_order_batch_size",
                    "Placements per transaction: 1 for a lone request, more when placements of "
                    "one lane (warehouse, lowest SKU) queued and were combined.",
-                   s.intake.combining());
+                   order_runs);
+  prom_durations(out, "onceorder_numbering_batch_duration_seconds",
+                 "Time of each transaction issuing document numbers (one request or a batch), "
+                 "its retries included.",
+                 numbering_runs.seconds);
+  prom_durations(out, "onceorder_order_batch_duration_seconds",
+                 "Time of each placement transaction (one placement or a batch), its retries "
+                 "included.",
+                 order_runs.seconds);
 
   // The scheduled run's results, never a query per scrape: a scrape must cost nothing that
   // a request needs. No results yet leaves the series out (absent, not zero: zero would

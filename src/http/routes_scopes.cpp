@@ -98,7 +98,14 @@ Response post_document(Services& s, const RouteMatch& m, const Request& req, Dea
   if (Status st = fields.finish(); !st.ok()) return problem_response(st);
 
   auto issued = s.numbering.issue(issue, deadline);
-  if (!issued.ok()) return problem_response(issued.status());
+  if (!issued.ok()) {
+    const Code code = issued.status().code();
+    s.metrics.documents().add(code == Code::scope_exhausted ? DocumentOutcome::exhausted
+                              : code == Code::busy          ? DocumentOutcome::busy
+                                                            : DocumentOutcome::refused);
+    return problem_response(issued.status());
+  }
+  s.metrics.documents().add(issued->replayed ? DocumentOutcome::replayed : DocumentOutcome::issued);
   Response res = json_response(bhttp::status::created, issued_json(issued->document));
   if (issued->replayed) res.set("Idempotent-Replayed", "true");
   return res;

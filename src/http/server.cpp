@@ -280,6 +280,11 @@ class ServerImpl final : public Server {
 
       const double seconds = std::chrono::duration<double>(store::Clock::now() - arrival).count();
       api_.metrics().record(route, method, res.result_int(), seconds);
+      // Only `busy` carries Retry-After (problem_response): told apart from `unavailable`.
+      if (res.result() == bhttp::status::service_unavailable &&
+          res.find(bhttp::field::retry_after) != res.end()) {
+        api_.metrics().busy().fetch_add(1, std::memory_order_relaxed);
+      }
       spdlog::info("http method={} route={} status={} duration_ms={:.2f}", method, route,
                    res.result_int(), seconds * 1000);
 

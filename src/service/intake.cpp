@@ -206,11 +206,20 @@ bool Intake::leave(const PlaceRequest& req) {
   return shared;
 }
 
-Result<Placed> Intake::finish(Answer answer, bool key_shared) const {
+Result<Placed> Intake::finish(Answer answer, bool key_shared) {
   const Status& st = answer.placed.status();
   if (!answer.placed.ok() && st.code() == Code::busy && (answer.waiting_on_key || key_shared)) {
+    outcomes_.add(OrderOutcome::in_progress);
     return Status(Code::request_in_progress,
                   "another request with this Idempotency-Key is still being processed; retry it");
+  }
+  // Here every placement passes exactly once, alone or batched: the one place to count it.
+  if (answer.placed.ok()) {
+    outcomes_.add(answer.placed->replayed       ? OrderOutcome::replayed
+                  : answer.placed->out_of_stock ? OrderOutcome::out_of_stock
+                                                : OrderOutcome::placed);
+  } else {
+    outcomes_.add(st.code() == Code::busy ? OrderOutcome::busy : OrderOutcome::refused);
   }
   return std::move(answer.placed);
 }

@@ -181,6 +181,7 @@ Status Scheduler::complete_one(const Claim& claim) {
     return true;
   });
   if (done.ok()) {
+    (*done ? items_produced_ : items_lost_).fetch_add(1);
     return *done ? Status::Ok() : Status(Code::conflict, "claim lost: the item was taken away");
   }
   if (infrastructure(done.status().code())) return done.status();
@@ -189,6 +190,7 @@ Status Scheduler::complete_one(const Claim& claim) {
   auto marked = store::transact<bool>(
       db_, write_tx(soon()), [&](Connection& c) { return store_->mark_failed(c, claim, why); });
   if (!marked.ok()) return marked.status();
+  if (*marked) items_failed_.fetch_add(1);
   return done.status();
 }
 
@@ -231,6 +233,7 @@ Result<std::int64_t> Scheduler::complete(std::span<const Claim> claims) {
         }
         return n;
       });
+  if (batch.ok()) items_produced_.fetch_add(static_cast<std::uint64_t>(*batch));
   if (batch.ok() || infrastructure(batch.status().code())) return batch;
   // Something in the batch failed: settle each item on its own.
   return complete_each(claims);
@@ -270,6 +273,12 @@ Status Scheduler::fail_run(std::int64_t run_id, const std::string& why) {
 
 Result<Run> Scheduler::process_run(std::int64_t run_id, const ProgressFn& progress,
                                    const std::atomic<bool>* cancel) {
+  const auto started = std::chrono::steady_clock::now();
+  struct Timed {
+    DurationHistogram& h;
+    std::chrono::steady_clock::time_point from;
+    ~Timed() { h.observe(std::chrono::steady_clock::now() - from); }
+  } timed{run_seconds_, started};
   std::mutex mu;
   Status first_error;
   bool run_ended = false;
@@ -283,11 +292,13 @@ Result<Run> Scheduler::process_run(std::int64_t run_id, const ProgressFn& progre
           return;
         }
       }
+      const auto batch_start = std::chrono::steady_clock::now();
       auto claims = claim(run_id, options_.claim_batch);
       Status st = claims.status();
       if (st.ok() && claims->empty()) return;
       if (st.ok()) st = complete(*claims).status();
       if (st.ok()) st = heartbeat(run_id);
+      batch_seconds_.observe(std::chrono::steady_clock::now() - batch_start);
       std::lock_guard lock(mu);
       if (st.code() == Code::conflict) {
         run_ended = true;  // reaped or failed elsewhere: its items are settled there
@@ -307,6 +318,7 @@ Result<Run> Scheduler::process_run(std::int64_t run_id, const ProgressFn& progre
 
   if (!first_error.ok()) {
     (void)fail_run(run_id, first_error.message());
+    runs_failed_.fetch_add(1);
     return first_error;
   }
   if (!run_ended) {
@@ -314,11 +326,12 @@ Result<Run> Scheduler::process_run(std::int64_t run_id, const ProgressFn& progre
                          return store_->set_run_status(c, run_id, RunStatus::done, "");
                        }).status());
   }
+  (run_ended ? runs_ended_ : runs_done_).fetch_add(1);
   return get_run(run_id, soon());
 }
 
 Result<ReapReport> Scheduler::reap(Clock::time_point deadline) {
-  return store::transact<ReapReport>(
+  auto reaped = store::transact<ReapReport>(
       db_, write_tx(deadline), [&](Connection& c) -> Result<ReapReport> {
         ReapReport report;
         OO_ASSIGN_OR_RETURN(auto dead, store_->dead_runs(c, options_.run_timeout.count()));
@@ -330,6 +343,13 @@ Result<ReapReport> Scheduler::reap(Clock::time_point deadline) {
         OO_ASSIGN_OR_RETURN(report.released_processing, store_->expired_leases(c));
         return report;
       });
+  // After the commit: a re-run transaction must not count twice.
+  if (reaped.ok()) {
+    dead_runs_.fetch_add(static_cast<std::uint64_t>(reaped->dead_runs));
+    orphan_waits_.fetch_add(static_cast<std::uint64_t>(reaped->aborted_waiting));
+    expired_leases_.fetch_add(static_cast<std::uint64_t>(reaped->released_processing));
+  }
+  return reaped;
 }
 
 Result<Run> Scheduler::get_run(std::int64_t run_id, Clock::time_point deadline) {
@@ -370,6 +390,22 @@ Result<std::vector<OrderKey>> Scheduler::stuck_orders(Clock::time_point deadline
   return store::transact<std::vector<OrderKey>>(db_, read_tx(deadline), [&](Connection& c) {
     return store_->stuck_orders(c, options_.max_attempts);
   });
+}
+
+SchedulerStats Scheduler::stats() const {
+  SchedulerStats s;
+  s.items_produced = items_produced_.load();
+  s.items_failed = items_failed_.load();
+  s.items_lost = items_lost_.load();
+  s.runs_done = runs_done_.load();
+  s.runs_failed = runs_failed_.load();
+  s.runs_ended = runs_ended_.load();
+  s.dead_runs = dead_runs_.load();
+  s.orphan_waits = orphan_waits_.load();
+  s.expired_leases = expired_leases_.load();
+  s.run_seconds = run_seconds_.snapshot();
+  s.batch_seconds = batch_seconds_.snapshot();
+  return s;
 }
 
 }  // namespace onceorder

@@ -135,6 +135,7 @@ Status transact_status(Database& db, const TxOptions& options,
   int reconnects = 0;
   bool fresh = false;
   Status last;
+  db.metrics().transactions.fetch_add(1, std::memory_order_relaxed);
   for (int attempt = 1; attempt <= options.max_attempts; ++attempt) {
     Status st;
     bool lost_before_commit = false;
