@@ -503,6 +503,32 @@ TEST_P(SchedulingHttpTest, IdempotencyKeyReplaysSourceOrdersAndRuns) {
   EXPECT_EQ(get_json("/v1/schedule/runs")["runs"].size(), 1u);
 }
 
+// A replay that arrives while the first request still processes its run waits for the run to
+// end and answers the same bytes: one run, two identical answers.
+TEST_P(SchedulingHttpTest, ReplayDuringTheRunWaitsForItsEnd) {
+  SchedulerOptions options;
+  options.default_step = std::make_shared<TestStep>(40ms, false);
+  options.claim_batch = 1;
+  restart_with(options);
+  std::vector<json> orders;
+  for (int i = 1; i <= 4; ++i) orders.push_back(source("P", "O", std::to_string(i), 1));
+  ASSERT_EQ(import(orders).status, 200);
+  const Headers k = {{"Idempotency-Key", "slow-run"}};
+  HttpResponse answers[2];
+  std::thread first([&] { answers[0] = HttpClient(port()).post("/v1/schedule/runs", "", k); });
+  std::this_thread::sleep_for(60ms);  // the run is committed and being processed
+  answers[1] = HttpClient(port()).post("/v1/schedule/runs", "", k);
+  first.join();
+  ASSERT_EQ(answers[0].status, 201) << answers[0].body;
+  ASSERT_EQ(answers[1].status, 201) << answers[1].body;
+  EXPECT_EQ(answers[0].body, answers[1].body);
+  EXPECT_EQ(answers[0].json()["status"], "done");
+  EXPECT_EQ(answers[0].json()["counts"]["success"], 4);
+  EXPECT_NE(answers[0].has_header("idempotent-replayed"),
+            answers[1].has_header("idempotent-replayed"));
+  EXPECT_EQ(get_json("/v1/schedule/runs")["runs"].size(), 1u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, SchedulingHttpTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 
