@@ -59,6 +59,22 @@ enum class OrderOutcome { placed, out_of_stock, replayed, busy, in_progress, ref
 inline constexpr std::array<const char*, 6> kOrderOutcomeNames{"placed", "out_of_stock", "replayed",
                                                                "busy",   "in_progress",  "refused"};
 
+// A stock adjustment. With a key, its first answer is stored with the adjustment, in its
+// transaction, and replayed for the same key with the same delta and reason; the key is
+// scoped per (warehouse, sku), as a document key is per scope.
+struct AdjustRequest {
+  std::int64_t warehouse_id = 0;
+  std::int64_t sku_id = 0;
+  std::int64_t delta = 0;
+  std::string reason;
+  std::optional<std::string> idempotency_key;
+};
+
+struct Adjusted {
+  Sku sku;  // right after the adjustment (also on replay)
+  bool replayed = false;
+};
+
 struct IntakeOptions {
   std::string holder;  // process identity for the node-id lease; generated if empty
   std::chrono::milliseconds node_lease{60000};
@@ -119,7 +135,9 @@ class Intake {
   // `available` on an existing SKU is use_adjustment.
   Result<PutSku> put_sku(std::int64_t warehouse_id, std::int64_t sku_id, std::int64_t price_cents,
                          std::optional<std::int64_t> available, store::Clock::time_point deadline);
-  // insufficient_stock when available would go negative.
+  // insufficient_stock when available would go negative (nothing stored, not even the
+  // receipt); idempotency_key_reused, request_in_progress with a key.
+  Result<Adjusted> adjust(const AdjustRequest& request, store::Clock::time_point deadline);
   Result<Sku> adjust(std::int64_t warehouse_id, std::int64_t sku_id, std::int64_t delta,
                      const std::string& reason, store::Clock::time_point deadline);
   Result<Sku> get_sku(std::int64_t warehouse_id, std::int64_t sku_id,

@@ -33,6 +33,7 @@ namespace onceorder {
 struct SourceImport {
   std::int64_t created = 0;
   std::int64_t existing = 0;
+  bool replayed = false;  // the stored answer of an earlier request with the key
 };
 
 struct Skipped {
@@ -41,8 +42,9 @@ struct Skipped {
 };
 
 struct RunCreated {
-  Run run;
+  Run run;  // as it is now (also on replay: its counts move while it runs)
   std::vector<Skipped> skipped;
+  bool replayed = false;  // the run and `skipped` of an earlier request with the key
 };
 
 namespace store {
@@ -128,13 +130,21 @@ class Scheduler {
 
   // Idempotent per business key; the same key with another quantity is
   // Code::conflict (source_order_conflict) and nothing from the call is written.
-  Result<SourceImport> import_source_orders(std::span<const SourceOrder> orders,
-                                            store::Clock::time_point deadline);
+  // With an Idempotency-Key (one scope for the route) the answer is stored in the import's
+  // transaction and replayed for the same key and the same orders in any order;
+  // idempotency_key_reused for other orders; a refused import stores nothing.
+  Result<SourceImport> import_source_orders(
+      std::span<const SourceOrder> orders, store::Clock::time_point deadline,
+      const std::optional<std::string>& idempotency_key = std::nullopt);
 
   // Creates a run in `running` with one `wait` item per given order (or per candidate
   // when `orders` is empty-optional). Orders that cannot be scheduled are `skipped`.
+  // With an Idempotency-Key (one scope for the route) the run, its items and the receipt
+  // (run id and `skipped`) are one transaction, and the same key with the same set of orders
+  // (or again none) gets that run back, as it is now; idempotency_key_reused otherwise.
   Result<RunCreated> create_run(RunKind kind, const std::optional<std::vector<OrderKey>>& orders,
-                                store::Clock::time_point deadline);
+                                store::Clock::time_point deadline,
+                                const std::optional<std::string>& idempotency_key = std::nullopt);
   // Processes the run's items with `options.workers` threads until none is left, heart-
   // beating the run, then sets it `done`. If the run dies (reaped), stops. When `cancel`
   // becomes true (shutdown) the run is set to `error` with its cascade, so that its
@@ -175,6 +185,12 @@ class Scheduler {
 
  private:
   Status complete_one(const Claim& claim);
+  // A new run's items (none yet): per key given, else every candidate; then `running`.
+  Status fill_run(store::Connection& c, std::int64_t run_id,
+                  const std::optional<std::vector<OrderKey>>& keys, std::vector<Skipped>& skipped);
+  Result<RunCreated> create_keyed_run(RunKind kind,
+                                      const std::optional<std::vector<OrderKey>>& keys,
+                                      store::Clock::time_point deadline, const std::string& idem);
   ProductionStep& step_for(const std::string& site_code);
 
   store::Database& db_;

@@ -82,9 +82,11 @@ int check(store::Database& db, bool json) {
 int expire_receipts(store::Database& db, std::chrono::milliseconds retention) {
   auto r = onceorder::expire_receipts(db, retention, minutes(60));
   if (!r.ok()) return fail(r.status());
-  std::cout << fmt::format("expired {} order receipts and {} document receipts{}\n",
-                           r->order_receipts, r->document_receipts,
-                           r->complete ? "" : " (stopped at the deadline; run it again)");
+  std::cout << fmt::format(
+      "expired {} order receipts, {} document receipts and {} request "
+      "receipts{}\n",
+      r->order_receipts, r->document_receipts, r->request_receipts,
+      r->complete ? "" : " (stopped at the deadline; run it again)");
   return 0;
 }
 

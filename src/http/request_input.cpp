@@ -146,13 +146,6 @@ std::optional<std::string> idempotency_key(const Request& req, std::vector<Field
   return key;
 }
 
-Status refuse_idempotency_key(const Request& req) {
-  if (req.count(kIdempotencyKey) == 0) return Status::Ok();
-  return Status(Code::invalid_request, "this route does not replay answers",
-                {FieldError{std::string(sv(kIdempotencyKey)),
-                            "is not supported here: this route stores no answer to replay"}});
-}
-
 Status empty_body(const Request& req) {
   if (req.body().empty()) return Status::Ok();
   auto body = parse_object(req.body());

@@ -59,10 +59,6 @@ class QueryReader {
 // 1–255 printable ASCII characters.
 std::optional<std::string> idempotency_key(const Request& req, std::vector<FieldError>& errors);
 
-// The answer for a creating POST that does not store answers for replay: a key would
-// promise a replay this route cannot give, so it is refused rather than ignored.
-Status refuse_idempotency_key(const Request& req);
-
 // An empty body, or one JSON object with no members: the POSTs that take no input.
 Status empty_body(const Request& req);
 

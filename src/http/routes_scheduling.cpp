@@ -2,7 +2,9 @@
 // operator's views of runs, items and production orders, plus one reaper pass.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
+#include <thread>
 
 #include "http/json_input.hpp"
 #include "http/problem.hpp"
@@ -14,8 +16,9 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::int64_t kMaxQuantity = 1'000'000'000;  // validate_source_orders' bound
-constexpr size_t kMaxKeyPart = 64;                    // the longest part of an OrderKey
+constexpr std::int64_t kMaxQuantity = 1'000'000'000;   // validate_source_orders' bound
+constexpr size_t kMaxKeyPart = 64;                     // the longest part of an OrderKey
+constexpr std::chrono::milliseconds kRunPollMax{100};  // a replay's look at its run
 
 json key_members(const OrderKey& k) {
   return {{"site_code", k.site_code}, {"order_no", k.order_no}, {"lot_no", k.lot_no}};
@@ -79,16 +82,33 @@ void check_key(FieldReader& fields, const OrderKey& k, size_t index) {
   fields.add_new_errors(st.fields());
 }
 
+// A replayed run, once it has ended (done or error), read again every few milliseconds; the
+// run is another request's to process. request_in_progress when the deadline comes first,
+// as a replayed order whose first request has not answered yet.
+Result<Run> await_run_end(Services& s, std::int64_t run_id, Deadline deadline) {
+  for (auto pause = std::chrono::milliseconds(5);; pause = std::min(pause * 2, kRunPollMax)) {
+    OO_ASSIGN_OR_RETURN(Run run, s.scheduler.get_run(run_id, deadline));
+    if (run.status == RunStatus::done || run.status == RunStatus::error) return run;
+    if (store::Clock::now() + pause >= deadline) {
+      return Status(Code::request_in_progress,
+                    fmt::format("run {} of this Idempotency-Key is still running; retry the "
+                                "request, or read GET /v1/schedule/runs/{}",
+                                run_id, run_id));
+    }
+    std::this_thread::sleep_for(pause);
+  }
+}
+
 }  // namespace
 
 Response post_source_orders(Services& s, const Request& req, Deadline deadline) {
   if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
-  // Importing is idempotent per business key, but a second answer says "existing", not
-  // what the first said: a key would promise a replay this route cannot give.
-  if (Status st = refuse_idempotency_key(req); !st.ok()) return problem_response(st);
   auto body = parse_object(req.body());
   if (!body.ok()) return problem_response(body.status());
   FieldReader fields(*body);
+  std::vector<FieldError> key_errors;
+  auto key = idempotency_key(req, key_errors);
+  for (auto& e : key_errors) fields.add_error(std::move(e.field), std::move(e.message));
   std::vector<SourceOrder> orders;
   fields.objects("orders", /*required=*/true, [&](FieldReader& f, size_t i) {
     SourceOrder o;
@@ -99,10 +119,12 @@ Response post_source_orders(Services& s, const Request& req, Deadline deadline) 
   });
   if (Status st = fields.finish(); !st.ok()) return problem_response(st);
 
-  auto imported = s.scheduler.import_source_orders(orders, deadline);
+  auto imported = s.scheduler.import_source_orders(orders, deadline, key);
   if (!imported.ok()) return problem_response(imported.status());
-  return json_response(bhttp::status::ok,
-                       {{"created", imported->created}, {"existing", imported->existing}});
+  Response res = json_response(bhttp::status::ok,
+                               {{"created", imported->created}, {"existing", imported->existing}});
+  if (imported->replayed) res.set("Idempotent-Replayed", "true");
+  return res;
 }
 
 Response post_run(Services& s, const Request& req, Deadline deadline) {
@@ -110,14 +132,19 @@ Response post_run(Services& s, const Request& req, Deadline deadline) {
   if (!query.ok()) return problem_response(query.status());
   const bool wait = query->boolean("wait", true);
   if (Status st = query->finish(); !st.ok()) return problem_response(st);
-  if (Status st = refuse_idempotency_key(req); !st.ok()) return problem_response(st);
+  std::vector<FieldError> key_errors;
+  auto key = idempotency_key(req, key_errors);
 
   // No body, `{}` or no `orders`: every candidate.
   std::optional<std::vector<OrderKey>> orders;
+  if (req.body().empty() && !key_errors.empty()) {
+    return problem_response(Status(Code::invalid_request, "invalid request", key_errors));
+  }
   if (!req.body().empty()) {
     auto body = parse_object(req.body());
     if (!body.ok()) return problem_response(body.status());
     FieldReader fields(*body);
+    for (auto& e : key_errors) fields.add_error(std::move(e.field), std::move(e.message));
     std::vector<OrderKey> keys;
     const bool given = fields.objects("orders", /*required=*/false, [&](FieldReader& f, size_t i) {
       keys.push_back(read_key(f));
@@ -135,12 +162,19 @@ Response post_run(Services& s, const Request& req, Deadline deadline) {
     if (!reserved.ok()) return problem_response(reserved.status());
     slot.emplace(std::move(*reserved));
   }
-  auto created = s.scheduler.create_run(RunKind::manual, orders, deadline);
+  auto created = s.scheduler.create_run(RunKind::manual, orders, deadline, key);
   if (!created.ok()) return problem_response(created.status());
   const std::int64_t run_id = created->run.run_id;
 
   Run run = created->run;
-  if (slot) {
+  if (created->replayed) {
+    // The first request processes the run (or did); a replay that waits only watches it.
+    if (wait) {
+      auto ended = await_run_end(s, run_id, deadline);
+      if (!ended.ok()) return problem_response(ended.status());
+      run = std::move(*ended);
+    }
+  } else if (slot) {
     s.runs.launch(std::move(*slot), run_id);
   } else {
     // Processing has its own timing (per transaction): the request deadline would end
@@ -163,7 +197,9 @@ Response post_run(Services& s, const Request& req, Deadline deadline) {
     skipped.push_back(std::move(entry));
   }
   out["skipped"] = std::move(skipped);
-  return json_response(bhttp::status::created, out);
+  Response res = json_response(bhttp::status::created, out);
+  if (created->replayed) res.set("Idempotent-Replayed", "true");
+  return res;
 }
 
 Response get_run(Services& s, const RouteMatch& m, const Request& req, Deadline deadline) {

@@ -66,11 +66,13 @@ Response get_sku(Services& s, const RouteMatch& m, const Request& req, Deadline 
 
 Response post_adjustment(Services& s, const RouteMatch& m, const Request& req, Deadline deadline) {
   if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
-  // Adjustments are not idempotent: a key that cannot be honoured must not be ignored.
-  if (Status st = refuse_idempotency_key(req); !st.ok()) return problem_response(st);
   auto body = parse_object(req.body());
   if (!body.ok()) return problem_response(body.status());
   FieldReader fields(*body);
+  // The key is validated with the body so that one answer lists every problem.
+  std::vector<FieldError> key_errors;
+  auto key = idempotency_key(req, key_errors);
+  for (auto& e : key_errors) fields.add_error(std::move(e.field), std::move(e.message));
   const SkuPath path = sku_path(m, fields);
   const auto delta = fields.integer("delta", -kMaxStock, kMaxStock, /*required=*/true);
   if (delta && *delta == 0) fields.add_error("delta", "must not be 0");
@@ -80,9 +82,12 @@ Response post_adjustment(Services& s, const RouteMatch& m, const Request& req, D
   }
   if (Status st = fields.finish(); !st.ok()) return problem_response(st);
 
-  auto sku = s.intake.adjust(path.warehouse_id, path.sku_id, *delta, *reason, deadline);
-  if (!sku.ok()) return problem_response(sku.status());
-  return json_response(bhttp::status::created, sku_json(*sku));
+  auto adjusted = s.intake.adjust(
+      AdjustRequest{path.warehouse_id, path.sku_id, *delta, *reason, std::move(key)}, deadline);
+  if (!adjusted.ok()) return problem_response(adjusted.status());
+  Response res = json_response(bhttp::status::created, sku_json(adjusted->sku));
+  if (adjusted->replayed) res.set("Idempotent-Replayed", "true");
+  return res;
 }
 
 }  // namespace onceorder::http

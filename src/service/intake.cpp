@@ -10,8 +10,11 @@
 
 #include "onceorder/numbering.hpp"
 #include "onceorder/process_identity.hpp"
+#include "onceorder/receipts.hpp"
 #include "onceorder/text.hpp"
 #include "store/intake_store.hpp"
+#include "store/json_text.hpp"
+#include "store/receipts_store.hpp"
 #include "store/stock_store.hpp"
 
 namespace onceorder {
@@ -37,6 +40,14 @@ Status check_ids(std::int64_t warehouse_id, std::int64_t sku_id) {
   if (sku_id < 1) errors.push_back({"sku_id", "must be an integer from 1 to 2^63-1"});
   if (errors.empty()) return Status::Ok();
   return Status(Code::invalid_request, "invalid request", std::move(errors));
+}
+
+// An adjustment receipt's answer: "available reserved price_cents" right after it.
+Result<Sku> parse_adjusted_answer(const store::StoredAnswer& stored, std::int64_t warehouse_id,
+                                  std::int64_t sku_id) {
+  auto v = store::answer_integers(stored.answer, 3);
+  if (!v) return Status(Code::internal, "an adjustment receipt's answer is unreadable");
+  return Sku{warehouse_id, sku_id, (*v)[0], (*v)[1], (*v)[2]};
 }
 
 }  // namespace
@@ -622,8 +633,21 @@ Result<Intake::PutSku> Intake::put_sku(std::int64_t warehouse_id, std::int64_t s
 
 Result<Sku> Intake::adjust(std::int64_t warehouse_id, std::int64_t sku_id, std::int64_t delta,
                            const std::string& reason, store::Clock::time_point deadline) {
+  OO_ASSIGN_OR_RETURN(
+      auto adjusted,
+      adjust(AdjustRequest{warehouse_id, sku_id, delta, reason, std::nullopt}, deadline));
+  return std::move(adjusted.sku);
+}
+
+Result<Adjusted> Intake::adjust(const AdjustRequest& req, store::Clock::time_point deadline) {
+  const std::int64_t warehouse_id = req.warehouse_id;
+  const std::int64_t sku_id = req.sku_id;
+  const std::int64_t delta = req.delta;
+  const std::string& reason = req.reason;
   Status ids = check_ids(warehouse_id, sku_id);
   std::vector<FieldError> errors = ids.fields();
+  if (req.idempotency_key && !is_valid_idempotency_key(*req.idempotency_key))
+    errors.push_back({"Idempotency-Key", "must be 1–255 printable ASCII characters"});
   if (delta == 0 || delta < -kMaxStock || delta > kMaxStock)
     errors.push_back({"delta", "must be a non-zero integer within ±10^12"});
   if (reason.empty() || reason.size() > 200)
@@ -631,9 +655,31 @@ Result<Sku> Intake::adjust(std::int64_t warehouse_id, std::int64_t sku_id, std::
   else if (auto problem = text_problem(reason))
     errors.push_back({"reason", std::move(*problem)});
   if (!errors.empty()) return Status(Code::invalid_request, "invalid request", std::move(errors));
-  return store::transact<Sku>(
+  // The key's home is the SKU it adjusts: the receipt lives beside the stock row it guards
+  // (one shard, the row's own lock order: receipt first, as a placement does).
+  std::optional<store::RequestKey> key;
+  std::string request;
+  if (req.idempotency_key) {
+    key = store::RequestKey{store::RequestRoute::stock_adjustment,
+                            fmt::format("{}/{}", warehouse_id, sku_id), *req.idempotency_key};
+    request = fmt::format("{{\"delta\":{},\"reason\":", delta);
+    store::append_json_string(request, reason);
+    request += '}';
+  }
+  store::ReceiptsStore receipts(db_.dialect());
+  bool waited_on_key = false;
+  auto adjusted = store::transact<Adjusted>(
       db_, {deadline, options_.max_attempts, store::TxMode::write},
-      [&](Connection& c) -> Result<Sku> {
+      [&](Connection& c) -> Result<Adjusted> {
+        if (key) {
+          auto stored = receipts.begin(c, *key, request);
+          waited_on_key = !stored.ok() && stored.status().code() == Code::lock_timeout;
+          if (!stored.ok()) return stored.status();
+          if (*stored) {
+            OO_ASSIGN_OR_RETURN(Sku sku, parse_adjusted_answer(**stored, warehouse_id, sku_id));
+            return Adjusted{std::move(sku), true};
+          }
+        }
         OO_ASSIGN_OR_RETURN(auto locked, stock_->lock_sku(c, warehouse_id, sku_id));
         if (!locked) {
           return Status(Code::not_found, fmt::format("sku {} has no stock row in warehouse {}",
@@ -656,8 +702,14 @@ Result<Sku> Intake::adjust(std::int64_t warehouse_id, std::int64_t sku_id, std::
             c, {warehouse_id, sku_id, delta, "adjustment", reason, std::nullopt, std::nullopt}));
         OO_ASSIGN_OR_RETURN(auto sku, stock_->get_sku(c, warehouse_id, sku_id));
         if (!sku) return Status(Code::internal, "a stock row vanished inside its transaction");
-        return std::move(*sku);
+        if (key) {
+          OO_RETURN_IF_ERROR(receipts.answer(
+              c, *key, fmt::format("{} {} {}", sku->available, sku->reserved, sku->price_cents)));
+        }
+        return Adjusted{std::move(*sku), false};
       });
+  if (!adjusted.ok()) return in_progress_if_waited(adjusted.status(), waited_on_key);
+  return adjusted;
 }
 
 Result<Sku> Intake::get_sku(std::int64_t warehouse_id, std::int64_t sku_id,

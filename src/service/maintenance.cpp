@@ -69,10 +69,11 @@ void Maintenance::loop() {
       auto r = expire_receipts(db_, options_.receipt_retention, now + std::chrono::seconds(30));
       if (!r.ok()) {
         spdlog::warn("msg=\"receipt expiry failed\" error=\"{}\"", r.status().message());
-      } else if (r->order_receipts + r->document_receipts > 0) {
-        receipts_expired_ += r->order_receipts + r->document_receipts;
-        spdlog::info("msg=\"receipts expired\" order_receipts={} document_receipts={}",
-                     r->order_receipts, r->document_receipts);
+      } else if (r->order_receipts + r->document_receipts + r->request_receipts > 0) {
+        receipts_expired_ += r->order_receipts + r->document_receipts + r->request_receipts;
+        spdlog::info(
+            "msg=\"receipts expired\" order_receipts={} document_receipts={} request_receipts={}",
+            r->order_receipts, r->document_receipts, r->request_receipts);
       }
       // Not done within the pass's deadline: go on at the next reaper tick.
       next_expiry =

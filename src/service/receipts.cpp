@@ -33,8 +33,16 @@ Result<ExpiredReceipts> expire_receipts(store::Database& db, std::chrono::millis
                                                     deadline, batch, out.order_receipts));
   OO_ASSIGN_OR_RETURN(bool documents_done, expire_kind(db, store::ReceiptKind::document, retention,
                                                        deadline, batch, out.document_receipts));
-  out.complete = orders_done && documents_done;
+  OO_ASSIGN_OR_RETURN(bool requests_done, expire_kind(db, store::ReceiptKind::request, retention,
+                                                      deadline, batch, out.request_receipts));
+  out.complete = orders_done && documents_done && requests_done;
   return out;
+}
+
+Status in_progress_if_waited(Status st, bool waited_on_key) {
+  if (st.code() != Code::busy || !waited_on_key) return st;
+  return Status(Code::request_in_progress,
+                "another request with this Idempotency-Key is still being processed; retry it");
 }
 
 }  // namespace onceorder

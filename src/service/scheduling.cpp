@@ -8,7 +8,11 @@
 #include <thread>
 
 #include "onceorder/number_format.hpp"
+#include "onceorder/numbering.hpp"
 #include "onceorder/process_identity.hpp"
+#include "onceorder/receipts.hpp"
+#include "store/json_text.hpp"
+#include "store/receipts_store.hpp"
 #include "store/scheduling_store.hpp"
 
 namespace onceorder {
@@ -24,6 +28,54 @@ Clock::time_point soon() { return Clock::now() + std::chrono::seconds(30); }
 
 // Infrastructure trouble is not the item's fault: leave it to the lease and the reaper.
 bool infrastructure(Code code) { return code == Code::busy || code == Code::unavailable; }
+
+Status check_request_key(const std::optional<std::string>& key) {
+  if (key && !is_valid_idempotency_key(*key)) {
+    return Status(Code::invalid_request, "invalid request",
+                  {FieldError{"Idempotency-Key", "must be 1–255 printable ASCII characters"}});
+  }
+  return Status::Ok();
+}
+
+// ["site","order","lot"]: a key in a normalized request.
+void append_key_json(std::string& out, const OrderKey& k) {
+  out += '[';
+  store::append_json_string(out, k.site_code);
+  out += ',';
+  store::append_json_string(out, k.order_no);
+  out += ',';
+  store::append_json_string(out, k.lot_no);
+  out += ']';
+}
+
+// A run receipt's answer: one line per skipped order, "site order lot reason" (no part of a
+// key holds a space: validate_order_key).
+std::string skipped_text(const std::vector<Skipped>& skipped) {
+  std::string out;
+  for (const Skipped& s : skipped) {
+    if (!out.empty()) out += '\n';
+    out += fmt::format("{} {} {} {}", s.key.site_code, s.key.order_no, s.key.lot_no, s.reason);
+  }
+  return out;
+}
+
+std::optional<std::vector<Skipped>> parse_skipped(std::string_view text) {
+  std::vector<Skipped> out;
+  while (!text.empty()) {
+    const size_t eol = text.find('\n');
+    std::string_view line = text.substr(0, eol);
+    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
+    std::string parts[4];
+    for (int i = 0; i < 4; ++i) {
+      const size_t sp = i < 3 ? line.find(' ') : std::string_view::npos;
+      if (i < 3 && sp == std::string_view::npos) return std::nullopt;
+      parts[i] = std::string(line.substr(0, sp));
+      line = i < 3 ? line.substr(sp + 1) : std::string_view();
+    }
+    out.push_back({{parts[0], parts[1], parts[2]}, parts[3]});
+  }
+  return out;
+}
 
 class StandardProductionStep final : public ProductionStep {
  public:
@@ -80,15 +132,44 @@ ProductionStep& Scheduler::step_for(const std::string& site_code) {
 }
 
 Result<SourceImport> Scheduler::import_source_orders(std::span<const SourceOrder> orders,
-                                                     Clock::time_point deadline) {
+                                                     Clock::time_point deadline,
+                                                     const std::optional<std::string>& idem) {
   OO_RETURN_IF_ERROR(validate_source_orders(orders));
+  OO_RETURN_IF_ERROR(check_request_key(idem));
   // Key order: the same lock order on every path that takes several rows.
   std::vector<SourceOrder> sorted(orders.begin(), orders.end());
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const auto& a, const auto& b) { return a.key < b.key; });
-  return store::transact<SourceImport>(
+  // The sorted orders are the normalized request: the answer does not depend on their order.
+  std::optional<store::RequestKey> key;
+  std::string request;
+  if (idem) {
+    key = store::RequestKey{store::RequestRoute::source_orders, "", *idem};
+    request = "[";
+    for (const SourceOrder& o : sorted) {
+      if (request.size() > 1) request += ',';
+      append_key_json(request, o.key);
+      request.back() = ',';
+      request += std::to_string(o.quantity);
+      request += ']';
+    }
+    request += ']';
+  }
+  store::ReceiptsStore receipts(db_.dialect());
+  bool waited_on_key = false;
+  auto imported = store::transact<SourceImport>(
       db_, write_tx(deadline), [&](Connection& c) -> Result<SourceImport> {
         SourceImport out;
+        if (key) {
+          auto stored = receipts.begin(c, *key, request);
+          waited_on_key = !stored.ok() && stored.status().code() == Code::lock_timeout;
+          if (!stored.ok()) return stored.status();
+          if (*stored) {
+            auto v = store::answer_integers((*stored)->answer, 2);
+            if (!v) return Status(Code::internal, "a source-order receipt's answer is unreadable");
+            return SourceImport{(*v)[0], (*v)[1], true};
+          }
+        }
         for (const SourceOrder& o : sorted) {
           OO_ASSIGN_OR_RETURN(bool created, store_->insert_source(c, o));
           if (created) {
@@ -105,14 +186,47 @@ Result<SourceImport> Scheduler::import_source_orders(std::span<const SourceOrder
           }
           ++out.existing;
         }
+        if (key) {
+          OO_RETURN_IF_ERROR(
+              receipts.answer(c, *key, fmt::format("{} {}", out.created, out.existing)));
+        }
         return out;
       });
+  if (!imported.ok()) return in_progress_if_waited(imported.status(), waited_on_key);
+  return imported;
+}
+
+Status Scheduler::fill_run(Connection& c, std::int64_t run_id,
+                           const std::optional<std::vector<OrderKey>>& keys,
+                           std::vector<Skipped>& skipped) {
+  skipped.clear();
+  if (!keys) {
+    OO_RETURN_IF_ERROR(store_->insert_candidates(c, run_id, options_.max_attempts).status());
+  } else {
+    for (const OrderKey& k : *keys) {
+      OO_ASSIGN_OR_RETURN(bool inserted,
+                          store_->insert_item_for(c, run_id, k, options_.max_attempts));
+      if (inserted) continue;
+      OO_ASSIGN_OR_RETURN(store::KeyState s, store_->key_state(c, k));
+      const char* reason = !s.has_source      ? "unknown_order"
+                           : s.has_success    ? "already_scheduled"
+                           : s.has_live       ? "in_progress"
+                           : s.cancelled      ? "order_cancelled"
+                           : s.legacy_pending ? "legacy_pending"
+                                              : "max_attempts_reached";
+      skipped.push_back({k, reason});
+    }
+  }
+  OO_ASSIGN_OR_RETURN(bool alive, store_->set_run_status(c, run_id, RunStatus::running, ""));
+  if (!alive) return Status(Code::conflict, "the run was ended before it started");
+  return Status::Ok();
 }
 
 Result<RunCreated> Scheduler::create_run(RunKind kind,
                                          const std::optional<std::vector<OrderKey>>& orders,
-                                         Clock::time_point deadline) {
-  std::vector<OrderKey> keys;
+                                         Clock::time_point deadline,
+                                         const std::optional<std::string>& idem) {
+  std::optional<std::vector<OrderKey>> keys;
   if (orders) {
     std::vector<FieldError> errors;
     if (orders->empty())
@@ -124,34 +238,18 @@ Result<RunCreated> Scheduler::create_run(RunKind kind,
     }
     if (!errors.empty()) return Status(Code::invalid_request, "invalid request", std::move(errors));
     std::set<OrderKey> unique(orders->begin(), orders->end());
-    keys.assign(unique.begin(), unique.end());  // key order = lock order
+    keys.emplace(unique.begin(), unique.end());  // key order = lock order
   }
+  OO_RETURN_IF_ERROR(check_request_key(idem));
+  std::vector<Skipped> skipped;
+  if (idem) return create_keyed_run(kind, keys, deadline, *idem);
+
   OO_ASSIGN_OR_RETURN(std::int64_t run_id,
                       store::transact<std::int64_t>(db_, write_tx(deadline), [&](Connection& c) {
                         return store_->insert_run(c, kind, options_.owner);
                       }));
-  std::vector<Skipped> skipped;
   auto filled = store::transact<bool>(db_, write_tx(deadline), [&](Connection& c) -> Result<bool> {
-    skipped.clear();
-    if (!orders) {
-      OO_RETURN_IF_ERROR(store_->insert_candidates(c, run_id, options_.max_attempts).status());
-    } else {
-      for (const OrderKey& k : keys) {
-        OO_ASSIGN_OR_RETURN(bool inserted,
-                            store_->insert_item_for(c, run_id, k, options_.max_attempts));
-        if (inserted) continue;
-        OO_ASSIGN_OR_RETURN(store::KeyState s, store_->key_state(c, k));
-        const char* reason = !s.has_source      ? "unknown_order"
-                             : s.has_success    ? "already_scheduled"
-                             : s.has_live       ? "in_progress"
-                             : s.cancelled      ? "order_cancelled"
-                             : s.legacy_pending ? "legacy_pending"
-                                                : "max_attempts_reached";
-        skipped.push_back({k, reason});
-      }
-    }
-    OO_ASSIGN_OR_RETURN(bool alive, store_->set_run_status(c, run_id, RunStatus::running, ""));
-    if (!alive) return Status(Code::conflict, "the run was ended before it started");
+    OO_RETURN_IF_ERROR(fill_run(c, run_id, keys, skipped));
     return true;
   });
   if (!filled.ok()) {
@@ -160,6 +258,56 @@ Result<RunCreated> Scheduler::create_run(RunKind kind,
   }
   OO_ASSIGN_OR_RETURN(Run run, get_run(run_id, deadline));
   return RunCreated{std::move(run), std::move(skipped)};
+}
+
+Result<RunCreated> Scheduler::create_keyed_run(RunKind kind,
+                                               const std::optional<std::vector<OrderKey>>& keys,
+                                               Clock::time_point deadline,
+                                               const std::string& idem) {
+  // The set of orders (sorted, each once) is the normalized request; none means every
+  // candidate, which is another request than any list.
+  const store::RequestKey key{store::RequestRoute::schedule_run, "", idem};
+  std::string request = fmt::format("{{\"kind\":\"{}\",\"orders\":", to_string(kind));
+  if (!keys) {
+    request += "null";
+  } else {
+    request += '[';
+    for (const OrderKey& k : *keys) {
+      if (request.back() != '[') request += ',';
+      append_key_json(request, k);
+    }
+    request += ']';
+  }
+  request += '}';
+  // One transaction, unlike an unkeyed run's two: a run committed without its receipt would
+  // be made again by the retry, and a receipt without its items would replay a run that
+  // never got them.
+  struct Made {
+    std::int64_t run_id = 0;
+    std::vector<Skipped> skipped;
+    bool replayed = false;
+  };
+  store::ReceiptsStore receipts(db_.dialect());
+  bool waited_on_key = false;
+  auto made = store::transact<Made>(db_, write_tx(deadline), [&](Connection& c) -> Result<Made> {
+    auto stored = receipts.begin(c, key, request);
+    waited_on_key = !stored.ok() && stored.status().code() == Code::lock_timeout;
+    if (!stored.ok()) return stored.status();
+    if (*stored) {
+      auto skipped = parse_skipped((*stored)->answer);
+      if (!skipped || !(*stored)->run_id)
+        return Status(Code::internal, "a run receipt's answer is unreadable");
+      return Made{*(*stored)->run_id, std::move(*skipped), true};
+    }
+    Made out;
+    OO_ASSIGN_OR_RETURN(out.run_id, store_->insert_run(c, kind, options_.owner));
+    OO_RETURN_IF_ERROR(fill_run(c, out.run_id, keys, out.skipped));
+    OO_RETURN_IF_ERROR(receipts.answer(c, key, skipped_text(out.skipped), out.run_id));
+    return out;
+  });
+  if (!made.ok()) return in_progress_if_waited(made.status(), waited_on_key);
+  OO_ASSIGN_OR_RETURN(Run run, get_run(made->run_id, deadline));
+  return RunCreated{std::move(run), std::move(made->skipped), made->replayed};
 }
 
 Result<std::vector<Claim>> Scheduler::claim(std::int64_t run_id, int limit) {

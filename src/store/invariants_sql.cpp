@@ -171,6 +171,16 @@ namespace {
   "documents d ON d.scope = r.scope AND d.value = r.value WHERE d.title IS NULL OR d.title <> "  \
   "r.title"
 
+// A receipt without its answer is a key committed apart from its effect; a run receipt
+// without a manual run replays a run the request never made.
+#define OO_I16_SQL                                                                              \
+  "SELECT r.route || ' receipt ' || r.idempotency_key || CASE WHEN r.scope = '' THEN '' ELSE "  \
+  "' of ' || r.scope END || CASE WHEN r.answer IS NULL THEN ' has no answer' WHEN r.run_id IS " \
+  "NULL THEN ' points at no run' ELSE ' points at run ' || r.run_id || ', which is not a "      \
+  "manual run' END FROM request_receipts r LEFT JOIN schedule_runs s ON s.run_id = r.run_id "   \
+  "WHERE r.answer IS NULL OR (r.route = 'schedule_run' AND (s.kind IS NULL OR s.kind <> "       \
+  "'manual'))"
+
 // I10: the objects the design relies on, each from the schema version that creates it (a
 // database not yet migrated that far is /readyz's finding, not a violation).
 #define OO_SCHEMA_VERSION "(SELECT coalesce(max(version), 0) FROM schema_migrations)"
@@ -191,6 +201,7 @@ namespace {
   "(4, 'stock', NULL, 'CHECK ((available >= 0))'), "                                             \
   "(4, 'order_receipts', NULL, 'PRIMARY KEY (customer_id, idempotency_key)'), "                  \
   "(1, 'document_receipts', NULL, 'PRIMARY KEY (scope, idempotency_key)'), "                     \
+  "(10, 'request_receipts', NULL, 'PRIMARY KEY (route, scope, idempotency_key)'), "              \
   "(4, 'reservations', NULL, 'PRIMARY KEY (order_id, line_no)'), "                               \
   "(5, 'production_orders', 'production_orders_live_source', 'FOREIGN KEY (site_code, "          \
   "order_no, lot_no, source_live) REFERENCES source_orders(site_code, order_no, lot_no, live)%'" \
@@ -227,6 +238,7 @@ namespace {
   "(1, 'documents', 'pk', 'scope, value'), "                                                     \
   "(4, 'order_receipts', 'pk', 'customer_id, idempotency_key'), "                                \
   "(1, 'document_receipts', 'pk', 'scope, idempotency_key'), "                                   \
+  "(10, 'request_receipts', 'pk', 'route, scope, idempotency_key'), "                            \
   "(4, 'reservations', 'pk', 'order_id, line_no')), "                                            \
   "c(since, tbl, def) AS (VALUES "                                                               \
   "(1, 'doc_scopes', 'CHECK (last_value >= 0 AND last_value <= max_value)'), "                   \
@@ -286,6 +298,9 @@ constexpr std::string_view kI14 =
 constexpr std::string_view kI15 =
     "a document receipt points at a document with the receipt's title (a replay returns the "
     "original)";
+constexpr std::string_view kI16 =
+    "a source-order, run or adjustment receipt holds its answer; a run receipt points at a "
+    "manual run";
 
 #define OO_WATERMARK_ENGINE OO_WATERMARK_SQLITE
 constexpr InvariantSql kSqlite[] = {
@@ -315,6 +330,7 @@ constexpr InvariantSql kSqlite[] = {
     {"I13", kI13, {"inv_i13", OO_I13_SQL}},
     {"I14", kI14, {"inv_i14", OO_I14_SQL}},
     {"I15", kI15, {"inv_i15", OO_I15_SQL}},
+    {"I16", kI16, {"inv_i16", OO_I16_SQL}},
 };
 
 #undef OO_WATERMARK_ENGINE
@@ -344,6 +360,7 @@ constexpr InvariantSql kPostgres[] = {
     {"I13", kI13, {"inv_i13", OO_I13_SQL}},
     {"I14", kI14, {"inv_i14", OO_I14_SQL}},
     {"I15", kI15, {"inv_i15", OO_I15_SQL}},
+    {"I16", kI16, {"inv_i16", OO_I16_SQL}},
 };
 
 }  // namespace

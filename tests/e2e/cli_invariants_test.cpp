@@ -115,6 +115,19 @@ Workload run_workload(const std::string& url_text) {
         EXPECT_EQ(done->counts.success, 3);  // A's two lines and F1/A1
       }
     }
+    // Keyed requests of the other creating routes, each replayed once.
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_TRUE(
+          intake.adjust(AdjustRequest{1, 101, 1, "count", std::string("adj")}, soon()).ok());
+      const std::vector<SourceOrder> more{{{"F2", "B1", "1"}, 4}};
+      EXPECT_TRUE(scheduler.import_source_orders(more, soon(), std::string("imp")).ok());
+      const std::vector<OrderKey> keys{{"F2", "B1", "1"}};
+      auto keyed = scheduler.create_run(RunKind::manual, keys, soon(), std::string("run"));
+      EXPECT_TRUE(keyed.ok());
+      if (keyed.ok() && !keyed->replayed) {
+        EXPECT_TRUE(scheduler.process_run(keyed->run.run_id).ok());
+      }
+    }
     auto d = intake.place({9, 1, {{101, 1}}, "d"}, soon());
     EXPECT_TRUE(d.ok());
     if (d.ok()) w.d = d->order.order_id;
@@ -135,8 +148,8 @@ std::string substitute(std::string sql, const Workload& w) {
   return sql;
 }
 
-const std::vector<std::string> kIds = {"I1", "I2",  "I3",  "I4",  "I5",  "I6",  "I7", "I8",
-                                       "I9", "I10", "I11", "I12", "I13", "I14", "I15"};
+const std::vector<std::string> kIds = {"I1", "I2",  "I3",  "I4",  "I5",  "I6",  "I7",  "I8",
+                                       "I9", "I10", "I11", "I12", "I13", "I14", "I15", "I16"};
 
 // A violation as a real bug leaves it. `sql` is for both engines unless `postgres` differs
 // ("-" skips the engine); `also` lists invariants the same shape necessarily breaks too.
@@ -275,6 +288,16 @@ const Planted kPlanted[] = {
     // Seed 003: the receipt recorded a concurrent request's number.
     {"ReceiptOfAnotherDocument", "I15",
      "UPDATE document_receipts SET value = 2 WHERE scope = 'DOC' AND idempotency_key = 'k1'"},
+    // Rule 3: the key committed in a transaction of its own, apart from the adjustment; and
+    // a run receipt that points at the batch run instead of the run the request made.
+    {"ReceiptWithoutItsAnswer",
+     "I16",
+     "UPDATE request_receipts SET answer = NULL WHERE route = 'stock_adjustment'; UPDATE "
+     "request_receipts SET run_id = (SELECT min(run_id) FROM schedule_runs WHERE kind = "
+     "'batch') WHERE route = 'schedule_run'",
+     nullptr,
+     {},
+     "has no answer"},
 };
 
 class CliInvariantsTest : public ::testing::TestWithParam<Engine> {};

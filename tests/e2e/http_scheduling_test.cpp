@@ -114,7 +114,7 @@ TEST_P(SchedulingHttpTest, BadSourceOrdersWriteNothing) {
   expect_problem(client().post("/v1/source-orders", "{"), 400, "invalid_json");
   expect_problem(
       client().post("/v1/source-orders", json{{"orders", {source("A", "O", "1", 1)}}}.dump(),
-                    {{"Idempotency-Key", "k"}}),
+                    {{"Idempotency-Key", "bad key"}}),
       400, "invalid_request", {"Idempotency-Key"});
   // None of them was written.
   EXPECT_EQ(
@@ -409,8 +409,11 @@ TEST_P(SchedulingHttpTest, BadRunsAndQueriesWriteNothing) {
   }
   expect_problem(client().post("/v1/schedule/runs", "[]"), 400, "invalid_request");
   expect_problem(client().post("/v1/schedule/runs", "{"), 400, "invalid_json");
-  expect_problem(client().post("/v1/schedule/runs", "", {{"Idempotency-Key", "k"}}), 400,
+  expect_problem(client().post("/v1/schedule/runs", "", {{"Idempotency-Key", "bad key"}}), 400,
                  "invalid_request", {"Idempotency-Key"});
+  expect_problem(client().post("/v1/schedule/runs", R"({"orders": 5})",
+                               {{"Idempotency-Key", std::string(256, 'k')}}),
+                 400, "invalid_request", {"Idempotency-Key", "orders"});
   EXPECT_EQ(get_json("/v1/schedule/runs")["runs"], json::array());
 
   const std::vector<Case> queries = {
@@ -463,6 +466,67 @@ TEST_P(SchedulingHttpTest, ReapEndsRunsWhoseOwnerWentSilent) {
   expect_problem(client().post("/v1/maintenance/reap", R"({"force": true})"), 400,
                  "invalid_request", {"force"});
   expect_problem(client().get("/v1/maintenance/reap"), 405, "method_not_allowed");
+}
+
+// Issue 11 item 5: keyed source orders and runs answer once; a replay is the same status and
+// body with Idempotent-Replayed, and nothing is imported or scheduled again.
+TEST_P(SchedulingHttpTest, IdempotencyKeyReplaysSourceOrdersAndRuns) {
+  const Headers k = {{"Idempotency-Key", "imp-1"}};
+  const std::string orders =
+      json{{"orders", {source("K", "O", "1", 2), source("K", "O", "2", 3)}}}.dump();
+  const auto first = client().post("/v1/source-orders", orders, k);
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_FALSE(first.has_header("idempotent-replayed"));
+  const auto replay = client().post("/v1/source-orders", orders, k);
+  ASSERT_EQ(replay.status, 200) << replay.body;
+  EXPECT_EQ(replay.header("idempotent-replayed"), "true");
+  EXPECT_EQ(replay.body, first.body);  // {"created": 2, "existing": 0}, not "existing": 2
+  expect_problem(
+      client().post("/v1/source-orders", json{{"orders", {source("K", "O", "1", 2)}}}.dump(), k),
+      422, "idempotency_key_reused");
+
+  const Headers r = {{"Idempotency-Key", "run-1"}};
+  const std::string body =
+      json{{"orders", {key("K", "O", "1"), key("K", "O", "2"), key("K", "none", "1")}}}.dump();
+  const auto ran = client().post("/v1/schedule/runs", body, r);
+  ASSERT_EQ(ran.status, 201) << ran.body;
+  EXPECT_EQ(ran.json()["status"], "done");
+  const auto again = client().post("/v1/schedule/runs", body, r);
+  ASSERT_EQ(again.status, 201) << again.body;
+  EXPECT_EQ(again.header("idempotent-replayed"), "true");
+  EXPECT_EQ(again.body, ran.body);
+  // Without waiting, the replay answers the run as it is now: the same, since it ended.
+  const auto at_once = client().post("/v1/schedule/runs?wait=false", body, r);
+  ASSERT_EQ(at_once.status, 201) << at_once.body;
+  EXPECT_EQ(at_once.body, ran.body);
+  expect_problem(client().post("/v1/schedule/runs", "", r), 422, "idempotency_key_reused");
+  EXPECT_EQ(get_json("/v1/schedule/runs")["runs"].size(), 1u);
+}
+
+// A replay that arrives while the first request still processes its run waits for the run to
+// end and answers the same bytes: one run, two identical answers.
+TEST_P(SchedulingHttpTest, ReplayDuringTheRunWaitsForItsEnd) {
+  SchedulerOptions options;
+  options.default_step = std::make_shared<TestStep>(40ms, false);
+  options.claim_batch = 1;
+  restart_with(options);
+  std::vector<json> orders;
+  for (int i = 1; i <= 4; ++i) orders.push_back(source("P", "O", std::to_string(i), 1));
+  ASSERT_EQ(import(orders).status, 200);
+  const Headers k = {{"Idempotency-Key", "slow-run"}};
+  HttpResponse answers[2];
+  std::thread first([&] { answers[0] = HttpClient(port()).post("/v1/schedule/runs", "", k); });
+  std::this_thread::sleep_for(60ms);  // the run is committed and being processed
+  answers[1] = HttpClient(port()).post("/v1/schedule/runs", "", k);
+  first.join();
+  ASSERT_EQ(answers[0].status, 201) << answers[0].body;
+  ASSERT_EQ(answers[1].status, 201) << answers[1].body;
+  EXPECT_EQ(answers[0].body, answers[1].body);
+  EXPECT_EQ(answers[0].json()["status"], "done");
+  EXPECT_EQ(answers[0].json()["counts"]["success"], 4);
+  EXPECT_NE(answers[0].has_header("idempotent-replayed"),
+            answers[1].has_header("idempotent-replayed"));
+  EXPECT_EQ(get_json("/v1/schedule/runs")["runs"].size(), 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, SchedulingHttpTest, ::testing::ValuesIn(engines_under_test()),

@@ -166,9 +166,13 @@ TEST_P(StockHttpTest, BadAdjustmentInputChangesNothing) {
     SCOPED_TRACE(c.body);
     expect_problem(client().post(path, c.body), 400, "invalid_request", c.fields);
   }
-  // Adjustments are not replayable: a key is refused rather than silently ignored.
-  expect_problem(client().post(path, R"({"delta": 1, "reason": "x"})", {{"Idempotency-Key", "k"}}),
-                 400, "invalid_request", {"Idempotency-Key"});
+  // A malformed key is named with the body's problems.
+  expect_problem(
+      client().post(path, R"({"delta": 1, "reason": "x"})", {{"Idempotency-Key", "bad key"}}), 400,
+      "invalid_request", {"Idempotency-Key"});
+  expect_problem(client().post(path, R"({"delta": 0, "reason": "x"})",
+                               {{"Idempotency-Key", std::string(256, 'k')}}),
+                 400, "invalid_request", {"Idempotency-Key", "delta"});
   EXPECT_EQ(sku(1, 5), sku_json(1, 5, 5, 0, 100));
 }
 
@@ -186,6 +190,26 @@ TEST_P(StockHttpTest, ControlCharactersInStringsAreRefusedAndWriteNothing) {
   EXPECT_EQ(sku(1, 5), sku_json(1, 5, 5, 0, 100));
   // Non-ASCII text is fine.
   EXPECT_EQ(client().post(path, R"({"delta": 1, "reason": "beschädigt \u00e9"})").status, 201);
+}
+
+// Issue 11 item 5: a keyed adjustment answers once; the replay is the same status and body
+// with Idempotent-Replayed, and the stock does not move again.
+TEST_P(StockHttpTest, IdempotencyKeyReplaysTheAdjustment) {
+  ASSERT_EQ(client().put(sku_path(1, 8), R"({"price_cents": 100, "available": 5})").status, 201);
+  const std::string path = sku_path(1, 8) + "/adjustments";
+  const Headers key = {{"Idempotency-Key", "adj-1"}};
+  const auto first = client().post(path, R"({"delta": -2, "reason": "damaged"})", key);
+  ASSERT_EQ(first.status, 201) << first.body;
+  EXPECT_FALSE(first.has_header("idempotent-replayed"));
+  ASSERT_EQ(client().post(path, R"({"delta": 4, "reason": "found"})").status, 201);
+  const auto replay = client().post(path, R"({"reason": "damaged", "delta": -2})", key);
+  ASSERT_EQ(replay.status, 201) << replay.body;
+  EXPECT_EQ(replay.header("idempotent-replayed"), "true");
+  EXPECT_EQ(replay.body, first.body);
+  EXPECT_EQ(sku(1, 8), sku_json(1, 8, 7, 0, 100));
+  expect_problem(client().post(path, R"({"delta": -3, "reason": "damaged"})", key), 422,
+                 "idempotency_key_reused");
+  EXPECT_EQ(sku(1, 8)["available"], 7);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, StockHttpTest, ::testing::ValuesIn(engines_under_test()),

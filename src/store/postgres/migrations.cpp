@@ -349,6 +349,28 @@ FROM source_orders so;
 )sql";
 constexpr std::string_view kScheduleKeyFactsDown = "DROP VIEW schedule_key_facts";
 
+// Receipts of the other creating requests (API.md "Idempotency-Key on the other creating
+// POSTs"): one table for the three routes, scoped per route and `scope` ('' for source orders
+// and runs, '<warehouse>/<sku>' for adjustments). The row is inserted first (a concurrent
+// request with the key waits on it) and its `answer` written by the transaction that makes
+// the effect; a run's receipt points at its run. A new table: no writer to spare from a
+// plain index build.
+constexpr std::string_view kRequestReceiptsUp = R"sql(
+CREATE TABLE request_receipts (
+  route           text NOT NULL CHECK (route IN ('source_orders', 'schedule_run', 'stock_adjustment')),
+  scope           text NOT NULL,
+  idempotency_key text NOT NULL,
+  request         text NOT NULL,
+  answer          text,
+  run_id          bigint REFERENCES schedule_runs (run_id),
+  created_at      timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (route, scope, idempotency_key),
+  CHECK (run_id IS NULL OR route = 'schedule_run')
+);
+CREATE INDEX request_receipts_by_age ON request_receipts (created_at);
+)sql";
+constexpr std::string_view kRequestReceiptsDown = "DROP TABLE request_receipts";
+
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
     {2, "production_scheduling", kSchedulingUp, kSchedulingDown},
@@ -362,6 +384,7 @@ constexpr Migration kMigrations[] = {
     {8, "document_receipts_by_age", kDocumentReceiptsByAgeUp, kDocumentReceiptsByAgeDown, true,
      "document_receipts_by_age"},
     {9, "schedule_key_facts", kScheduleKeyFactsUp, kScheduleKeyFactsDown},
+    {10, "request_receipts", kRequestReceiptsUp, kRequestReceiptsDown},
 };
 
 }  // namespace

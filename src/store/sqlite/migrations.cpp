@@ -323,6 +323,27 @@ FROM source_orders so;
 )sql";
 constexpr std::string_view kScheduleKeyFactsDown = "DROP VIEW schedule_key_facts";
 
+// Receipts of the other creating requests (API.md "Idempotency-Key on the other creating
+// POSTs"): one table for the three routes, scoped per route and `scope` ('' for source orders
+// and runs, '<warehouse>/<sku>' for adjustments). The row is inserted first (a concurrent
+// request with the key waits on it) and its `answer` written by the transaction that makes
+// the effect; a run's receipt points at its run.
+constexpr std::string_view kRequestReceiptsUp = R"sql(
+CREATE TABLE request_receipts (
+  route           TEXT NOT NULL CHECK (route IN ('source_orders', 'schedule_run', 'stock_adjustment')),
+  scope           TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL,
+  request         TEXT NOT NULL,
+  answer          TEXT,
+  run_id          INTEGER REFERENCES schedule_runs (run_id),
+  created_at      TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
+  PRIMARY KEY (route, scope, idempotency_key),
+  CHECK (run_id IS NULL OR route = 'schedule_run')
+) STRICT;
+CREATE INDEX request_receipts_by_age ON request_receipts (created_at);
+)sql";
+constexpr std::string_view kRequestReceiptsDown = "DROP TABLE request_receipts";
+
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
     {2, "production_scheduling", kSchedulingUp, kSchedulingDown},
@@ -334,6 +355,7 @@ constexpr Migration kMigrations[] = {
     {7, "order_receipts_by_age", kOrderReceiptsByAgeUp, kOrderReceiptsByAgeDown},
     {8, "document_receipts_by_age", kDocumentReceiptsByAgeUp, kDocumentReceiptsByAgeDown},
     {9, "schedule_key_facts", kScheduleKeyFactsUp, kScheduleKeyFactsDown},
+    {10, "request_receipts", kRequestReceiptsUp, kRequestReceiptsDown},
 };
 
 }  // namespace
