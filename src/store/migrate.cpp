@@ -224,15 +224,21 @@ Status migrate_down(Database& db, int target) {
                for (auto it = list.rbegin(); it != list.rend(); ++it) {
                  OO_ASSIGN_OR_RETURN(int current, read_version(c));
                  if (it->version > current || it->version <= target) continue;
-                 OO_RETURN_IF_ERROR(c.begin(TxMode::write));
-                 Status st = run_step(
-                     c, it->down,
-                     fmt::format("DELETE FROM schema_migrations WHERE version = {}", it->version));
-                 if (st.ok()) st = c.commit();
-                 if (!st.ok()) {
+                 // A step that drops a table locks it and the tables its keys reference,
+                 // one by one: a reader of both (the server's invariant check) can deadlock
+                 // with it. The step is all or nothing, so it is simply run again.
+                 Status st;
+                 for (int attempt = 0; attempt < 5; ++attempt) {
+                   OO_RETURN_IF_ERROR(c.begin(TxMode::write));
+                   st = run_step(c, it->down,
+                                 fmt::format("DELETE FROM schema_migrations WHERE version = {}",
+                                             it->version));
+                   if (st.ok()) st = c.commit();
+                   if (st.ok()) break;
                    c.rollback();
-                   return st;
+                   if (st.code() != Code::deadlock) return st;
                  }
+                 if (!st.ok()) return st;
                }
                return target;
              })

@@ -490,7 +490,12 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
   EXPECT_EQ(post(adjustments, R"({"delta": 2, "reason": "found"})").status, 201);
   EXPECT_EQ(post(adjustments, R"({"delta": -100, "reason": "lost"})").status, 409);
   EXPECT_EQ(post(adjustments, R"({"delta": 0, "reason": "none"})").status, 400);
-  EXPECT_EQ(post(adjustments, R"({"delta": 1, "reason": "x"})", openapi_key("a1")).status, 400);
+  EXPECT_EQ(post(adjustments, R"({"delta": 1, "reason": "x"})", openapi_key("a1")).status, 201);
+  EXPECT_EQ(post(adjustments, R"({"delta": 1, "reason": "x"})", openapi_key("a1"))
+                .header("idempotent-replayed"),
+            "true");
+  EXPECT_EQ(post(adjustments, R"({"delta": 2, "reason": "x"})", openapi_key("a1")).status, 422);
+  EXPECT_EQ(post(adjustments, R"({"delta": 1, "reason": "x"})", openapi_key("a key")).status, 400);
   EXPECT_EQ(post("/v1/warehouses/1/skus/999/adjustments", R"({"delta": 1, "reason": "x"})").status,
             404);
 
@@ -524,10 +529,15 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
   EXPECT_EQ(post("/v1/source-orders", R"({"orders": [)" + lot + R"(, "quantity": 4}]})").status,
             409);
   EXPECT_EQ(post("/v1/source-orders", R"({"orders": []})").status, 400);
+  const std::string lot_b = R"({"orders": [{"site_code": "S2", "order_no": "C", "lot_no": "1", )"
+                            R"("quantity": 2}]})";
+  EXPECT_EQ(post("/v1/source-orders", lot_b, openapi_key("s")).status, 200);
+  EXPECT_EQ(post("/v1/source-orders", lot_b, openapi_key("s")).header("idempotent-replayed"),
+            "true");
   EXPECT_EQ(
       post("/v1/source-orders", R"({"orders": [)" + lot + R"(, "quantity": 3}]})", openapi_key("s"))
           .status,
-      400);
+      422);
   const auto produced = post("/v1/orders", openapi_cart(8, 101, 1), openapi_key("o5"));
   ASSERT_EQ(produced.status, 201) << produced.body;
   const std::string produced_id = produced.json()["order_id"];
@@ -542,7 +552,11 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
   EXPECT_EQ(manual.json()["skipped"].size(), 2u) << manual.body;  // done already; unknown
   EXPECT_EQ(post("/v1/schedule/runs?wait=false", "{}").status, 201);
   EXPECT_EQ(post("/v1/schedule/runs?wait=maybe", "").status, 400);
-  EXPECT_EQ(post("/v1/schedule/runs", "", openapi_key("r")).status, 400);
+  EXPECT_EQ(post("/v1/schedule/runs", "", openapi_key("r")).status, 201);
+  EXPECT_EQ(post("/v1/schedule/runs", "", openapi_key("r")).header("idempotent-replayed"), "true");
+  EXPECT_EQ(post("/v1/schedule/runs", R"({"orders": [)" + lot + "}]}", openapi_key("r")).status,
+            422);
+  EXPECT_EQ(post("/v1/schedule/runs", "", openapi_key("a key")).status, 400);
   const std::int64_t run_id = all.json()["run_id"];
   EXPECT_EQ(get("/v1/schedule/runs").status, 200);
   EXPECT_EQ(get("/v1/schedule/runs?status=done&limit=5").status, 200);
