@@ -9,6 +9,7 @@
 #include <random>
 
 #include "onceorder/db_url.hpp"
+#include "onceorder/invariants.hpp"
 #include "store/postgres/pg_connection.hpp"
 
 namespace onceorder::testing {
@@ -123,6 +124,13 @@ std::string RawPg::scalar(const std::string& sql) {
   if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0) out = PQgetvalue(r, 0, 0);
   PQclear(r);
   return out;
+}
+
+void expect_invariants_hold(store::Database& db) {
+  auto inv = check_invariants(db, soon());
+  ASSERT_TRUE(inv.ok()) << inv.status().to_string();
+  for (const auto& r : *inv)
+    EXPECT_EQ(r.violations, 0) << r.id << ": " << (r.sample.empty() ? "" : r.sample[0]);
 }
 
 std::string onceorder_bin() {

@@ -59,6 +59,10 @@ class RawPg {
 
 store::Clock::time_point soon(int seconds = 10);
 
+// Every invariant of `db` holds (onceorder/invariants.hpp); a violation fails the test with
+// its id and first sample row.
+void expect_invariants_hold(store::Database& db);
+
 // The `onceorder` binary under test: $ONCEORDER_BIN (ctest sets it), else ./onceorder.
 std::string onceorder_bin();
 

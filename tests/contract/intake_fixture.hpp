@@ -37,12 +37,7 @@ class IntakeTest : public ::testing::TestWithParam<Engine> {
                        std::int64_t customer = 7, Intake* via = nullptr) {
     return (via ? *via : intake_).place({customer, 1, std::move(lines), key}, soon());
   }
-  void expect_invariants_hold() {
-    auto inv = check_invariants(*db_, soon());
-    ASSERT_TRUE(inv.ok()) << inv.status().to_string();
-    for (const auto& r : *inv)
-      EXPECT_EQ(r.violations, 0) << r.id << ": " << (r.sample.empty() ? "" : r.sample[0]);
-  }
+  void expect_invariants_hold() { onceorder::testing::expect_invariants_hold(*db_); }
   // A second client holding row locks (SQLite: the write lock) until release().
   struct Holder {
     std::unique_ptr<store::Database> db;

@@ -30,12 +30,7 @@ class NumberingTest : public ::testing::TestWithParam<Engine> {
     auto rows = tdb_.sql("SELECT last_value FROM doc_scopes WHERE scope = '" + scope + "'");
     return rows.empty() ? -1 : rows[0].i64(0);
   }
-  void expect_invariants_hold() {
-    auto inv = check_invariants(*db_, soon());
-    ASSERT_TRUE(inv.ok()) << inv.status().to_string();
-    for (const auto& r : *inv)
-      EXPECT_EQ(r.violations, 0) << r.id << ": " << (r.sample.empty() ? "" : r.sample[0]);
-  }
+  void expect_invariants_hold() { onceorder::testing::expect_invariants_hold(*db_); }
 
   TestDb tdb_;
   std::unique_ptr<store::Database> db_;

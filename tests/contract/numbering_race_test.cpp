@@ -7,6 +7,7 @@
 #include <atomic>
 #include <barrier>
 #include <latch>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -175,23 +176,40 @@ TEST_P(NumberingTest, TwoSessionScriptCommitAndRollbackRace) {
   expect_invariants_hold();
 }
 
-// PostgreSQL row locks: a held counter blocks its own scope only.
-class PgScopeLockTest : public ::testing::Test {};
-
-TEST(PgScopeLockTest, HeldCounterDelaysOwnScopeOnlyRace) {
-  const auto engines = engines_under_test();
-  if (std::find(engines.begin(), engines.end(), Engine::postgres) == engines.end()) {
-    GTEST_SKIP() << "PostgreSQL not configured";
+// PostgreSQL row locks: a held counter blocks its own scope only (SQLite has no row lock to
+// hold). A Numbering, and a raw session that holds one scope's counter the way a production
+// run or a `configure` would.
+class PgScopeLockTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto engines = engines_under_test();
+    if (std::find(engines.begin(), engines.end(), Engine::postgres) == engines.end()) {
+      GTEST_SKIP() << "PostgreSQL not configured";
+    }
+    tdb_.emplace(Engine::postgres);
+    db_ = tdb_->open({.pool_size = 4});
+    numbering_.emplace(*db_);
   }
-  TestDb tdb(Engine::postgres);
-  auto db = tdb.open({.pool_size = 4});
-  Numbering numbering(*db);
+  // Holds the counter of `scope` until the caller sends COMMIT on the session returned.
+  RawPg& hold(const std::string& scope) {
+    holder_.emplace(tdb_->url());
+    holder_->exec("BEGIN");
+    holder_->exec("SELECT * FROM doc_scopes WHERE scope = '" + scope + "' FOR UPDATE");
+    return *holder_;
+  }
+
+  std::optional<TestDb> tdb_;
+  std::unique_ptr<store::Database> db_;
+  std::optional<Numbering> numbering_;
+  std::optional<RawPg> holder_;
+};
+
+TEST_F(PgScopeLockTest, HeldCounterDelaysOwnScopeOnlyRace) {
+  Numbering& numbering = *numbering_;
   ASSERT_TRUE(numbering.issue({"A", "a1", {}}, soon()).ok());
   ASSERT_TRUE(numbering.issue({"B", "b1", {}}, soon()).ok());
 
-  RawPg holder(tdb.url());
-  holder.exec("BEGIN");
-  holder.exec("SELECT * FROM doc_scopes WHERE scope = 'A' FOR UPDATE");
+  RawPg& holder = hold("A");
 
   // B is not delayed: it completes while A's counter is held.
   auto b = numbering.issue({"B", "b2", {}}, soon());
@@ -223,20 +241,12 @@ TEST(PgScopeLockTest, HeldCounterDelaysOwnScopeOnlyRace) {
 // batch locks what it can without waiting, commits the other scopes' documents while the
 // counter is still held, and the held scope's requests run afterwards, in order, once it is
 // free. (A batch that waited for the counter would commit nothing before the holder ends.)
-TEST(PgScopeLockTest, BatchSkipsAHeldCounterAndIssuesTheRestRace) {
-  const auto engines = engines_under_test();
-  if (std::find(engines.begin(), engines.end(), Engine::postgres) == engines.end()) {
-    GTEST_SKIP() << "PostgreSQL not configured";
-  }
-  TestDb tdb(Engine::postgres);
-  auto db = tdb.open({.pool_size = 4});
-  Numbering numbering(*db);
+TEST_F(PgScopeLockTest, BatchSkipsAHeldCounterAndIssuesTheRestRace) {
+  Numbering& numbering = *numbering_;
   ASSERT_TRUE(numbering.issue({"A", "a1", {}}, soon()).ok());
   ASSERT_TRUE(numbering.issue({"B", "b1", {}}, soon()).ok());
 
-  RawPg holder(tdb.url());
-  holder.exec("BEGIN");
-  holder.exec("SELECT * FROM doc_scopes WHERE scope = 'A' FOR UPDATE");
+  RawPg& holder = hold("A");
 
   const std::vector<IssueRequest> batch{
       {"B", "b2", {}}, {"A", "a2", std::string("ka")}, {"C", "c1", {}},
@@ -248,7 +258,7 @@ TEST(PgScopeLockTest, BatchSkipsAHeldCounterAndIssuesTheRestRace) {
     done = true;
   });
   // B's documents are committed while A's counter is still held.
-  RawPg reader(tdb.url());
+  RawPg reader(tdb_->url());
   bool b_committed = false;
   for (int i = 0; i < 200 && !b_committed; ++i) {
     b_committed = reader.scalar("SELECT count(*) FROM documents WHERE scope = 'B'") == "3";
@@ -275,19 +285,11 @@ TEST(PgScopeLockTest, BatchSkipsAHeldCounterAndIssuesTheRestRace) {
 // Many callers over several scopes while one scope's counter is held: every caller of the
 // other scopes finishes before the holder lets go (the shared combining lane never waits for
 // it), and the held scope's callers all finish after, gapless.
-TEST(PgScopeLockTest, CallersOfOtherScopesNeverQueueBehindAHeldCounterRace) {
-  const auto engines = engines_under_test();
-  if (std::find(engines.begin(), engines.end(), Engine::postgres) == engines.end()) {
-    GTEST_SKIP() << "PostgreSQL not configured";
-  }
-  TestDb tdb(Engine::postgres);
-  auto db = tdb.open({.pool_size = 4});
-  Numbering numbering(*db);
+TEST_F(PgScopeLockTest, CallersOfOtherScopesNeverQueueBehindAHeldCounterRace) {
+  Numbering& numbering = *numbering_;
   for (const char* scope : {"HELD", "F1", "F2", "F3"})
     ASSERT_TRUE(numbering.issue({scope, "first", {}}, soon()).ok());
-  RawPg holder(tdb.url());
-  holder.exec("BEGIN");
-  holder.exec("SELECT * FROM doc_scopes WHERE scope = 'HELD' FOR UPDATE");
+  RawPg& holder = hold("HELD");
 
   constexpr int kThreads = 12, kEach = 15;
   std::barrier start(kThreads);
@@ -312,7 +314,7 @@ TEST(PgScopeLockTest, CallersOfOtherScopesNeverQueueBehindAHeldCounterRace) {
   EXPECT_EQ(held_done.load(), 0) << "the held counter was not waited for";
   holder.exec("COMMIT");
   for (auto& th : threads) th.join();
-  RawPg reader(tdb.url());
+  RawPg reader(tdb_->url());
   EXPECT_EQ(reader.scalar("SELECT last_value FROM doc_scopes WHERE scope = 'HELD'"),
             std::to_string(1 + kThreads / 4));
   for (const char* scope : {"F1", "F2", "F3"}) {

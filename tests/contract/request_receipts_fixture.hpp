@@ -39,12 +39,7 @@ class RequestReceiptsTest : public ::testing::TestWithParam<Engine> {
   static SourceOrder source(const std::string& order_no, std::int64_t quantity = 5) {
     return {{"S1", order_no, "1"}, quantity};
   }
-  void expect_invariants_hold() {
-    auto inv = check_invariants(*db_, soon());
-    ASSERT_TRUE(inv.ok()) << inv.status().to_string();
-    for (const auto& r : *inv)
-      EXPECT_EQ(r.violations, 0) << r.id << ": " << (r.sample.empty() ? "" : r.sample[0]);
-  }
+  void expect_invariants_hold() { onceorder::testing::expect_invariants_hold(*db_); }
 
   TestDb tdb_;
   std::unique_ptr<store::Database> db_;

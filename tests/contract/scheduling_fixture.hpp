@@ -32,12 +32,7 @@ class SchedulingTest : public ::testing::TestWithParam<Engine> {
     return o;
   }
   std::int64_t count(const std::string& sql) { return tdb_.sql(sql).at(0).i64(0); }
-  void expect_invariants_hold() {
-    auto inv = check_invariants(*db_, soon());
-    ASSERT_TRUE(inv.ok()) << inv.status().to_string();
-    for (const auto& r : *inv)
-      EXPECT_EQ(r.violations, 0) << r.id << ": " << (r.sample.empty() ? "" : r.sample[0]);
-  }
+  void expect_invariants_hold() { onceorder::testing::expect_invariants_hold(*db_); }
   std::int64_t violations(const std::string& id) {
     auto inv = check_invariants(*db_, soon());
     EXPECT_TRUE(inv.ok());
