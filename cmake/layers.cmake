@@ -9,6 +9,7 @@ set(ONCEORDER_CORE_SOURCES
   src/core/number_format.cpp
   src/core/order_types.cpp
   src/core/process_identity.cpp
+  src/core/progress.cpp
   src/core/redact.cpp
   src/core/schedule_status.cpp
   src/core/schedule_types.cpp

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "onceorder/progress.hpp"
 #include "onceorder/scheduling.hpp"
 #include "onceorder/store.hpp"
 
@@ -24,9 +25,10 @@ namespace onceorder {
 
 // Loads `site_code,order_no,lot_no,status,created_at[,run_id]` (header line first; status
 // in any case; created_at ISO 8601). Any bad line rejects the file (field errors name the
-// line) and writes nothing. Returns the number of rows staged.
+// line) and writes nothing. Returns the number of rows staged. `progress` counts rows staged.
 Result<std::int64_t> import_legacy_items(store::Database& db, std::string_view csv,
-                                         store::Clock::time_point deadline);
+                                         store::Clock::time_point deadline,
+                                         const ProgressFn& progress = {});
 
 // The operator's word on a legacy row the old system had in flight.
 enum class LegacyOutcome { made, not_made };
@@ -80,6 +82,8 @@ struct DedupPlan {
 Result<DedupPlan> plan_legacy_dedup(store::Database& db, store::Clock::time_point deadline);
 // Carries the plan out in one transaction. Refuses (writes nothing) while staged rows name
 // orders that have no source order, or a staged `processing` row has no outcome.
-Result<DedupPlan> apply_legacy_dedup(store::Database& db, store::Clock::time_point deadline);
+// `progress` counts rows written (live rows aborted, staged rows moved).
+Result<DedupPlan> apply_legacy_dedup(store::Database& db, store::Clock::time_point deadline,
+                                     const ProgressFn& progress = {});
 
 }  // namespace onceorder

@@ -27,6 +27,7 @@
 #include "onceorder/combiner.hpp"
 #include "onceorder/document_types.hpp"
 #include "onceorder/number_format.hpp"
+#include "onceorder/progress.hpp"
 #include "onceorder/store.hpp"
 
 namespace onceorder {
@@ -70,6 +71,8 @@ struct LegacyImportOptions {
   std::optional<LegacyScheme> scheme;
   // Reads and reconciles, writes nothing: the report says what an import would do.
   bool dry_run = false;
+  // Counts documents written (a real import only).
+  ProgressFn progress;
 };
 
 struct NumberingOptions {

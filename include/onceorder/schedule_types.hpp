@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "onceorder/progress.hpp"
 #include "onceorder/schedule_status.hpp"
 
 namespace onceorder {
@@ -77,11 +78,6 @@ struct ItemFilter {
   std::optional<std::int64_t> run_id;
   std::int64_t after = 0;  // item_id cursor
   int limit = 100;
-};
-
-struct Progress {
-  std::int64_t done = 0;
-  std::int64_t total = 0;
 };
 
 // The one rule for the document scope of a site's production orders ("PO-" + site): the

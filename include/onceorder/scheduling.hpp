@@ -118,9 +118,6 @@ struct SchedulerStats {
   DurationSnapshot batch_seconds;    // one claim batch: claim, complete and heartbeat
 };
 
-// Progress of a run, reported after each completed batch.
-using ProgressFn = std::function<void(const Progress&)>;
-
 class Scheduler {
  public:
   Scheduler(store::Database& db, SchedulerOptions options = {});

@@ -11,6 +11,7 @@
 #include "onceorder/invariants.hpp"
 #include "onceorder/legacy_items.hpp"
 #include "onceorder/numbering.hpp"
+#include "onceorder/progress.hpp"
 #include "onceorder/receipts.hpp"
 
 namespace onceorder::cli {
@@ -19,6 +20,11 @@ namespace {
 store::Clock::time_point minutes(int n) { return store::Clock::now() + std::chrono::minutes(n); }
 
 std::string key_text(const OrderKey& k) { return k.site_code + "/" + k.order_no + "/" + k.lot_no; }
+
+// Long work's progress on stdout: a bar on a terminal, plain lines in a log or a pipe.
+ProgressBar progress_bar(std::string unit) {
+  return ProgressBar(std::cout, isatty(STDOUT_FILENO) != 0, std::move(unit));
+}
 
 // The rows the old system had in flight, with the operator's word (or its absence).
 void print_in_flight(const DedupPlan& plan) {
@@ -102,7 +108,10 @@ int import_documents(store::Database& db, const std::string& scope, const std::s
   auto text = read_file(file);
   if (!text.ok()) return fail(text.status());
   Numbering numbering(db);
+  ProgressBar bar = progress_bar("documents");
+  options.progress = bar.fn();
   auto report = numbering.import_legacy(scope, options, *text, minutes(5));
+  bar.finish();
   if (!report.ok()) return fail(report.status());
   // The reconciliation report, per declared scheme (values, not the numbers as written).
   std::cout << fmt::format("{:<8} {:>8} {:>12} {:>12} {:>10}\n", "scheme", "count", "min", "max",
@@ -129,22 +138,10 @@ int schedule_batch(store::Database& db, const SchedulerOptions& options) {
   auto run = scheduler.create_run(RunKind::batch, std::nullopt, minutes(1));
   if (!run.ok()) return fail(run.status());
   const auto id = run->run.run_id;
-  const bool tty = isatty(STDOUT_FILENO) != 0;
   std::cout << fmt::format("run {}: {} items to process\n", id, run->run.counts.wait) << std::flush;
-  const auto start = store::Clock::now();
-  std::int64_t last_printed = -1;
-  auto done = scheduler.process_run(id, [&](const Progress& p) {
-    const double secs = std::chrono::duration<double>(store::Clock::now() - start).count();
-    const double rate = secs > 0 ? static_cast<double>(p.done) / secs : 0;
-    // On a terminal one line updates in place; in a log, a line per tenth of the run.
-    if (tty) {
-      std::cout << fmt::format("\r{}/{} items, {:.0f}/s", p.done, p.total, rate) << std::flush;
-    } else if (p.total > 0 && (p.done * 10 / p.total != last_printed || p.done == p.total)) {
-      last_printed = p.done * 10 / p.total;
-      std::cout << fmt::format("{}/{} items, {:.0f}/s\n", p.done, p.total, rate);
-    }
-  });
-  if (tty) std::cout << '\n';
+  ProgressBar bar = progress_bar("items");
+  auto done = scheduler.process_run(id, bar.fn());
+  bar.finish();
   if (!done.ok()) return fail(done.status());
   std::cout << fmt::format("run {} {}: {} success, {} failed, {} aborted\n", id,
                            to_string(done->status), done->counts.success, done->counts.failed,
@@ -172,7 +169,9 @@ int schedule_reap(store::Database& db, const SchedulerOptions& options) {
 int import_items(store::Database& db, const std::string& file) {
   auto text = read_file(file);
   if (!text.ok()) return fail(text.status());
-  auto staged = import_legacy_items(db, *text, minutes(5));
+  ProgressBar bar = progress_bar("rows");
+  auto staged = import_legacy_items(db, *text, minutes(5), bar.fn());
+  bar.finish();
   if (!staged.ok()) return fail(staged.status());
   std::cout << fmt::format("staged {} legacy items; `onceorder legacy dedup` shows the plan\n",
                            *staged);
@@ -197,7 +196,10 @@ int dedup(store::Database& db, bool apply) {
     auto plan = plan_legacy_dedup(db, minutes(5));
     if (plan.ok() && plan->unresolved > 0) print_in_flight(*plan);
   }
-  auto plan = apply ? apply_legacy_dedup(db, minutes(5)) : plan_legacy_dedup(db, minutes(5));
+  ProgressBar bar = progress_bar("rows");
+  auto plan =
+      apply ? apply_legacy_dedup(db, minutes(5), bar.fn()) : plan_legacy_dedup(db, minutes(5));
+  bar.finish();
   if (!plan.ok()) return fail(plan.status());
   for (const auto& g : plan->duplicates) {
     std::cout << key_text(g.key) << '\n';

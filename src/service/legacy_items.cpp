@@ -144,7 +144,8 @@ Result<Computed> compute(Connection& c, store::LegacyItemsStore& items) {
 }  // namespace
 
 Result<std::int64_t> import_legacy_items(store::Database& db, std::string_view csv,
-                                         store::Clock::time_point deadline) {
+                                         store::Clock::time_point deadline,
+                                         const ProgressFn& progress) {
   OO_ASSIGN_OR_RETURN(auto lines, parse_csv(csv));
   auto invalid = [](std::string field, std::string msg) {
     return Status(Code::invalid_request, "invalid file",
@@ -193,11 +194,14 @@ Result<std::int64_t> import_legacy_items(store::Database& db, std::string_view c
   store::LegacyItemsStore items(db.dialect());
   return store::transact<std::int64_t>(
       db, tx(deadline, store::TxMode::write), [&](Connection& c) -> Result<std::int64_t> {
+        const auto total = static_cast<std::int64_t>(rows.size());
+        std::int64_t done = 0;
         for (const auto& r : rows) {
           OO_RETURN_IF_ERROR(
               items.insert_staged(c, r.line_no, r.key, r.status, r.created_at, r.run_id));
+          if (progress) progress({++done, total});
         }
-        return static_cast<std::int64_t>(rows.size());
+        return total;
       });
 }
 
@@ -287,7 +291,8 @@ Result<DedupPlan> plan_legacy_dedup(store::Database& db, store::Clock::time_poin
                                     });
 }
 
-Result<DedupPlan> apply_legacy_dedup(store::Database& db, store::Clock::time_point deadline) {
+Result<DedupPlan> apply_legacy_dedup(store::Database& db, store::Clock::time_point deadline,
+                                     const ProgressFn& progress) {
   store::LegacyItemsStore items(db.dialect());
   return store::transact<
       DedupPlan>(db, tx(deadline, store::TxMode::write), [&](Connection& c) -> Result<DedupPlan> {
@@ -324,11 +329,18 @@ Result<DedupPlan> apply_legacy_dedup(store::Database& db, store::Clock::time_poi
                                 plan.unresolved),
                     std::move(errors));
     }
+    std::int64_t total = static_cast<std::int64_t>(computed.legacy_rows.size());
+    for (const auto& [id, kept] : computed.keep) total += !id.first && !kept ? 1 : 0;
+    std::int64_t done = 0;
+    const auto step = [&] {
+      if (progress) progress({++done, total});
+    };
     // Live rows that lose go first, so that no moment holds two live rows for a key.
     for (const auto& [id, kept] : computed.keep) {
       if (id.first || kept) continue;
       OO_RETURN_IF_ERROR(
           items.abort_item(c, id.second, "legacy dedup: a duplicate of the kept row"));
+      step();
     }
     if (!computed.legacy_rows.empty()) {
       OO_ASSIGN_OR_RETURN(plan.run_id, items.insert_run(c));
@@ -352,6 +364,7 @@ Result<DedupPlan> apply_legacy_dedup(store::Database& db, store::Clock::time_poi
       OO_ASSIGN_OR_RETURN(auto item_id,
                           items.insert_item(c, plan.run_id, r.key, status, r.created_at, note));
       OO_RETURN_IF_ERROR(items.mark_moved(c, r.id, item_id));
+      step();
     }
     plan.applied = true;
     return std::move(plan);

@@ -390,7 +390,7 @@ Result<DocumentPage> Numbering::list(std::string_view scope, std::int64_t after,
 Result<LegacyImportReport> Numbering::import_legacy(std::string_view scope, LegacyScheme scheme,
                                                     std::string_view csv,
                                                     store::Clock::time_point deadline) {
-  return import_legacy(scope, LegacyImportOptions{scheme, false}, csv, deadline);
+  return import_legacy(scope, LegacyImportOptions{scheme, false, {}}, csv, deadline);
 }
 
 Result<LegacyImportReport> Numbering::import_legacy(std::string_view scope,
@@ -561,9 +561,12 @@ Result<LegacyImportReport> Numbering::import_legacy(std::string_view scope,
                         "the file collides with the scope; nothing was imported",
                         std::move(problems));
         }
+        const auto total = static_cast<std::int64_t>(entries.size());
+        std::int64_t done = 0;
         for (const Entry& e : entries) {
           OO_RETURN_IF_ERROR(
               store_->insert_legacy(c, scope, e.value, e.number, scheme_name(e.scheme), e.title));
+          if (options.progress) options.progress({++done, total});
         }
         OO_RETURN_IF_ERROR(store_->raise_last_value(c, scope, largest));
         return report(rows, {}, std::max(largest, last_value));

@@ -1,5 +1,6 @@
 // The `onceorder` binary as an operator uses it: exit codes, messages, and serve's
 // start-up refusal and graceful SIGTERM. Runs the built binary (ONCEORDER_BIN).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -145,6 +146,28 @@ TEST_F(CliTest, LegacyImportReportsLinesAndWritesNothingOnError) {
   EXPECT_NE(scheme.output.find("unknown scheme"), std::string::npos) << scheme.output;
 }
 
+// On a terminal (script(1) gives the command a pseudo-terminal) the progress is a bar redrawn
+// in place; in a pipe, lines. A dry run writes nothing and so shows no progress.
+TEST_F(CliTest, LegacyImportShowsABarOnATerminalAndLinesInAPipe) {
+  std::string csv = "number\n";
+  for (int i = 1; i <= 40; ++i) csv += fmt::format("{:04}\n", i);
+  auto file = write("many.csv", csv);
+  auto piped = run(db_ + " legacy import-documents --scope PIPE --scheme dec4 " + file);
+  ASSERT_EQ(piped.exit_code, 0) << piped.output;
+  EXPECT_NE(piped.output.find("40/40 documents (100%)"), std::string::npos) << piped.output;
+  EXPECT_EQ(piped.output.find('['), std::string::npos) << piped.output;
+  auto dry = run(db_ + " legacy import-documents --scope DRY --scheme dec4 --dry-run " + file);
+  EXPECT_EQ(dry.exit_code, 0) << dry.output;
+  EXPECT_EQ(dry.output.find("documents ("), std::string::npos) << dry.output;
+  const std::string tty =
+      run_shell("script -qec '" + onceorder_bin() + " " + db_ +
+                " legacy import-documents --scope TTY --scheme dec4 " + file + "' /dev/null");
+  EXPECT_NE(tty.find("\r[##############################] 40/40 documents (100%)"),
+            std::string::npos)
+      << tty;
+  EXPECT_NE(tty.find("imported 40 documents into scope 'TTY'"), std::string::npos) << tty;
+}
+
 TEST_F(CliTest, MixedLegacyHistoryDryRunReportsPerSchemeAndWritesNothing) {
   auto mixed = write("mixed.csv", "number,scheme\n295,dec3\n3E8,hex3\n0296,dec4\n064,hex3\n");
   auto dry = run(db_ + " legacy import-documents --scope MIX --dry-run " + mixed);
@@ -176,6 +199,9 @@ void legacy_cutover(CliTest& t, const std::string& db,
                        "S1,B1,1,PROCESSING,2024-03-01T08:00:00Z\n");
   auto staged = run(db + " legacy import-items " + items);
   ASSERT_EQ(staged.exit_code, 0) << staged.output;
+  // Long work shows its progress; in a pipe as plain lines, not a bar.
+  EXPECT_NE(staged.output.find("2/2 rows (100%)"), std::string::npos) << staged.output;
+  EXPECT_EQ(staged.output.find('\r'), std::string::npos) << staged.output;
   auto plan = run(db + " legacy dedup");
   EXPECT_EQ(plan.exit_code, 0) << plan.output;
   EXPECT_NE(plan.output.find("2 unresolved"), std::string::npos) << plan.output;
@@ -200,10 +226,12 @@ void legacy_cutover(CliTest& t, const std::string& db,
   EXPECT_EQ(applied.exit_code, 0) << applied.output;
   EXPECT_NE(applied.output.find("made -> success"), std::string::npos) << applied.output;
   EXPECT_NE(applied.output.find("not_made -> failed"), std::string::npos) << applied.output;
+  EXPECT_NE(applied.output.find("2/2 rows (100%)"), std::string::npos) << applied.output;
   EXPECT_EQ(run(db + " schedule reap").exit_code, 0);
   auto batch = run(db + " schedule batch");
   EXPECT_EQ(batch.exit_code, 0) << batch.output;
   EXPECT_NE(batch.output.find("1 success"), std::string::npos) << batch.output;
+  EXPECT_NE(batch.output.find("1/1 items (100%)"), std::string::npos) << batch.output;
   EXPECT_EQ(sql("SELECT order_no FROM production_orders"), "B1");
   auto c = run(db + " check");
   EXPECT_EQ(c.exit_code, 0) << c.output;
