@@ -1,5 +1,6 @@
 // The operator dashboard: reads /readyz, /v1/invariants, the recent schedule runs, one
-// order, and one scope with its documents.
+// order (and cancels it, after a preview of what that releases), and one scope with its
+// documents.
 // Plain DOM code, no dependencies; every value is inserted as text, never as HTML.
 "use strict";
 
@@ -12,11 +13,21 @@ function headers() {
   return token ? { Authorization: "Bearer " + token } : {};
 }
 
+// Amounts are 64-bit (ids are sent as strings already): past 2^53 a JavaScript number would
+// change their last digits, so an integer a double cannot hold exactly stays the text sent.
+function parseJson(text) {
+  return JSON.parse(text, (key, value, context) =>
+    typeof value === "number" && !Number.isSafeInteger(value) && context &&
+    /^-?[0-9]+$/.test(context.source) ? context.source : value);
+}
+
+async function readJson(res) {
+  try { return parseJson(await res.text()); } catch (e) { return null; }
+}
+
 async function getJson(path) {
   const res = await fetch(path, { headers: headers(), cache: "no-store" });
-  let body = null;
-  try { body = await res.json(); } catch (e) { body = null; }
-  return { status: res.status, body };
+  return { status: res.status, body: await readJson(res) };
 }
 
 function problemText(r) {
@@ -94,11 +105,16 @@ async function refreshRuns() {
   }
 }
 
+let shownOrder = null;
+
 async function lookUpOrder(orderId) {
   const err = $("order-error");
   const info = $("order-info");
   err.hidden = true;
   info.hidden = true;
+  shownOrder = null;
+  $("cancel-start").hidden = true;
+  $("cancel-preview").hidden = true;
   $("order-lines-table").hidden = true;
   $("order-lines").replaceChildren();
   const r = await getJson(`/v1/orders/${encodeURIComponent(orderId)}`);
@@ -121,6 +137,40 @@ async function lookUpOrder(orderId) {
     $("order-lines").appendChild(row);
   }
   $("order-lines-table").hidden = false;
+  shownOrder = r.body;
+  $("cancel-start").hidden = r.body.status !== "placed";
+}
+
+// What a cancel will touch, before it is sent: every line's reservation goes back to stock.
+function previewCancel() {
+  const o = shownOrder;
+  $("cancel-what").textContent =
+    `Cancelling order ${o.order_id} (${o.order_no}, customer ${o.customer_id}) releases ` +
+    `${o.lines.length} reservation(s) back to warehouse ${o.warehouse_id}; it is refused ` +
+    "if a line is already in production.";
+  const ul = $("cancel-releases");
+  ul.replaceChildren();
+  for (const l of o.lines) {
+    const li = document.createElement("li");
+    li.textContent = `line ${l.line_no}: sku ${l.sku_id} × ${l.quantity}`;
+    ul.appendChild(li);
+  }
+  $("cancel-result").hidden = true;
+  $("cancel-preview").hidden = false;
+}
+
+async function confirmCancel() {
+  const id = shownOrder.order_id;
+  $("cancel-preview").hidden = true;
+  const res = await fetch(`/v1/orders/${encodeURIComponent(id)}/cancel`,
+                          { method: "POST", headers: headers() });
+  const body = await readJson(res);
+  const out = $("cancel-result");
+  out.hidden = false;
+  if (res.status === 200) show(out, `order ${id} is ${body.status}`, "ok");
+  else show(out, "not cancelled: " + problemText({ status: res.status, body }), "bad");
+  await lookUpOrder(String(id));
+  out.hidden = false;
 }
 
 async function loadDocuments(scope, after) {
@@ -183,6 +233,9 @@ $("order-form").addEventListener("submit", (e) => {
   e.preventDefault();
   lookUpOrder($("order-id").value.trim());
 });
+$("cancel-start").addEventListener("click", previewCancel);
+$("cancel-back").addEventListener("click", () => { $("cancel-preview").hidden = true; });
+$("cancel-confirm").addEventListener("click", confirmCancel);
 $("scope-form").addEventListener("submit", (e) => {
   e.preventDefault();
   lookUpScope($("scope").value.trim());

@@ -1,0 +1,144 @@
+// The operator console in a real browser (Debian's headless Chromium, driven by
+// playwright-core): a server with the demo data, the lists rendered, and one action (cancel an
+// order, after its preview) carried out through the page. Screenshots of each step go to the
+// artifacts directory.
+//
+// Usage: node console_test.mjs ONCEORDER_BIN ARTIFACTS_DIR sqlite|postgresql
+// (postgresql: inside pg_virtualenv, whose PG* variables name the server; a database of its
+// own is created). Exit status 0 when every check held, 1 otherwise, 77 when Chromium is
+// missing or PostgreSQL is not configured and not required (ctest reports a skip).
+import { spawn, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const [bin, artifacts, engine] = process.argv.slice(2);
+const browserPath = process.env.CHROMIUM || "/usr/bin/chromium";
+if (!existsSync(browserPath)) {
+  // The test command (scripts/test) requires it; a developer's ctest may lack it.
+  const required = process.env.ONCEORDER_REQUIRE_BROWSER === "1";
+  console.log(`${required ? "FAIL" : "skipped"}: no Chromium at ${browserPath} ` +
+              "(scripts/bootstrap installs it)");
+  process.exit(required ? 1 : 77);
+}
+if (engine === "postgresql" && !process.env.PGHOST && !process.env.PGPORT &&
+    process.env.ONCEORDER_REQUIRE_PG !== "1") {
+  console.log("skipped: PostgreSQL not configured (no PG* variables; pg_virtualenv sets them)");
+  process.exit(77);
+}
+mkdirSync(artifacts, { recursive: true });
+const dir = mkdtempSync(join(tmpdir(), "onceorder-browser-"));
+let db = `sqlite:${join(dir, "console.db")}`;
+if (engine === "postgresql") {
+  const name = `oo_browser_${process.pid}`;
+  execFileSync("createdb", [name]);
+  db = `postgresql:///${name}`;
+}
+
+let failures = 0;
+function check(ok, what) {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
+  if (!ok) failures += 1;
+}
+
+function cli(...args) {
+  return execFileSync(bin, ["--db", db, ...args], { encoding: "utf8" });
+}
+
+// `serve` on a free loopback port; resolves with the port from its log line.
+function startServer() {
+  const server = spawn(bin, ["--db", db, "serve", "--listen", "127.0.0.1:0"],
+                       { stdio: ["ignore", "pipe", "pipe"] });
+  return new Promise((resolve, reject) => {
+    let log = "";
+    const timer = setTimeout(() => reject(new Error("serve did not start:\n" + log)), 15000);
+    const onData = (chunk) => {
+      log += chunk;
+      const m = /listening on \S+ port (\d+)/.exec(log);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ server, port: Number(m[1]) });
+      }
+    };
+    server.stdout.on("data", onData);
+    server.stderr.on("data", onData);
+    server.on("exit", (code) => reject(new Error(`serve exited with ${code}:\n${log}`)));
+  });
+}
+
+let server = null;
+let browser = null;
+try {
+  cli("migrate");
+  cli("demo");
+  const started = await startServer();
+  server = started.server;
+  const base = `http://127.0.0.1:${started.port}`;
+
+  // An order of its own to cancel (the demo's are produced, so refused).
+  const placed = await fetch(`${base}/v1/orders`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "Idempotency-Key": "browser-1" },
+    body: JSON.stringify({ customer_id: 9, warehouse_id: 1, lines: [{ sku_id: 101, quantity: 1 }] }),
+  });
+  const order = await placed.json();
+  check(placed.status === 201, `an order to cancel was placed (${placed.status})`);
+
+  browser = await chromium.launch({ executablePath: browserPath, args: ["--no-sandbox"] });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  await page.goto(`${base}/`);
+
+  // The lists render without a click.
+  await page.waitForSelector("#invariants tr");
+  const invariants = await page.locator("#invariants tr").count();
+  check(invariants >= 15, `every invariant is listed (${invariants} rows)`);
+  const summary = await page.locator("#invariants-summary").textContent();
+  check(summary === "all invariants hold", `invariants summary: ${summary}`);
+  await page.waitForSelector("#runs tr");
+  const runs = await page.locator("#runs tr").count();
+  check(runs >= 1, `the demo's schedule run is listed (${runs} rows)`);
+  const ready = await page.locator("#ready").textContent();
+  check(ready.startsWith("ready"), `readiness: ${ready}`);
+  await page.screenshot({ path: join(artifacts, `${engine}-1-lists.png`), fullPage: true });
+
+  // A look-up, then the action: its preview first, nothing sent until it is confirmed.
+  await page.fill("#order-id", String(order.order_id));
+  await page.click("#order-form button");
+  await page.waitForSelector("#cancel-start:not([hidden])");
+  await page.click("#cancel-start");
+  const preview = await page.locator("#cancel-what").textContent();
+  check(preview.includes(`order ${order.order_id}`) && preview.includes("1 reservation"),
+        `the preview says what the cancel touches: ${preview}`);
+  const releases = await page.locator("#cancel-releases li").allTextContents();
+  check(releases.length === 1 && releases[0] === "line 1: sku 101 × 1",
+        `the preview lists the release: ${JSON.stringify(releases)}`);
+  const before = await (await fetch(`${base}/v1/orders/${order.order_id}`)).json();
+  check(before.status === "placed", "nothing was cancelled before the confirmation");
+  const shownId = await page.locator("#order-info dd").first().textContent();
+  check(shownId === order.order_id, `the page shows the order id exactly (${shownId})`);
+  await page.screenshot({ path: join(artifacts, `${engine}-2-preview.png`), fullPage: true });
+  await page.click("#cancel-confirm");
+  await page.waitForSelector("#cancel-result:not([hidden])");
+  const result = await page.locator("#cancel-result").textContent();
+  check(result === `order ${order.order_id} is cancelled`, `the result is shown: ${result}`);
+  const after = await (await fetch(`${base}/v1/orders/${order.order_id}`)).json();
+  check(after.status === "cancelled", `the server has the order cancelled (${after.status})`);
+  check(await page.locator("#cancel-start").isHidden(), "a cancelled order offers no cancel");
+  await page.screenshot({ path: join(artifacts, `${engine}-3-cancelled.png`), fullPage: true });
+
+  check(errors.length === 0, `no errors in the page (${errors.join("; ")})`);
+  const checked = cli("check");
+  check(checked.includes("ok"), "onceorder check is clean afterwards");
+} catch (e) {
+  check(false, `the run ended early: ${e.stack || e}`);
+} finally {
+  if (browser) await browser.close();
+  if (server) server.kill("SIGTERM");
+  rmSync(dir, { recursive: true, force: true });
+}
+console.log(failures === 0 ? "console: every check held" : `console: ${failures} checks failed`);
+process.exit(failures === 0 ? 0 : 1);
