@@ -1,6 +1,7 @@
-// The operator dashboard: reads /readyz, /v1/invariants, the recent schedule runs, one
-// order (and cancels it, after a preview of what that releases), and one scope with its
-// documents.
+// The operator dashboard: reads /readyz, /v1/invariants, the recent schedule runs, the
+// schedule items (filtered by state, site, order and run, paged), one order (and cancels it,
+// after a preview of what that releases), and one scope with its documents; live refresh on
+// request.
 // Plain DOM code, no dependencies; every value is inserted as text, never as HTML.
 "use strict";
 
@@ -106,6 +107,44 @@ async function refreshRuns() {
 }
 
 let shownOrder = null;
+let itemsAfter = null;
+
+// The items filter as query parameters (empty fields are left out: the server reads an
+// absent filter as "any").
+function itemsQuery(after) {
+  const q = new URLSearchParams({ limit: "50" });
+  const add = (name, id) => { const v = $(id).value.trim(); if (v) q.set(name, v); };
+  add("status", "items-status");
+  add("site_code", "items-site");
+  add("order_no", "items-order");
+  add("run_id", "items-run");
+  if (after !== null) q.set("after", String(after));
+  return q;
+}
+
+async function loadItems(after) {
+  const summary = $("items-summary");
+  const tbody = $("items");
+  if (after === null) tbody.replaceChildren();
+  try {
+    const r = await getJson(`/v1/schedule/items?${itemsQuery(after)}`);
+    if (r.status !== 200) return show(summary, problemText(r), "bad");
+    for (const i of r.body.items) {
+      const row = document.createElement("tr");
+      [String(i.item_id), String(i.run_id), i.site_code, i.order_no, i.lot_no, i.status,
+       String(i.attempt), i.updated_at, i.error || ""].forEach((t) => cell(row, t));
+      row.className = i.status === "failed" ? "bad" : "";
+      tbody.appendChild(row);
+    }
+    const n = tbody.children.length;
+    itemsAfter = r.body.next_after;
+    show(summary, n ? `${n} item(s)${itemsAfter !== null ? ", more below" : ""}` : "no items",
+         "");
+    $("items-more").hidden = itemsAfter === null;
+  } catch (e) {
+    show(summary, "server unreachable", "bad");
+  }
+}
 
 async function lookUpOrder(orderId) {
   const err = $("order-error");
@@ -218,7 +257,16 @@ function refresh() {
   refreshReady();
   refreshInvariants();
   refreshRuns();
+  loadItems(null);
 }
+
+// Live refresh: every 5 s while the box is ticked (and the tab is visible).
+let liveTimer = null;
+$("live").addEventListener("change", () => {
+  clearInterval(liveTimer);
+  liveTimer = $("live").checked
+    ? setInterval(() => { if (!document.hidden) refresh(); }, 5000) : null;
+});
 
 $("token-form").addEventListener("submit", (e) => {
   e.preventDefault();
@@ -233,6 +281,11 @@ $("order-form").addEventListener("submit", (e) => {
   e.preventDefault();
   lookUpOrder($("order-id").value.trim());
 });
+$("items-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  loadItems(null);
+});
+$("items-more").addEventListener("click", () => loadItems(itemsAfter));
 $("cancel-start").addEventListener("click", previewCancel);
 $("cancel-back").addEventListener("click", () => { $("cancel-preview").hidden = true; });
 $("cancel-confirm").addEventListener("click", confirmCancel);

@@ -103,7 +103,22 @@ try {
   check(runs >= 1, `the demo's schedule run is listed (${runs} rows)`);
   const ready = await page.locator("#ready").textContent();
   check(ready.startsWith("ready"), `readiness: ${ready}`);
+  await page.waitForSelector("#items tr");
+  const items = await page.locator("#items tr").count();
+  check(items === 7, `the demo run's items are listed (${items} rows)`);
   await page.screenshot({ path: join(artifacts, `${engine}-1-lists.png`), fullPage: true });
+
+  // Filters: by state (none failed), then by state and run.
+  await page.selectOption("#items-status", "failed");
+  await page.click("#items-form button");
+  await page.waitForFunction(() => document.querySelector("#items-summary").textContent === "no items");
+  check(await page.locator("#items tr").count() === 0, "no failed items");
+  await page.selectOption("#items-status", "success");
+  await page.fill("#items-run", "1");
+  await page.click("#items-form button");
+  await page.waitForFunction(() => document.querySelector("#items-summary").textContent === "7 item(s)");
+  check(await page.locator("#items tr").count() === 7, "run 1's successful items");
+
 
   // A look-up, then the action: its preview first, nothing sent until it is confirmed.
   await page.fill("#order-id", String(order.order_id));
@@ -130,6 +145,15 @@ try {
   check(await page.locator("#cancel-start").isHidden(), "a cancelled order offers no cancel");
   await page.screenshot({ path: join(artifacts, `${engine}-3-cancelled.png`), fullPage: true });
 
+  // Live refresh picks up a run made elsewhere (after the cancel: the run would produce the
+  // order, and a produced order cannot be cancelled).
+  await page.check("#live");
+  const run = await fetch(`${base}/v1/schedule/runs`, { method: "POST" });
+  check(run.status === 201, `a run was made through the API (${run.status})`);
+  await page.waitForFunction(() => document.querySelectorAll("#runs tr").length === 2,
+                             null, { timeout: 12000 });
+  check(await page.locator("#runs tr").count() === 2, "live refresh shows the new run");
+  await page.uncheck("#live");
   check(errors.length === 0, `no errors in the page (${errors.join("; ")})`);
   const checked = cli("check");
   check(checked.includes("ok"), "onceorder check is clean afterwards");
