@@ -20,7 +20,10 @@ const std::array kRoutes{
     Route{RouteId::sku, "/v1/warehouses/{warehouse_id}/skus/{sku_id}", kGetPut, Access::staff},
     Route{RouteId::sku_adjustments, "/v1/warehouses/{warehouse_id}/skus/{sku_id}/adjustments",
           kPost, Access::staff},
-    Route{RouteId::orders, "/v1/orders", kPost, Access::orders},
+    Route{RouteId::scopes, "/v1/scopes", kGet, Access::staff},
+    Route{RouteId::warehouse_skus, "/v1/warehouses/{warehouse_id}/skus", kGet, Access::staff},
+    Route{RouteId::orders, "/v1/orders", kGetPost, Access::orders, Access::readers},
+    Route{RouteId::order_receipts, "/v1/orders/{order_id}/receipts", kGet, Access::readers},
     Route{RouteId::order, "/v1/orders/{order_id}", kGet, Access::orders},
     Route{RouteId::order_cancel, "/v1/orders/{order_id}/cancel", kPost, Access::orders},
     Route{RouteId::source_orders, "/v1/source-orders", kPost, Access::staff},
@@ -107,6 +110,10 @@ std::optional<RouteMatch> match_api(std::span<const std::string_view> segs) {
     if (segs[i].empty()) return std::nullopt;
   }
   if (head == "invariants" && n == 1) return match(RouteId::invariants);
+  if (head == "scopes" && n == 1) return match(RouteId::scopes);
+  if (head == "warehouses" && n == 3 && segs[2] == "skus") {
+    return match(RouteId::warehouse_skus, {segs[1]});
+  }
   if (head == "scopes" && (n == 2 || (n == 3 && segs[2] == "documents"))) {
     RouteMatch m = match(n == 2 ? RouteId::scope : RouteId::scope_documents);
     m.scope = std::string(segs[1]);
@@ -120,6 +127,7 @@ std::optional<RouteMatch> match_api(std::span<const std::string_view> segs) {
     if (n == 1) return match(RouteId::orders);
     if (n == 2) return match(RouteId::order, {segs[1]});
     if (n == 3 && segs[2] == "cancel") return match(RouteId::order_cancel, {segs[1]});
+    if (n == 3 && segs[2] == "receipts") return match(RouteId::order_receipts, {segs[1]});
   }
   if (head == "source-orders" && n == 1) return match(RouteId::source_orders);
   if (head == "schedule" && n >= 2) {
