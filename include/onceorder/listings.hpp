@@ -23,9 +23,10 @@ Result<std::vector<OrderSummary>> list_orders(store::Database& db, const OrderFi
 
 // The receipts that point at `order_id`, oldest first. not_found when the order does not
 // exist or, with `only_customer`, belongs to another customer (so that ids cannot be probed).
-Result<std::vector<OrderReceiptView>> list_order_receipts(store::Database& db, std::int64_t order_id,
-                                                      std::optional<std::int64_t> only_customer,
-                                                      store::Clock::time_point deadline);
+Result<std::vector<OrderReceiptView>> list_order_receipts(store::Database& db,
+                                                          std::int64_t order_id,
+                                                          std::optional<std::int64_t> only_customer,
+                                                          store::Clock::time_point deadline);
 
 // The SKUs of a warehouse with sku_id > `after_sku`, ascending, `limit` at most.
 Result<std::vector<Sku>> list_skus(store::Database& db, std::int64_t warehouse_id,

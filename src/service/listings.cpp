@@ -40,13 +40,15 @@ Result<std::vector<OrderSummary>> list_orders(store::Database& db, const OrderFi
       });
 }
 
-Result<std::vector<OrderReceiptView>> list_order_receipts(store::Database& db, std::int64_t order_id,
-                                                      std::optional<std::int64_t> only_customer,
-                                                      store::Clock::time_point deadline) {
+Result<std::vector<OrderReceiptView>> list_order_receipts(store::Database& db,
+                                                          std::int64_t order_id,
+                                                          std::optional<std::int64_t> only_customer,
+                                                          store::Clock::time_point deadline) {
   store::ListingStore listing(db.dialect());
   store::IntakeStore intake(db.dialect());
   return store::transact<std::vector<OrderReceiptView>>(
-      db, store::read_tx(deadline), [&](store::Connection& c) -> Result<std::vector<OrderReceiptView>> {
+      db, store::read_tx(deadline),
+      [&](store::Connection& c) -> Result<std::vector<OrderReceiptView>> {
         OO_ASSIGN_OR_RETURN(auto order, intake.get_order(c, order_id));
         if (!order || (only_customer && order->customer_id != *only_customer)) {
           return Status(Code::not_found, fmt::format("order {} does not exist", order_id));

@@ -32,14 +32,14 @@ Result<std::vector<OrderSummary>> ListingStore::orders(store::Connection& c, con
 }
 
 Result<std::vector<OrderReceiptView>> ListingStore::order_receipts(store::Connection& c,
-                                                               std::int64_t customer_id,
-                                                               std::int64_t order_id) {
+                                                                   std::int64_t customer_id,
+                                                                   std::int64_t order_id) {
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.order_receipts, {customer_id, order_id}));
   std::vector<OrderReceiptView> out;
   out.reserve(rows.size());
   for (const Row& r : rows) {
     out.push_back(OrderReceiptView{r.text(0), r.i64(1), r.text(2), static_cast<int>(r.i64(3)),
-                               r.text(4), r.text(5)});
+                                   r.text(4), r.text(5)});
   }
   return out;
 }

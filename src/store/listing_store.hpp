@@ -38,8 +38,9 @@ class ListingStore {
   explicit ListingStore(const Dialect& dialect);
   Result<std::vector<OrderSummary>> orders(store::Connection& c, const OrderFilter& filter);
   // The receipts of `customer_id` that point at `order_id`, oldest first.
-  Result<std::vector<OrderReceiptView>> order_receipts(store::Connection& c, std::int64_t customer_id,
-                                                   std::int64_t order_id);
+  Result<std::vector<OrderReceiptView>> order_receipts(store::Connection& c,
+                                                       std::int64_t customer_id,
+                                                       std::int64_t order_id);
   Result<std::vector<Sku>> skus(store::Connection& c, std::int64_t warehouse_id,
                                 std::int64_t after_sku, int limit);
   Result<std::vector<ScopeAudit>> scopes(store::Connection& c, std::string_view after, int limit);
