@@ -6,6 +6,7 @@
 // Thread-safety: stateless; safe from any thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -13,6 +14,7 @@
 
 #include "onceorder/document_types.hpp"
 #include "onceorder/order_types.hpp"
+#include "onceorder/schedule_types.hpp"
 #include "onceorder/store.hpp"
 
 namespace onceorder {
@@ -32,6 +34,12 @@ Result<std::vector<OrderReceiptView>> list_order_receipts(store::Database& db,
 Result<std::vector<Sku>> list_skus(store::Database& db, std::int64_t warehouse_id,
                                    std::int64_t after_sku, int limit,
                                    store::Clock::time_point deadline);
+
+// Processing items (item_id > `after_item`, ascending) whose lease has ended or ends within
+// `within`: the stuck claims an operator looks at, with owner, attempt and lease end.
+Result<std::vector<ClaimView>> list_claims(store::Database& db, std::chrono::milliseconds within,
+                                           std::int64_t after_item, int limit,
+                                           store::Clock::time_point deadline);
 
 // Every scope whose name sorts after `after` ("" for the first page), by name, with its audit.
 Result<std::vector<ScopeAudit>> list_scopes(store::Database& db, std::string_view after, int limit,

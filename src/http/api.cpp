@@ -111,6 +111,8 @@ Response Api::dispatch(const RouteMatch& m, const Principal& who, const Request&
       return get_run(s, m, req, deadline);
     case RouteId::schedule_items:
       return list_items(s, req, deadline);
+    case RouteId::schedule_claims:
+      return list_claims(s, req, deadline);
     case RouteId::production_orders:
       return list_production_orders(s, req, deadline);
     case RouteId::reap:

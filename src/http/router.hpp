@@ -31,6 +31,7 @@ enum class RouteId {
   schedule_runs,
   schedule_run,
   schedule_items,
+  schedule_claims,
   production_orders,
   reap,
   invariants,

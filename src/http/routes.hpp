@@ -63,6 +63,7 @@ Response list_order_receipts(Services& s, const Principal& who, const RouteMatch
                              const Request& req, Deadline deadline);
 Response list_skus(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
 Response list_scopes(Services& s, const Request& req, Deadline deadline);
+Response list_claims(Services& s, const Request& req, Deadline deadline);
 
 Response post_source_orders(Services& s, const Request& req, Deadline deadline);
 Response post_run(Services& s, const Request& req, Deadline deadline);

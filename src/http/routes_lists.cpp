@@ -8,6 +8,7 @@
 #include "http/problem.hpp"
 #include "http/request_input.hpp"
 #include "http/routes.hpp"
+#include "onceorder/duration.hpp"
 #include "onceorder/listings.hpp"
 #include "onceorder/number_format.hpp"
 
@@ -15,6 +16,9 @@ namespace onceorder::http {
 namespace {
 
 using json = nlohmann::json;
+
+// The furthest a stuck-claims look ahead may reach: leases are seconds to minutes long.
+constexpr std::chrono::milliseconds kMaxWithin{24LL * 3600 * 1000};
 
 // A page's cursor: the last key when the page is full, else null (the last page).
 template <typename Key>
@@ -169,6 +173,43 @@ Response list_scopes(Services& s, const Request& req, Deadline deadline) {
   return json_response(
       bhttp::status::ok,
       {{"scopes", std::move(out)}, {"next_after", page_cursor(scopes->size(), limit, last)}});
+}
+
+Response list_claims(Services& s, const Request& req, Deadline deadline) {
+  auto query = QueryReader::parse(sv(req.target()));
+  if (!query.ok()) return problem_response(query.status());
+  std::chrono::milliseconds within{0};
+  if (auto text = query->string("within", 32)) {
+    auto parsed = parse_duration(*text);
+    if (parsed.ok() && *parsed <= kMaxWithin) {
+      within = *parsed;
+    } else {
+      query->add_error("within", "must be a duration from 0s to 1d (30s, 5m, 1h30m)");
+    }
+  }
+  const std::int64_t after = query->integer("after", 0, kMaxId).value_or(0);
+  const int limit = query->limit();
+  if (Status st = query->finish(); !st.ok()) return problem_response(st);
+
+  auto claims = onceorder::list_claims(s.db, within, after, limit, deadline);
+  if (!claims.ok()) return problem_response(claims.status());
+  json out = json::array();
+  for (const ClaimView& c : *claims) {
+    out.push_back({{"item_id", c.item_id},
+                   {"run_id", c.run_id},
+                   {"run_kind", c.run_kind},
+                   {"site_code", c.key.site_code},
+                   {"order_no", c.key.order_no},
+                   {"lot_no", c.key.lot_no},
+                   {"attempt", c.attempt},
+                   {"owner", c.owner},
+                   {"lease_until", c.lease_until.empty() ? json(nullptr) : json(c.lease_until)},
+                   {"expired", c.expired}});
+  }
+  const std::int64_t last = claims->empty() ? 0 : claims->back().item_id;
+  return json_response(
+      bhttp::status::ok,
+      {{"claims", std::move(out)}, {"next_after", page_cursor(claims->size(), limit, last)}});
 }
 
 }  // namespace onceorder::http

@@ -69,6 +69,21 @@ Result<std::vector<Sku>> list_skus(store::Database& db, std::int64_t warehouse_i
                                            });
 }
 
+Result<std::vector<ClaimView>> list_claims(store::Database& db, std::chrono::milliseconds within,
+                                           std::int64_t after_item, int limit,
+                                           store::Clock::time_point deadline) {
+  OO_RETURN_IF_ERROR(check_limit(limit));
+  if (within.count() < 0) {
+    return Status(Code::invalid_request, "invalid request",
+                  {FieldError{"within", "must not be negative"}});
+  }
+  store::ListingStore listing(db.dialect());
+  return store::transact<std::vector<ClaimView>>(
+      db, store::read_tx(deadline), [&](store::Connection& c) -> Result<std::vector<ClaimView>> {
+        return listing.claims(c, within.count(), after_item, limit);
+      });
+}
+
 Result<std::vector<ScopeAudit>> list_scopes(store::Database& db, std::string_view after, int limit,
                                             store::Clock::time_point deadline) {
   OO_RETURN_IF_ERROR(check_limit(limit));

@@ -75,4 +75,25 @@ Result<std::vector<ScopeAudit>> ListingStore::scopes(store::Connection& c, std::
   return out;
 }
 
+Result<std::vector<ClaimView>> ListingStore::claims(store::Connection& c, std::int64_t within_ms,
+                                                    std::int64_t after_item, int limit) {
+  OO_ASSIGN_OR_RETURN(auto rows,
+                      c.query(sql_.list_claims, {within_ms, after_item, std::int64_t{limit}}));
+  std::vector<ClaimView> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) {
+    ClaimView v;
+    v.item_id = r.i64(0);
+    v.run_id = r.i64(1);
+    v.run_kind = r.text(2);
+    v.key = OrderKey{r.text(3), r.text(4), r.text(5)};
+    v.attempt = static_cast<int>(r.i64(6));
+    v.owner = r.text(7);
+    v.lease_until = r.text(8);
+    v.expired = r.i64(9) != 0;
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
 }  // namespace onceorder::store

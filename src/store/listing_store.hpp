@@ -13,6 +13,7 @@
 
 #include "onceorder/document_types.hpp"
 #include "onceorder/order_types.hpp"
+#include "onceorder/schedule_types.hpp"
 #include "onceorder/store.hpp"
 #include "store/dialect.hpp"
 
@@ -31,6 +32,10 @@ struct ListingSql {
   store::Statement list_skus;
   // (after scope, limit) → scope, width, radix, max, last, issued, imported, gaps, missing
   store::Statement list_scopes;
+  // (within ms, after item, limit) → item, run, run kind, site, order, lot, attempt, owner,
+  // lease_until, expired: processing items whose lease ends within `within` or has ended,
+  // through the partial index schedule_items_processing.
+  store::Statement list_claims;
 };
 
 class ListingStore {
@@ -43,6 +48,8 @@ class ListingStore {
                                                        std::int64_t order_id);
   Result<std::vector<Sku>> skus(store::Connection& c, std::int64_t warehouse_id,
                                 std::int64_t after_sku, int limit);
+  Result<std::vector<ClaimView>> claims(store::Connection& c, std::int64_t within_ms,
+                                        std::int64_t after_item, int limit);
   Result<std::vector<ScopeAudit>> scopes(store::Connection& c, std::string_view after, int limit);
 
  private:

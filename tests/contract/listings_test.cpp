@@ -2,6 +2,7 @@
 // pages without duplicates or gaps, empty pages, customer restriction and the gap audit.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "onceorder/invariants.hpp"
 #include "onceorder/listings.hpp"
 #include "onceorder/numbering.hpp"
+#include "onceorder/scheduling.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -225,6 +227,53 @@ TEST_P(ListingsTest, ScopesByNameWithTheGapAuditOfI7) {
 
   EXPECT_TRUE(list_scopes(*db_, "L", 10, soon())->empty());
   EXPECT_EQ(list_scopes(*db_, "", 1001, soon()).status().code(), Code::invalid_request);
+}
+
+TEST_P(ListingsTest, ClaimsWhoseLeaseEndedOrEndsSoon) {
+  SchedulerOptions o;
+  o.owner = "worker-1";
+  o.lease = std::chrono::minutes(1);
+  Scheduler s(*db_, o);
+  std::vector<SourceOrder> orders;
+  for (const char* lot : {"1", "2", "3"}) orders.push_back({{"S1", "A", lot}, 1});
+  ASSERT_TRUE(s.import_source_orders(orders, soon()).ok());
+  auto run = s.create_run(RunKind::manual, std::nullopt, soon());
+  ASSERT_TRUE(run.ok()) << run.status().to_string();
+  auto claimed = s.claim(run->run.run_id, 2);
+  ASSERT_TRUE(claimed.ok() && claimed->size() == 2u);
+
+  auto none = list_claims(*db_, std::chrono::milliseconds(0), 0, 100, soon());
+  ASSERT_TRUE(none.ok()) << none.status().to_string();
+  EXPECT_TRUE(none->empty());  // both leases run for another minute
+
+  std::vector<ClaimView> seen;
+  std::int64_t after = 0;
+  for (;;) {
+    auto page = list_claims(*db_, std::chrono::minutes(2), after, 1, soon());
+    ASSERT_TRUE(page.ok()) << page.status().to_string();
+    seen.insert(seen.end(), page->begin(), page->end());
+    if (page->size() < 1) break;
+    after = page->back().item_id;
+  }
+  ASSERT_EQ(seen.size(), 2u);  // the waiting third item is no claim
+  EXPECT_LT(seen[0].item_id, seen[1].item_id);
+  EXPECT_EQ(seen[0].owner, "worker-1");
+  EXPECT_EQ(seen[0].attempt, 1);
+  EXPECT_EQ(seen[0].run_kind, "manual");
+  EXPECT_EQ(seen[0].run_id, run->run.run_id);
+  EXPECT_FALSE(seen[0].expired);
+  EXPECT_FALSE(seen[0].lease_until.empty());
+
+  tdb_.sql("UPDATE schedule_items SET lease_until = '2000-01-01T00:00:00.000Z' WHERE item_id = " +
+           std::to_string(seen[1].item_id));
+  auto expired = list_claims(*db_, std::chrono::milliseconds(0), 0, 100, soon());
+  ASSERT_TRUE(expired.ok());
+  ASSERT_EQ(expired->size(), 1u);
+  EXPECT_EQ(expired->at(0).item_id, seen[1].item_id);
+  EXPECT_TRUE(expired->at(0).expired);
+  EXPECT_EQ(expired->at(0).lease_until, "2000-01-01T00:00:00.000Z");
+  EXPECT_EQ(list_claims(*db_, std::chrono::milliseconds(-1), 0, 100, soon()).status().code(),
+            Code::invalid_request);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, ListingsTest, ::testing::ValuesIn(engines_under_test()),

@@ -165,6 +165,31 @@ TEST_P(ListsHttpTest, ACustomerSeesItsOwnOrdersOnly) {
   EXPECT_EQ(client().get("/v1/orders").status, 401);
 }
 
+TEST_P(ListsHttpTest, ClaimsShowOwnerAttemptAndLease) {
+  SchedulerOptions o;
+  o.owner = "w-9";
+  Scheduler worker(db(), o);
+  ASSERT_TRUE(
+      worker.import_source_orders(std::vector<SourceOrder>{{{"S1", "A", "1"}, 1}}, soon()).ok());
+  auto run = worker.create_run(RunKind::manual, std::nullopt, soon());
+  ASSERT_TRUE(run.ok()) << run.status().to_string();
+  ASSERT_EQ(worker.claim(run->run.run_id, 1)->size(), 1u);
+
+  EXPECT_EQ(client().get("/v1/schedule/claims").json()["claims"], json::array());
+  const auto soon_ending = client().get("/v1/schedule/claims?within=1h");
+  ASSERT_EQ(soon_ending.status, 200) << soon_ending.body;
+  ASSERT_EQ(soon_ending.json()["claims"].size(), 1u) << soon_ending.body;
+  const json c = soon_ending.json()["claims"][0];
+  EXPECT_EQ(c["owner"], "w-9");
+  EXPECT_EQ(c["attempt"], 1);
+  EXPECT_EQ(c["expired"], false);
+  EXPECT_EQ(c["site_code"], "S1");
+  EXPECT_TRUE(c["lease_until"].is_string()) << c;
+  expect_field_error("/v1/schedule/claims?within=2d", "within");
+  expect_field_error("/v1/schedule/claims?within=soon", "within");
+  expect_field_error("/v1/schedule/claims?after=x", "after");
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, ListsHttpTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 

@@ -606,6 +606,8 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
   EXPECT_TRUE(scopes.json()["next_after"].is_string()) << scopes.body;
   EXPECT_EQ(get("/v1/scopes?after=S").status, 200);
   EXPECT_EQ(get("/v1/scopes?after=%00").status, 400);
+  EXPECT_EQ(get("/v1/schedule/claims?within=1h&after=0&limit=10").status, 200);
+  EXPECT_EQ(get("/v1/schedule/claims?within=-1s").status, 400);
   // Refused by the server before any handler, as the shared answer says.
   EXPECT_EQ(post("/v1/source-orders", std::string(1024 * 1024 + 1, ' ')).status, 413);
 

@@ -45,6 +45,16 @@ const ListingSql& listing_sql() {
                       "count(*) FROM documents d WHERE d.scope = s.scope AND d.value <= "
                       "s.last_value) FROM doc_scopes s WHERE s.scope > $1 ORDER BY s.scope "
                       "LIMIT $2"},
+      .list_claims = {"ls_list_claims",
+                      "SELECT i.item_id, i.run_id, r.kind, i.site_code, i.order_no, i.lot_no, "
+                      "i.attempt, coalesce(i.owner, ''), coalesce(" OO_PG_UTC(
+                          "i.lease_until") ", ''), CASE WHEN i.lease_until IS NULL OR "
+                                           "i.lease_until < now() THEN 1 ELSE 0 END FROM "
+                                           "schedule_items i JOIN schedule_runs r ON r.run_id = "
+                                           "i.run_id WHERE i.status = 'processing' AND "
+                                           "(i.lease_until IS NULL OR i.lease_until < now() + "
+                                           "$1::bigint * interval '1 millisecond') AND i.item_id "
+                                           "> $2 ORDER BY i.item_id LIMIT $3"},
   };
   return sql;
 }
