@@ -6,6 +6,8 @@ namespace onceorder::store::sqlite {
 // The gap audit counts per scope what invariant I7 (store/invariants_sql.cpp, OO_I7_SQL)
 // reports: issued values whose predecessor has no document, and a counter that is not the
 // largest value. `missing` counts every hole below the counter, legacy ones included.
+// The claims walk the partial index of processing items (few: workers × claim batch), never
+// the item table, whatever the planner would guess from item_id order.
 const ListingSql& listing_sql() {
   static const ListingSql sql{
       .list_orders = {"ls_list_orders",
@@ -49,7 +51,8 @@ const ListingSql& listing_sql() {
                       "SELECT i.item_id, i.run_id, r.kind, i.site_code, i.order_no, i.lot_no, "
                       "i.attempt, coalesce(i.owner, ''), coalesce(i.lease_until, ''), CASE WHEN "
                       "i.lease_until IS NULL OR i.lease_until < " OO_SQLITE_NOW " THEN 1 ELSE 0 "
-                      "END FROM schedule_items i JOIN schedule_runs r ON r.run_id = i.run_id "
+                      "END FROM schedule_items i INDEXED BY schedule_items_processing JOIN "
+                      "schedule_runs r ON r.run_id = i.run_id "
                       "WHERE i.status = 'processing' AND (i.lease_until IS NULL OR i.lease_until "
                       "< " OO_SQLITE_TIME(
                           "'now', '+' || (?1 / 1000.0) || ' seconds'") ") AND "
