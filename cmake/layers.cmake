@@ -21,6 +21,7 @@ set(ONCEORDER_STORE_SOURCES
   src/store/database.cpp
   src/store/dialect.cpp
   src/store/intake_store.cpp
+  src/store/listing_store.cpp
   src/store/invariants_sql.cpp
   src/store/invariants_store.cpp
   src/store/legacy_items_store.cpp
@@ -29,6 +30,7 @@ set(ONCEORDER_STORE_SOURCES
   src/store/numbering_store.cpp
   src/store/postgres/dialect.cpp
   src/store/postgres/legacy_items_sql.cpp
+  src/store/postgres/listing_sql.cpp
   src/store/postgres/migrations.cpp
   src/store/postgres/node_lease_sql.cpp
   src/store/postgres/pg_connection.cpp
@@ -39,6 +41,7 @@ set(ONCEORDER_STORE_SOURCES
   src/store/sqlite/dialect.cpp
   src/store/sqlite/intake_sql.cpp
   src/store/sqlite/legacy_items_sql.cpp
+  src/store/sqlite/listing_sql.cpp
   src/store/sqlite/migrations.cpp
   src/store/sqlite/node_lease_sql.cpp
   src/store/sqlite/numbering_sql.cpp
@@ -59,6 +62,7 @@ set(ONCEORDER_SERVICE_SOURCES
   src/service/intake.cpp
   src/service/invariants.cpp
   src/service/legacy_items.cpp
+  src/service/listings.cpp
   src/service/maintenance.cpp
   src/service/node_lease.cpp
   src/service/numbering.cpp
@@ -78,6 +82,7 @@ set(ONCEORDER_HTTP_SOURCES
   src/http/request_input.cpp
   src/http/router.cpp
   src/http/routes_ops.cpp
+  src/http/routes_lists.cpp
   src/http/routes_orders.cpp
   src/http/routes_scheduling.cpp
   src/http/routes_scopes.cpp

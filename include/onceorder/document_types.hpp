@@ -28,4 +28,15 @@ struct ScopeInfo {
   std::int64_t remaining() const { return format.max - last_value; }
 };
 
+// A scope with its gap audit, as the scope list shows it.
+struct ScopeAudit {
+  ScopeInfo info;
+  // Rows invariant I7 reports for this scope: an issued value whose predecessor has no
+  // document, and a counter that is not the largest value. 0 when healthy.
+  std::int64_t gaps = 0;
+  // Values in 1..last_value without a document, legacy holes included (an imported history
+  // may have them; OnceOrder's own numbers never leave one).
+  std::int64_t missing = 0;
+};
+
 }  // namespace onceorder

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,37 @@ struct Order {
   std::int64_t warehouse_id = 0;
   std::vector<OrderLine> lines;  // ascending sku_id, line_no from 1
   std::int64_t total_cents = 0;
+  std::string created_at;
+};
+
+// An order without its lines, as lists show it.
+struct OrderSummary {
+  std::int64_t order_id = 0;
+  std::string order_no;
+  std::string status;  // placed | cancelled
+  std::int64_t customer_id = 0;
+  std::int64_t warehouse_id = 0;
+  std::int64_t total_cents = 0;
+  std::string created_at;
+};
+
+// Which orders a list holds, newest (largest order id) first; `before` is the exclusive
+// cursor (0: from the newest).
+struct OrderFilter {
+  std::optional<std::string> status;
+  std::optional<std::int64_t> customer_id;
+  std::optional<std::int64_t> warehouse_id;
+  std::int64_t before = 0;
+  int limit = 100;
+};
+
+// An idempotency receipt of POST /v1/orders that points at an order.
+struct OrderReceiptView {
+  std::string idempotency_key;
+  std::int64_t warehouse_id = 0;
+  std::string normalized;  // the normalized cart, "101x3,202x1" (Cart::text)
+  int normalization = 0;   // the version of the normalization rules it was made with
+  std::string outcome;     // placed | out_of_stock
   std::string created_at;
 };
 

@@ -53,6 +53,18 @@ struct ScheduleItem {
   std::string updated_at;
 };
 
+// A processing item as the stuck-claims list shows it: who holds it, which attempt, until when.
+struct ClaimView {
+  std::int64_t item_id = 0;
+  std::int64_t run_id = 0;
+  std::string run_kind;  // batch | manual | legacy (the reaper leaves legacy ones alone)
+  OrderKey key;
+  int attempt = 0;
+  std::string owner;
+  std::string lease_until;  // "" when the item has no lease (a fault I8 reports)
+  bool expired = false;     // the lease ended (or is missing): the reaper will fail the item
+};
+
 struct ProductionOrder {
   OrderKey key;
   std::int64_t item_id = 0;

@@ -29,7 +29,9 @@ bool Api::answers_inline(const Request& req) const {
   if (auto it = req.find(bhttp::field::authorization); it != req.end()) {
     authorization = sv(it->value());
   }
-  return !authorize(tokens_ ? &*tokens_ : nullptr, authorization, m->route->access).ok();
+  return !authorize(tokens_ ? &*tokens_ : nullptr, authorization,
+                    route_access(*m->route, req.method()))
+              .ok();
 }
 
 bool Api::is_readiness_probe(const Request& req) {
@@ -56,7 +58,8 @@ Response Api::handle(const Request& req, Deadline deadline, std::string_view& ro
         if (auto it = req.find(bhttp::field::authorization); it != req.end()) {
           authorization = sv(it->value());
         }
-        auto who = authorize(tokens_ ? &*tokens_ : nullptr, authorization, m->route->access);
+        auto who = authorize(tokens_ ? &*tokens_ : nullptr, authorization,
+                             route_access(*m->route, req.method()));
         if (!who.ok()) {
           res = problem_response(who.status());
           if (who.status().code() == Code::unauthorized) {
@@ -89,7 +92,13 @@ Response Api::dispatch(const RouteMatch& m, const Principal& who, const Request&
     case RouteId::sku_adjustments:
       return post_adjustment(s, m, req, deadline);
     case RouteId::orders:
-      return post_order(s, who, req, deadline);
+      return get ? list_orders(s, who, req, deadline) : post_order(s, who, req, deadline);
+    case RouteId::order_receipts:
+      return list_order_receipts(s, who, m, req, deadline);
+    case RouteId::warehouse_skus:
+      return list_skus(s, m, req, deadline);
+    case RouteId::scopes:
+      return list_scopes(s, req, deadline);
     case RouteId::order:
       return get_order(s, who, m, req, deadline);
     case RouteId::order_cancel:
@@ -102,6 +111,8 @@ Response Api::dispatch(const RouteMatch& m, const Principal& who, const Request&
       return get_run(s, m, req, deadline);
     case RouteId::schedule_items:
       return list_items(s, req, deadline);
+    case RouteId::schedule_claims:
+      return list_claims(s, req, deadline);
     case RouteId::production_orders:
       return list_production_orders(s, req, deadline);
     case RouteId::reap:

@@ -49,9 +49,11 @@ class TokenTable {
 
 // Who may call a route (API.md's role list of each section).
 enum class Access {
-  open,    // anyone (health, metrics, dashboard files)
-  staff,   // admin or operator (stock, scheduling, scopes, documents, invariants)
-  orders,  // admin or customer (orders; a customer only its own, checked by the handler)
+  open,     // anyone (health, metrics, dashboard files)
+  staff,    // admin or operator (stock, scheduling, scopes, documents, invariants)
+  orders,   // admin or customer (orders; a customer only its own, checked by the handler)
+  readers,  // admin, operator or customer (order lists; a customer only its own, checked by
+            // the handler)
 };
 
 // Checks an `Authorization` header value (nullopt: no header) against `tokens` and

@@ -67,6 +67,11 @@ TEST(Authorize, OrdersAreForAdminsAndCustomers) {
   EXPECT_TRUE(authorize(t, "Bearer cust", Access::orders)->is_customer());
   EXPECT_EQ(*authorize(t, "Bearer adm", Access::orders), (Principal{Role::admin, 0}));
   EXPECT_EQ(code_of(authorize(t, "Bearer op", Access::orders)), Code::forbidden);
+  // Order lists admit every role; the handler keeps a customer to its own orders.
+  EXPECT_EQ(*authorize(t, "Bearer op", Access::readers), (Principal{Role::operator_, 0}));
+  EXPECT_EQ(*authorize(t, "Bearer cust", Access::readers), (Principal{Role::customer, 7}));
+  EXPECT_EQ(*authorize(t, "Bearer adm", Access::readers), (Principal{Role::admin, 0}));
+  EXPECT_EQ(code_of(authorize(t, std::nullopt, Access::readers)), Code::unauthorized);
   EXPECT_EQ(code_of(authorize(t, std::nullopt, Access::orders)), Code::unauthorized);
   EXPECT_EQ(*authorize(nullptr, std::nullopt, Access::orders), (Principal{Role::admin, 0}));
 }

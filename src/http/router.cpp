@@ -20,13 +20,17 @@ const std::array kRoutes{
     Route{RouteId::sku, "/v1/warehouses/{warehouse_id}/skus/{sku_id}", kGetPut, Access::staff},
     Route{RouteId::sku_adjustments, "/v1/warehouses/{warehouse_id}/skus/{sku_id}/adjustments",
           kPost, Access::staff},
-    Route{RouteId::orders, "/v1/orders", kPost, Access::orders},
+    Route{RouteId::scopes, "/v1/scopes", kGet, Access::staff},
+    Route{RouteId::warehouse_skus, "/v1/warehouses/{warehouse_id}/skus", kGet, Access::staff},
+    Route{RouteId::orders, "/v1/orders", kGetPost, Access::orders, Access::readers},
+    Route{RouteId::order_receipts, "/v1/orders/{order_id}/receipts", kGet, Access::readers},
     Route{RouteId::order, "/v1/orders/{order_id}", kGet, Access::orders},
     Route{RouteId::order_cancel, "/v1/orders/{order_id}/cancel", kPost, Access::orders},
     Route{RouteId::source_orders, "/v1/source-orders", kPost, Access::staff},
     Route{RouteId::schedule_runs, "/v1/schedule/runs", kGetPost, Access::staff},
     Route{RouteId::schedule_run, "/v1/schedule/runs/{run_id}", kGet, Access::staff},
     Route{RouteId::schedule_items, "/v1/schedule/items", kGet, Access::staff},
+    Route{RouteId::schedule_claims, "/v1/schedule/claims", kGet, Access::staff},
     Route{RouteId::production_orders, "/v1/production-orders", kGet, Access::staff},
     Route{RouteId::reap, "/v1/maintenance/reap", kPost, Access::staff},
     Route{RouteId::invariants, "/v1/invariants", kGet, Access::staff},
@@ -107,6 +111,10 @@ std::optional<RouteMatch> match_api(std::span<const std::string_view> segs) {
     if (segs[i].empty()) return std::nullopt;
   }
   if (head == "invariants" && n == 1) return match(RouteId::invariants);
+  if (head == "scopes" && n == 1) return match(RouteId::scopes);
+  if (head == "warehouses" && n == 3 && segs[2] == "skus") {
+    return match(RouteId::warehouse_skus, {segs[1]});
+  }
   if (head == "scopes" && (n == 2 || (n == 3 && segs[2] == "documents"))) {
     RouteMatch m = match(n == 2 ? RouteId::scope : RouteId::scope_documents);
     m.scope = std::string(segs[1]);
@@ -120,12 +128,14 @@ std::optional<RouteMatch> match_api(std::span<const std::string_view> segs) {
     if (n == 1) return match(RouteId::orders);
     if (n == 2) return match(RouteId::order, {segs[1]});
     if (n == 3 && segs[2] == "cancel") return match(RouteId::order_cancel, {segs[1]});
+    if (n == 3 && segs[2] == "receipts") return match(RouteId::order_receipts, {segs[1]});
   }
   if (head == "source-orders" && n == 1) return match(RouteId::source_orders);
   if (head == "schedule" && n >= 2) {
     if (segs[1] == "runs" && n == 2) return match(RouteId::schedule_runs);
     if (segs[1] == "runs" && n == 3) return match(RouteId::schedule_run, {segs[2]});
     if (segs[1] == "items" && n == 2) return match(RouteId::schedule_items);
+    if (segs[1] == "claims" && n == 2) return match(RouteId::schedule_claims);
   }
   if (head == "production-orders" && n == 1) return match(RouteId::production_orders);
   if (head == "maintenance" && n == 2 && segs[1] == "reap") return match(RouteId::reap);

@@ -24,10 +24,14 @@ enum class RouteId {
   orders,
   order,
   order_cancel,
+  order_receipts,
+  warehouse_skus,
+  scopes,
   source_orders,
   schedule_runs,
   schedule_run,
   schedule_items,
+  schedule_claims,
   production_orders,
   reap,
   invariants,
@@ -44,7 +48,15 @@ struct Route {
   std::string_view pattern;
   std::span<const bhttp::verb> methods;
   Access access;
+  // GET's access where it differs from the other methods' (listing orders admits operators;
+  // placing one does not).
+  std::optional<Access> get_access = std::nullopt;
 };
+
+// Who may call `route` with `method`.
+inline Access route_access(const Route& route, bhttp::verb method) {
+  return method == bhttp::verb::get && route.get_access ? *route.get_access : route.access;
+}
 
 struct RouteMatch {
   const Route* route = nullptr;

@@ -35,6 +35,10 @@ TEST(Router, MatchesIdRoutes) {
   EXPECT_EQ(id_of("/v1/schedule/runs"), RouteId::schedule_runs);
   EXPECT_EQ(id_of("/v1/schedule/runs/7"), RouteId::schedule_run);
   EXPECT_EQ(id_of("/v1/schedule/items"), RouteId::schedule_items);
+  EXPECT_EQ(id_of("/v1/schedule/claims"), RouteId::schedule_claims);
+  EXPECT_EQ(id_of("/v1/orders/42/receipts"), RouteId::order_receipts);
+  EXPECT_EQ(id_of("/v1/warehouses/1/skus"), RouteId::warehouse_skus);
+  EXPECT_EQ(id_of("/v1/scopes"), RouteId::scopes);
   EXPECT_EQ(id_of("/v1/production-orders"), RouteId::production_orders);
   EXPECT_EQ(id_of("/v1/maintenance/reap"), RouteId::reap);
 }
@@ -57,7 +61,6 @@ TEST(Router, DashboardFilesStayInsideTheWebDirectory) {
 TEST(Router, UnknownApiPathsDoNotMatch) {
   for (std::string_view p : {"/v1",
                              "/v1/",
-                             "/v1/scopes",
                              "/v1/scopes/",
                              "/v1/scopes//documents",
                              "/v1/scopes/S/documents/1",
@@ -67,7 +70,9 @@ TEST(Router, UnknownApiPathsDoNotMatch) {
                              "/v1/orders//cancel",
                              "/v1/orders/1/cancel/x",
                              "/v1/warehouses/1",
-                             "/v1/warehouses/1/skus",
+                             "/v1/warehouses//skus",
+                             "/v1/orders/1/receipts/x",
+                             "/v1/schedule/claims/1",
                              "/v1/warehouses//skus/1",
                              "/v1/warehouses/1/sku/1",
                              "/v1/warehouses/1/skus/1/other",

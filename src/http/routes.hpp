@@ -57,6 +57,14 @@ Response get_order(Services& s, const Principal& who, const RouteMatch& m, const
 Response cancel_order(Services& s, const Principal& who, const RouteMatch& m, const Request& req,
                       Deadline deadline);
 
+// The console's lists (routes_lists.cpp).
+Response list_orders(Services& s, const Principal& who, const Request& req, Deadline deadline);
+Response list_order_receipts(Services& s, const Principal& who, const RouteMatch& m,
+                             const Request& req, Deadline deadline);
+Response list_skus(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response list_scopes(Services& s, const Request& req, Deadline deadline);
+Response list_claims(Services& s, const Request& req, Deadline deadline);
+
 Response post_source_orders(Services& s, const Request& req, Deadline deadline);
 Response post_run(Services& s, const Request& req, Deadline deadline);
 Response get_run(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);

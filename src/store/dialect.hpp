@@ -23,6 +23,7 @@ struct SchedulingSql;
 struct LegacyItemsSql;
 struct ReceiptsSql;
 struct StockSql;
+struct ListingSql;
 struct NodeLeaseSql;
 
 struct Dialect {
@@ -48,6 +49,7 @@ struct Dialect {
   const LegacyItemsSql& legacy_items;
   const ReceiptsSql& receipts;
   const StockSql& stock;
+  const ListingSql& listing;
   const NodeLeaseSql& node_lease;
 
   // The schema: versioned migrations, the invariant queries, and the bookkeeping the

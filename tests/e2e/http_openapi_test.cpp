@@ -583,6 +583,31 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
   EXPECT_EQ(post("/v1/maintenance/reap", R"({"x": 1})").status, 400);
   EXPECT_EQ(get("/v1/invariants").status, 200);
   EXPECT_EQ(get("/v1/invariants?x=1").status, 400);
+  // The console's lists.
+  EXPECT_EQ(get("/v1/orders").status, 200);
+  const auto orders =
+      get("/v1/orders?customer_id=7&warehouse_id=1&status=cancelled&after=0&limit=1");
+  EXPECT_EQ(orders.status, 200);
+  EXPECT_TRUE(orders.json()["next_after"].is_string()) << orders.body;
+  EXPECT_EQ(get("/v1/orders?status=open").status, 400);
+  EXPECT_EQ(get("/v1/orders?limit=0").status, 400);
+  const auto receipts = get("/v1/orders/" + order_id + "/receipts");
+  EXPECT_EQ(receipts.status, 200);
+  EXPECT_EQ(receipts.json()["receipts"].size(), 1u) << receipts.body;
+  EXPECT_EQ(get("/v1/orders/999/receipts").status, 404);
+  EXPECT_EQ(get("/v1/orders/abc/receipts").status, 400);
+  const auto skus = get("/v1/warehouses/1/skus?limit=1");
+  EXPECT_EQ(skus.status, 200);
+  EXPECT_TRUE(skus.json()["next_after"].is_number_integer()) << skus.body;
+  EXPECT_EQ(get("/v1/warehouses/1/skus?after=101").status, 200);
+  EXPECT_EQ(get("/v1/warehouses/0/skus").status, 400);
+  const auto scopes = get("/v1/scopes?limit=1");
+  EXPECT_EQ(scopes.status, 200);
+  EXPECT_TRUE(scopes.json()["next_after"].is_string()) << scopes.body;
+  EXPECT_EQ(get("/v1/scopes?after=S").status, 200);
+  EXPECT_EQ(get("/v1/scopes?after=%00").status, 400);
+  EXPECT_EQ(get("/v1/schedule/claims?within=1h&after=0&limit=10").status, 200);
+  EXPECT_EQ(get("/v1/schedule/claims?within=-1s").status, 400);
   // Refused by the server before any handler, as the shared answer says.
   EXPECT_EQ(post("/v1/source-orders", std::string(1024 * 1024 + 1, ' ')).status, 413);
 
@@ -601,6 +626,13 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
   Headers other = openapi_key("o6");
   other.push_back(bearer("c").front());
   EXPECT_EQ(post("/v1/orders", openapi_cart(8, 101, 1), other).status, 403);
+  const auto own = get("/v1/orders", bearer("c"));
+  EXPECT_EQ(own.status, 200);
+  EXPECT_EQ(own.json()["orders"].size(), 1u) << own.body;  // customer 8's is not listed
+  EXPECT_EQ(get("/v1/orders?customer_id=8", bearer("c")).status, 403);
+  EXPECT_EQ(get("/v1/orders", bearer("o")).status, 200);
+  EXPECT_EQ(get("/v1/orders/" + produced_id + "/receipts", bearer("c")).status, 404);
+  EXPECT_EQ(get("/v1/scopes", bearer("c")).status, 403);
   EXPECT_EQ(get("/healthz", bearer("wrong")).status, 200);
 
   // Each operation's own answers were all seen, but the one that needs a server stopping

@@ -41,6 +41,8 @@ inline std::vector<std::string> openapi_roles(http::Access access) {
       return {"admin", "operator"};
     case http::Access::orders:
       return {"admin", "customer"};
+    case http::Access::readers:
+      return {"admin", "operator", "customer"};
   }
   return {"?"};
 }
@@ -69,7 +71,8 @@ inline std::vector<std::string> openapi_route_mismatches(const nlohmann::json& d
       const nlohmann::json& op = paths[pattern][name];
       const nlohmann::json security = op.value("security", doc.value("security", nlohmann::json()));
       const nlohmann::json roles = op.value("x-onceorder-roles", nlohmann::json::array());
-      if (r.access == http::Access::open) {
+      const http::Access access = http::route_access(r, method);
+      if (access == http::Access::open) {
         if (security != nlohmann::json::array() || !roles.empty()) {
           out.push_back(label + " is open but the document asks for a token");
         }
@@ -77,8 +80,8 @@ inline std::vector<std::string> openapi_route_mismatches(const nlohmann::json& d
         if (security != nlohmann::json::parse(R"([{"bearer": []}])")) {
           out.push_back(label + " needs a bearer token but the document says " + security.dump());
         }
-        if (roles != nlohmann::json(openapi_roles(r.access))) {
-          out.push_back(label + " admits " + nlohmann::json(openapi_roles(r.access)).dump() +
+        if (roles != nlohmann::json(openapi_roles(access))) {
+          out.push_back(label + " admits " + nlohmann::json(openapi_roles(access)).dump() +
                         " but the document says " + roles.dump());
         }
       }

@@ -1,5 +1,6 @@
 #include "store/intake_store.hpp"
 #include "store/legacy_items_store.hpp"
+#include "store/listing_store.hpp"
 #include "store/node_lease_store.hpp"
 #include "store/numbering_store.hpp"
 #include "store/postgres/pg_connection.hpp"
@@ -24,6 +25,7 @@ const Dialect& dialect() {
       .legacy_items = legacy_items_sql(),
       .receipts = receipts_sql(),
       .stock = stock_sql(),
+      .listing = listing_sql(),
       .node_lease = node_lease_sql(),
       .migrations = migrations(),
       .invariants = invariant_sql(),

@@ -371,6 +371,12 @@ CREATE INDEX request_receipts_by_age ON request_receipts (created_at);
 )sql";
 constexpr std::string_view kRequestReceiptsDown = "DROP TABLE request_receipts";
 
+// A customer's orders, newest first (GET /v1/orders for a customer token), without a scan of
+// everyone's. Built concurrently: orders is big by now and intake must go on.
+constexpr std::string_view kOrdersByCustomerUp =
+    "CREATE INDEX CONCURRENTLY IF NOT EXISTS orders_by_customer ON orders (customer_id, order_id)";
+constexpr std::string_view kOrdersByCustomerDown = "DROP INDEX orders_by_customer";
+
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
     {2, "production_scheduling", kSchedulingUp, kSchedulingDown},
@@ -385,6 +391,8 @@ constexpr Migration kMigrations[] = {
      "document_receipts_by_age"},
     {9, "schedule_key_facts", kScheduleKeyFactsUp, kScheduleKeyFactsDown},
     {10, "request_receipts", kRequestReceiptsUp, kRequestReceiptsDown},
+    {11, "orders_by_customer", kOrdersByCustomerUp, kOrdersByCustomerDown, true,
+     "orders_by_customer"},
 };
 
 }  // namespace

@@ -13,6 +13,7 @@ const SchedulingSql& scheduling_sql();
 const LegacyItemsSql& legacy_items_sql();
 const ReceiptsSql& receipts_sql();
 const StockSql& stock_sql();
+const ListingSql& listing_sql();
 const NodeLeaseSql& node_lease_sql();
 std::span<const Migration> migrations();
 std::span<const InvariantSql> invariant_sql();

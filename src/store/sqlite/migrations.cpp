@@ -344,6 +344,12 @@ CREATE INDEX request_receipts_by_age ON request_receipts (created_at);
 )sql";
 constexpr std::string_view kRequestReceiptsDown = "DROP TABLE request_receipts";
 
+// A customer's orders, newest first (GET /v1/orders for a customer token), without a scan of
+// everyone's.
+constexpr std::string_view kOrdersByCustomerUp =
+    "CREATE INDEX orders_by_customer ON orders (customer_id, order_id)";
+constexpr std::string_view kOrdersByCustomerDown = "DROP INDEX orders_by_customer";
+
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
     {2, "production_scheduling", kSchedulingUp, kSchedulingDown},
@@ -356,6 +362,7 @@ constexpr Migration kMigrations[] = {
     {8, "document_receipts_by_age", kDocumentReceiptsByAgeUp, kDocumentReceiptsByAgeDown},
     {9, "schedule_key_facts", kScheduleKeyFactsUp, kScheduleKeyFactsDown},
     {10, "request_receipts", kRequestReceiptsUp, kRequestReceiptsDown},
+    {11, "orders_by_customer", kOrdersByCustomerUp, kOrdersByCustomerDown},
 };
 
 }  // namespace

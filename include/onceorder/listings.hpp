@@ -1,0 +1,48 @@
+// The operator console's read-only lists (API.md additions): orders by status, customer and
+// warehouse; the receipts of an order; a warehouse's stock with its reservations; the
+// document scopes with their gap audit. Each list is one read transaction over an index and
+// pages by a key (`next_after` in the API); none takes a lock.
+//
+// Thread-safety: stateless; safe from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "onceorder/document_types.hpp"
+#include "onceorder/order_types.hpp"
+#include "onceorder/schedule_types.hpp"
+#include "onceorder/store.hpp"
+
+namespace onceorder {
+
+// Orders newest first, `filter.limit` at most (1–1000).
+Result<std::vector<OrderSummary>> list_orders(store::Database& db, const OrderFilter& filter,
+                                              store::Clock::time_point deadline);
+
+// The receipts that point at `order_id`, oldest first. not_found when the order does not
+// exist or, with `only_customer`, belongs to another customer (so that ids cannot be probed).
+Result<std::vector<OrderReceiptView>> list_order_receipts(store::Database& db,
+                                                          std::int64_t order_id,
+                                                          std::optional<std::int64_t> only_customer,
+                                                          store::Clock::time_point deadline);
+
+// The SKUs of a warehouse with sku_id > `after_sku`, ascending, `limit` at most.
+Result<std::vector<Sku>> list_skus(store::Database& db, std::int64_t warehouse_id,
+                                   std::int64_t after_sku, int limit,
+                                   store::Clock::time_point deadline);
+
+// Processing items (item_id > `after_item`, ascending) whose lease has ended or ends within
+// `within`: the stuck claims an operator looks at, with owner, attempt and lease end.
+Result<std::vector<ClaimView>> list_claims(store::Database& db, std::chrono::milliseconds within,
+                                           std::int64_t after_item, int limit,
+                                           store::Clock::time_point deadline);
+
+// Every scope whose name sorts after `after` ("" for the first page), by name, with its audit.
+Result<std::vector<ScopeAudit>> list_scopes(store::Database& db, std::string_view after, int limit,
+                                            store::Clock::time_point deadline);
+
+}  // namespace onceorder

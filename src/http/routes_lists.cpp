@@ -1,0 +1,215 @@
+// The operator console's lists (API.md additions, "Lists"): orders, an order's receipts, a
+// warehouse's stock and the document scopes with their gap audit. Each pages by the key it is
+// ordered by: `after` is the last key of the previous page, `next_after` is null on the last
+// page. A customer token sees its own orders only: naming another customer is 403 (as placing
+// for one is), another customer's order is 404 (as reading it is).
+#include <fmt/format.h>
+
+#include "http/problem.hpp"
+#include "http/request_input.hpp"
+#include "http/routes.hpp"
+#include "onceorder/duration.hpp"
+#include "onceorder/listings.hpp"
+#include "onceorder/number_format.hpp"
+
+namespace onceorder::http {
+namespace {
+
+using json = nlohmann::json;
+
+// The furthest a stuck-claims look ahead may reach: leases are seconds to minutes long.
+constexpr std::chrono::milliseconds kMaxWithin{24LL * 3600 * 1000};
+
+// A page's cursor: the last key when the page is full, else null (the last page).
+template <typename Key>
+json page_cursor(size_t count, int limit, const Key& last) {
+  return count == static_cast<size_t>(limit) && count > 0 ? json(last) : json(nullptr);
+}
+
+// "101x3,202x1" (Cart::text) as the lines it stands for; a text in another shape (an older
+// normalization) is given as it is stored, under "normalized" only.
+json cart_lines(std::string_view text) {
+  json lines = json::array();
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view part = text.substr(0, comma);
+    const size_t x = part.find('x');
+    const auto sku =
+        x == std::string_view::npos ? std::nullopt : parse_int(part.substr(0, x), 1, kMaxId);
+    const auto qty =
+        x == std::string_view::npos ? std::nullopt : parse_int(part.substr(x + 1), 1, kMaxId);
+    if (!sku || !qty) return nullptr;
+    lines.push_back({{"sku_id", *sku}, {"quantity", *qty}});
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+  }
+  return lines;
+}
+
+}  // namespace
+
+Response list_orders(Services& s, const Principal& who, const Request& req, Deadline deadline) {
+  auto query = QueryReader::parse(sv(req.target()));
+  if (!query.ok()) return problem_response(query.status());
+  OrderFilter filter;
+  if (auto text = query->string("status", 16)) {
+    if (*text == "placed" || *text == "cancelled") {
+      filter.status = std::move(*text);
+    } else {
+      query->add_error("status", "must be placed or cancelled");
+    }
+  }
+  filter.customer_id = query->integer("customer_id", 1, kMaxId);
+  filter.warehouse_id = query->integer("warehouse_id", 1, kMaxId);
+  filter.before = query->integer("after", 0, kMaxId).value_or(0);
+  filter.limit = query->limit();
+  if (Status st = query->finish(); !st.ok()) return problem_response(st);
+  if (who.is_customer()) {
+    if (filter.customer_id && *filter.customer_id != who.customer_id) {
+      return problem_response(
+          Status(Code::forbidden, "a customer token may only list its own customer_id's orders"));
+    }
+    filter.customer_id = who.customer_id;
+  }
+
+  auto orders = onceorder::list_orders(s.db, filter, deadline);
+  if (!orders.ok()) return problem_response(orders.status());
+  json out = json::array();
+  for (const OrderSummary& o : *orders) {
+    out.push_back({{"order_id", std::to_string(o.order_id)},
+                   {"order_no", o.order_no},
+                   {"status", o.status},
+                   {"customer_id", o.customer_id},
+                   {"warehouse_id", o.warehouse_id},
+                   {"total_cents", o.total_cents},
+                   {"created_at", o.created_at}});
+  }
+  // order_id is a string in answers (precision in JavaScript), so the cursor is too.
+  const std::string last = orders->empty() ? "" : std::to_string(orders->back().order_id);
+  return json_response(bhttp::status::ok,
+                       {{"orders", std::move(out)},
+                        {"next_after", page_cursor(orders->size(), filter.limit, last)}});
+}
+
+Response list_order_receipts(Services& s, const Principal& who, const RouteMatch& m,
+                             const Request& req, Deadline deadline) {
+  if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
+  std::vector<FieldError> errors;
+  const auto ids = path_ids(m.ids, {"order_id"}, errors);
+  if (!errors.empty()) {
+    return problem_response(Status(Code::invalid_request, "invalid path", std::move(errors)));
+  }
+  const auto only = who.is_customer() ? std::optional<std::int64_t>(who.customer_id) : std::nullopt;
+  auto receipts = onceorder::list_order_receipts(s.db, ids[0], only, deadline);
+  if (!receipts.ok()) return problem_response(receipts.status());
+  json out = json::array();
+  for (const OrderReceiptView& r : *receipts) {
+    out.push_back({{"idempotency_key", r.idempotency_key},
+                   {"warehouse_id", r.warehouse_id},
+                   {"normalized", r.normalized},
+                   {"normalization", r.normalization},
+                   {"lines", cart_lines(r.normalized)},
+                   {"outcome", r.outcome},
+                   {"created_at", r.created_at}});
+  }
+  return json_response(bhttp::status::ok,
+                       {{"order_id", std::to_string(ids[0])}, {"receipts", std::move(out)}});
+}
+
+Response list_skus(Services& s, const RouteMatch& m, const Request& req, Deadline deadline) {
+  auto query = QueryReader::parse(sv(req.target()));
+  if (!query.ok()) return problem_response(query.status());
+  std::vector<FieldError> errors;
+  const auto ids = path_ids(m.ids, {"warehouse_id"}, errors);
+  for (auto& e : errors) query->add_error(std::move(e.field), std::move(e.message));
+  const std::int64_t after = query->integer("after", 0, kMaxId).value_or(0);
+  const int limit = query->limit();
+  if (Status st = query->finish(); !st.ok()) return problem_response(st);
+
+  auto skus = onceorder::list_skus(s.db, ids[0], after, limit, deadline);
+  if (!skus.ok()) return problem_response(skus.status());
+  json out = json::array();
+  for (const Sku& k : *skus) {
+    out.push_back({{"warehouse_id", k.warehouse_id},
+                   {"sku_id", k.sku_id},
+                   {"available", k.available},
+                   {"reserved", k.reserved},
+                   {"price_cents", k.price_cents}});
+  }
+  const std::int64_t last = skus->empty() ? 0 : skus->back().sku_id;
+  return json_response(bhttp::status::ok, {{"skus", std::move(out)},
+                                           {"next_after", page_cursor(skus->size(), limit, last)}});
+}
+
+Response list_scopes(Services& s, const Request& req, Deadline deadline) {
+  auto query = QueryReader::parse(sv(req.target()));
+  if (!query.ok()) return problem_response(query.status());
+  std::string after;
+  if (auto text = query->string("after", 64)) {
+    if (is_valid_scope_name(*text)) {
+      after = std::move(*text);
+    } else {
+      query->add_error("after", "must be a scope name: 1–64 characters of [A-Za-z0-9._-]");
+    }
+  }
+  const int limit = query->limit();
+  if (Status st = query->finish(); !st.ok()) return problem_response(st);
+
+  auto scopes = onceorder::list_scopes(s.db, after, limit, deadline);
+  if (!scopes.ok()) return problem_response(scopes.status());
+  json out = json::array();
+  for (const ScopeAudit& a : *scopes) {
+    out.push_back({{"scope", a.info.scope},
+                   {"width", a.info.format.width},
+                   {"radix", a.info.format.radix},
+                   {"max", a.info.format.max},
+                   {"last_value", a.info.last_value},
+                   {"issued", a.info.issued},
+                   {"imported", a.info.imported},
+                   {"remaining", a.info.remaining()},
+                   {"gaps", a.gaps},
+                   {"missing", a.missing}});
+  }
+  const std::string last = scopes->empty() ? "" : scopes->back().info.scope;
+  return json_response(
+      bhttp::status::ok,
+      {{"scopes", std::move(out)}, {"next_after", page_cursor(scopes->size(), limit, last)}});
+}
+
+Response list_claims(Services& s, const Request& req, Deadline deadline) {
+  auto query = QueryReader::parse(sv(req.target()));
+  if (!query.ok()) return problem_response(query.status());
+  std::chrono::milliseconds within{0};
+  if (auto text = query->string("within", 32)) {
+    auto parsed = parse_duration(*text);
+    if (parsed.ok() && *parsed <= kMaxWithin) {
+      within = *parsed;
+    } else {
+      query->add_error("within", "must be a duration from 0s to 1d (30s, 5m, 1h30m)");
+    }
+  }
+  const std::int64_t after = query->integer("after", 0, kMaxId).value_or(0);
+  const int limit = query->limit();
+  if (Status st = query->finish(); !st.ok()) return problem_response(st);
+
+  auto claims = onceorder::list_claims(s.db, within, after, limit, deadline);
+  if (!claims.ok()) return problem_response(claims.status());
+  json out = json::array();
+  for (const ClaimView& c : *claims) {
+    out.push_back({{"item_id", c.item_id},
+                   {"run_id", c.run_id},
+                   {"run_kind", c.run_kind},
+                   {"site_code", c.key.site_code},
+                   {"order_no", c.key.order_no},
+                   {"lot_no", c.key.lot_no},
+                   {"attempt", c.attempt},
+                   {"owner", c.owner},
+                   {"lease_until", c.lease_until.empty() ? json(nullptr) : json(c.lease_until)},
+                   {"expired", c.expired}});
+  }
+  const std::int64_t last = claims->empty() ? 0 : claims->back().item_id;
+  return json_response(
+      bhttp::status::ok,
+      {{"claims", std::move(out)}, {"next_after", page_cursor(claims->size(), limit, last)}});
+}
+
+}  // namespace onceorder::http

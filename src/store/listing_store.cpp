@@ -1,0 +1,99 @@
+#include "store/listing_store.hpp"
+
+namespace onceorder::store {
+namespace {
+
+Param optional_text(const std::optional<std::string>& v) {
+  return v ? Param(std::string_view(*v)) : Param(nullptr);
+}
+
+Param optional_id(const std::optional<std::int64_t>& v) { return v ? Param(*v) : Param(nullptr); }
+
+}  // namespace
+
+ListingStore::ListingStore(const Dialect& dialect) : sql_(dialect.listing) {}
+
+Result<std::vector<OrderSummary>> ListingStore::orders(store::Connection& c, const OrderFilter& f) {
+  const Param status = optional_text(f.status);
+  const Param warehouse = optional_id(f.warehouse_id);
+  const Param limit = std::int64_t{f.limit};
+  Result<Rows> rows =
+      f.customer_id
+          ? c.query(sql_.list_customer_orders, {*f.customer_id, status, warehouse, f.before, limit})
+          : c.query(sql_.list_orders, {status, warehouse, f.before, limit});
+  OO_RETURN_IF_ERROR(rows.status());
+  std::vector<OrderSummary> out;
+  out.reserve(rows->size());
+  for (const Row& r : *rows) {
+    out.push_back(
+        OrderSummary{r.i64(0), r.text(1), r.text(2), r.i64(3), r.i64(4), r.i64(5), r.text(6)});
+  }
+  return out;
+}
+
+Result<std::vector<OrderReceiptView>> ListingStore::order_receipts(store::Connection& c,
+                                                                   std::int64_t customer_id,
+                                                                   std::int64_t order_id) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.order_receipts, {customer_id, order_id}));
+  std::vector<OrderReceiptView> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) {
+    out.push_back(OrderReceiptView{r.text(0), r.i64(1), r.text(2), static_cast<int>(r.i64(3)),
+                                   r.text(4), r.text(5)});
+  }
+  return out;
+}
+
+Result<std::vector<Sku>> ListingStore::skus(store::Connection& c, std::int64_t warehouse_id,
+                                            std::int64_t after_sku, int limit) {
+  OO_ASSIGN_OR_RETURN(auto rows,
+                      c.query(sql_.list_skus, {warehouse_id, after_sku, std::int64_t{limit}}));
+  std::vector<Sku> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) {
+    out.push_back(Sku{warehouse_id, r.i64(0), r.i64(1), r.i64(2), r.i64(3)});
+  }
+  return out;
+}
+
+Result<std::vector<ScopeAudit>> ListingStore::scopes(store::Connection& c, std::string_view after,
+                                                     int limit) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.list_scopes, {after, std::int64_t{limit}}));
+  std::vector<ScopeAudit> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) {
+    ScopeAudit a;
+    a.info.scope = r.text(0);
+    a.info.format = ScopeFormat{static_cast<int>(r.i64(1)), static_cast<int>(r.i64(2)), r.i64(3)};
+    a.info.last_value = r.i64(4);
+    a.info.issued = r.i64(5);
+    a.info.imported = r.i64(6);
+    a.gaps = r.i64(7);
+    a.missing = r.i64(8);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+Result<std::vector<ClaimView>> ListingStore::claims(store::Connection& c, std::int64_t within_ms,
+                                                    std::int64_t after_item, int limit) {
+  OO_ASSIGN_OR_RETURN(auto rows,
+                      c.query(sql_.list_claims, {within_ms, after_item, std::int64_t{limit}}));
+  std::vector<ClaimView> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) {
+    ClaimView v;
+    v.item_id = r.i64(0);
+    v.run_id = r.i64(1);
+    v.run_kind = r.text(2);
+    v.key = OrderKey{r.text(3), r.text(4), r.text(5)};
+    v.attempt = static_cast<int>(r.i64(6));
+    v.owner = r.text(7);
+    v.lease_until = r.text(8);
+    v.expired = r.i64(9) != 0;
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace onceorder::store

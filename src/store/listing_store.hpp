@@ -1,0 +1,59 @@
+// SQL for the operator's read-only lists (orders, an order's receipts, a warehouse's stock,
+// the document scopes with their gap audit): one engine-neutral class over per-engine
+// statements (store/<engine>/listing_sql.cpp). Every list pages by a key an index holds, so a
+// page costs its size, not the table's. Methods run inside the caller's transaction.
+//
+// Thread-safety: a ListingStore holds only its dialect; share it freely, one call per
+// connection at a time.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "onceorder/document_types.hpp"
+#include "onceorder/order_types.hpp"
+#include "onceorder/schedule_types.hpp"
+#include "onceorder/store.hpp"
+#include "store/dialect.hpp"
+
+namespace onceorder::store {
+
+struct ListingSql {
+  // (status|null, warehouse|null, before (0: none), limit) → order summary columns, newest
+  // first. Without a customer the primary key orders the scan.
+  store::Statement list_orders;
+  // (customer, status|null, warehouse|null, before, limit): the same through
+  // orders_by_customer; a statement of its own so that a generic plan still uses it.
+  store::Statement list_customer_orders;
+  // (customer, order) → key, warehouse, normalized, normalization, outcome, created_at
+  store::Statement order_receipts;
+  // (warehouse, after sku, limit) → sku, available, reserved, price
+  store::Statement list_skus;
+  // (after scope, limit) → scope, width, radix, max, last, issued, imported, gaps, missing
+  store::Statement list_scopes;
+  // (within ms, after item, limit) → item, run, run kind, site, order, lot, attempt, owner,
+  // lease_until, expired: processing items whose lease ends within `within` or has ended,
+  // through the partial index schedule_items_processing.
+  store::Statement list_claims;
+};
+
+class ListingStore {
+ public:
+  explicit ListingStore(const Dialect& dialect);
+  Result<std::vector<OrderSummary>> orders(store::Connection& c, const OrderFilter& filter);
+  // The receipts of `customer_id` that point at `order_id`, oldest first.
+  Result<std::vector<OrderReceiptView>> order_receipts(store::Connection& c,
+                                                       std::int64_t customer_id,
+                                                       std::int64_t order_id);
+  Result<std::vector<Sku>> skus(store::Connection& c, std::int64_t warehouse_id,
+                                std::int64_t after_sku, int limit);
+  Result<std::vector<ClaimView>> claims(store::Connection& c, std::int64_t within_ms,
+                                        std::int64_t after_item, int limit);
+  Result<std::vector<ScopeAudit>> scopes(store::Connection& c, std::string_view after, int limit);
+
+ private:
+  const ListingSql& sql_;
+};
+
+}  // namespace onceorder::store
