@@ -1,7 +1,8 @@
-// The operator dashboard: reads /readyz, /v1/invariants, the recent schedule runs, the
-// schedule items (filtered by state, site, order and run, paged), one order (and cancels it,
-// after a preview of what that releases), and one scope with its documents; live refresh on
-// request.
+// The operator console: readiness, invariants, recent runs, and the lists the server pages
+// (schedule items by state, site, order and run; orders by status and customer; stock per
+// warehouse with reserved quantities; document scopes with their gap audit; stuck claims),
+// one order with its receipts (and its cancel, after a preview of what that releases), and
+// one scope with its documents; live refresh on request.
 // Plain DOM code, no dependencies; every value is inserted as text, never as HTML.
 "use strict";
 
@@ -107,44 +108,95 @@ async function refreshRuns() {
 }
 
 let shownOrder = null;
-let itemsAfter = null;
+// A list the server pages with `next_after`: its rows go into `<prefix>` (tbody),
+// `<prefix>-summary` says how many, `<prefix>-more` loads the next page.
+class PagedList {
+  constructor(prefix, { path, query, rows, cells, cls, noun }) {
+    Object.assign(this, { prefix, path, query, rows, cells, cls, noun, after: null });
+    $(`${prefix}-more`).addEventListener("click", () => this.load(this.after));
+  }
 
-// The items filter as query parameters (empty fields are left out: the server reads an
-// absent filter as "any").
-function itemsQuery(after) {
-  const q = new URLSearchParams({ limit: "50" });
-  const add = (name, id) => { const v = $(id).value.trim(); if (v) q.set(name, v); };
-  add("status", "items-status");
-  add("site_code", "items-site");
-  add("order_no", "items-order");
-  add("run_id", "items-run");
-  if (after !== null) q.set("after", String(after));
+  async load(after = null) {
+    const summary = $(`${this.prefix}-summary`);
+    const tbody = $(this.prefix);
+    if (after === null) tbody.replaceChildren();
+    try {
+      const q = this.query ? this.query() : new URLSearchParams();
+      if (!q.has("limit")) q.set("limit", "50");
+      if (after !== null) q.set("after", String(after));
+      const r = await getJson(`${this.path()}?${q}`);
+      if (r.status !== 200) return show(summary, problemText(r), "bad");
+      for (const item of this.rows(r.body)) {
+        const row = document.createElement("tr");
+        this.cells(item).forEach((t) => cell(row, t === null || t === undefined ? "" : String(t)));
+        row.className = this.cls ? this.cls(item) : "";
+        tbody.appendChild(row);
+      }
+      const n = tbody.children.length;
+      this.after = r.body.next_after;
+      show(summary, n ? `${n} ${this.noun}${this.after !== null ? ", more below" : ""}`
+                      : `no ${this.noun}`, "");
+      $(`${this.prefix}-more`).hidden = this.after === null;
+    } catch (e) {
+      show(summary, "server unreachable", "bad");
+    }
+  }
+}
+
+// Filter fields as query parameters; an empty field is left out (the server reads an absent
+// filter as "any").
+function filters(pairs) {
+  const q = new URLSearchParams();
+  for (const [name, id] of pairs) {
+    const v = $(id).value.trim();
+    if (v) q.set(name, v);
+  }
   return q;
 }
 
-async function loadItems(after) {
-  const summary = $("items-summary");
-  const tbody = $("items");
-  if (after === null) tbody.replaceChildren();
-  try {
-    const r = await getJson(`/v1/schedule/items?${itemsQuery(after)}`);
-    if (r.status !== 200) return show(summary, problemText(r), "bad");
-    for (const i of r.body.items) {
-      const row = document.createElement("tr");
-      [String(i.item_id), String(i.run_id), i.site_code, i.order_no, i.lot_no, i.status,
-       String(i.attempt), i.updated_at, i.error || ""].forEach((t) => cell(row, t));
-      row.className = i.status === "failed" ? "bad" : "";
-      tbody.appendChild(row);
-    }
-    const n = tbody.children.length;
-    itemsAfter = r.body.next_after;
-    show(summary, n ? `${n} item(s)${itemsAfter !== null ? ", more below" : ""}` : "no items",
-         "");
-    $("items-more").hidden = itemsAfter === null;
-  } catch (e) {
-    show(summary, "server unreachable", "bad");
-  }
-}
+const lists = {
+  items: new PagedList("items", {
+    path: () => "/v1/schedule/items",
+    query: () => filters([["status", "items-status"], ["site_code", "items-site"],
+                          ["order_no", "items-order"], ["run_id", "items-run"]]),
+    rows: (b) => b.items,
+    cells: (i) => [i.item_id, i.run_id, i.site_code, i.order_no, i.lot_no, i.status, i.attempt,
+                   i.updated_at, i.error],
+    cls: (i) => (i.status === "failed" ? "bad" : ""),
+    noun: "item(s)",
+  }),
+  orders: new PagedList("orders", {
+    path: () => "/v1/orders",
+    query: () => filters([["status", "orders-status"], ["customer_id", "orders-customer"]]),
+    rows: (b) => b.orders,
+    cells: (o) => [o.order_id, o.order_no, o.customer_id, o.warehouse_id, o.status,
+                   o.total_cents, o.created_at],
+    noun: "order(s)",
+  }),
+  stock: new PagedList("stock", {
+    path: () => `/v1/warehouses/${encodeURIComponent($("stock-warehouse").value.trim() || "1")}/skus`,
+    rows: (b) => b.skus,
+    cells: (k) => [k.sku_id, k.available, k.reserved, k.price_cents],
+    noun: "SKU(s)",
+  }),
+  scopes: new PagedList("scopes", {
+    path: () => "/v1/scopes",
+    rows: (b) => b.scopes,
+    cells: (c) => [c.scope, c.last_value, c.issued, c.imported, c.remaining, c.gaps, c.missing],
+    cls: (c) => (c.gaps > 0 ? "bad" : ""),
+    noun: "scope(s)",
+  }),
+  claims: new PagedList("claims", {
+    path: () => "/v1/schedule/claims",
+    query: () => new URLSearchParams({ within: "1m" }),
+    rows: (b) => b.claims,
+    cells: (c) => [c.item_id, c.run_id, c.run_kind, `${c.site_code}/${c.order_no}/${c.lot_no}`,
+                   c.attempt, c.owner, c.lease_until, c.expired ? "expired" : "ending"],
+    cls: (c) => (c.expired ? "bad" : ""),
+    noun: "stuck or ending claim(s)",
+  }),
+};
+
 
 async function lookUpOrder(orderId) {
   const err = $("order-error");
@@ -155,6 +207,7 @@ async function lookUpOrder(orderId) {
   $("cancel-start").hidden = true;
   $("cancel-preview").hidden = true;
   $("order-lines-table").hidden = true;
+  $("order-receipts-table").hidden = true;
   $("order-lines").replaceChildren();
   const r = await getJson(`/v1/orders/${encodeURIComponent(orderId)}`);
   if (r.status !== 200) {
@@ -176,6 +229,17 @@ async function lookUpOrder(orderId) {
     $("order-lines").appendChild(row);
   }
   $("order-lines-table").hidden = false;
+  const receipts = await getJson(`/v1/orders/${encodeURIComponent(orderId)}/receipts`);
+  const rt = $("order-receipts");
+  rt.replaceChildren();
+  if (receipts.status === 200) {
+    for (const k of receipts.body.receipts) {
+      const row = document.createElement("tr");
+      [k.idempotency_key, k.normalized, k.outcome, k.created_at].forEach((t) => cell(row, t));
+      rt.appendChild(row);
+    }
+  }
+  $("order-receipts-table").hidden = receipts.status !== 200;
   shownOrder = r.body;
   $("cancel-start").hidden = r.body.status !== "placed";
 }
@@ -257,7 +321,7 @@ function refresh() {
   refreshReady();
   refreshInvariants();
   refreshRuns();
-  loadItems(null);
+  for (const list of Object.values(lists)) list.load();
 }
 
 // Live refresh: every 5 s while the box is ticked (and the tab is visible).
@@ -281,11 +345,19 @@ $("order-form").addEventListener("submit", (e) => {
   e.preventDefault();
   lookUpOrder($("order-id").value.trim());
 });
-$("items-form").addEventListener("submit", (e) => {
-  e.preventDefault();
-  loadItems(null);
+for (const [form, list] of [["items-form", "items"], ["orders-form", "orders"],
+                            ["stock-form", "stock"]]) {
+  $(form).addEventListener("submit", (e) => {
+    e.preventDefault();
+    lists[list].load();
+  });
+}
+$("orders").addEventListener("click", (e) => {
+  const row = e.target.closest("tr");
+  if (!row) return;
+  $("order-id").value = row.firstChild.textContent;
+  lookUpOrder(row.firstChild.textContent);
 });
-$("items-more").addEventListener("click", () => loadItems(itemsAfter));
 $("cancel-start").addEventListener("click", previewCancel);
 $("cancel-back").addEventListener("click", () => { $("cancel-preview").hidden = true; });
 $("cancel-confirm").addEventListener("click", confirmCancel);

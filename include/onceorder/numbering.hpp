@@ -72,7 +72,7 @@ struct LegacyImportOptions {
   // Reads and reconciles, writes nothing: the report says what an import would do.
   bool dry_run = false;
   // Counts documents written (a real import only).
-  ProgressFn progress;
+  ProgressFn progress = {};
 };
 
 struct NumberingOptions {

@@ -69,6 +69,7 @@ function startServer() {
 
 let server = null;
 let browser = null;
+const pageErrors = [];
 try {
   cli("migrate");
   cli("demo");
@@ -87,7 +88,7 @@ try {
 
   browser = await chromium.launch({ executablePath: browserPath, args: ["--no-sandbox"] });
   const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
-  const errors = [];
+  const errors = pageErrors;
   page.on("pageerror", (e) => errors.push(String(e)));
   page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
   await page.goto(`${base}/`);
@@ -106,12 +107,28 @@ try {
   await page.waitForSelector("#items tr");
   const items = await page.locator("#items tr").count();
   check(items === 7, `the demo run's items are listed (${items} rows)`);
+  await page.waitForSelector("#orders tr");
+  const orderRows = await page.locator("#orders tr").allTextContents();
+  check(orderRows.length >= 2 && orderRows[0].startsWith(order.order_id),
+        `orders, newest first, the new one on top (${orderRows.length} rows)`);
+  await page.waitForSelector("#stock tr");
+  const stock = await page.locator("#stock tr").allInnerTexts();
+  check(stock.length === 2 && stock[0].split("\t").join(" ") === "101 2 3 1200",
+        `stock of warehouse 1 with reserved quantities: ${JSON.stringify(stock)}`);
+  await page.waitForSelector("#scopes tr");
+  const scopes = await page.locator("#scopes tr").allInnerTexts();
+  check(scopes.some((r) => r.startsWith("TEST-001")) && scopes.some((r) => r.startsWith("HEX-A")),
+        `document scopes: ${JSON.stringify(scopes.map((r) => r.split("\t")[0]))}`);
+  check(await page.locator("#scopes tr.bad").count() === 0, "no scope has a gap");
+  await page.waitForFunction(() =>
+    document.querySelector("#claims-summary").textContent === "no stuck or ending claim(s)");
+  check(true, "no stuck claims");
   await page.screenshot({ path: join(artifacts, `${engine}-1-lists.png`), fullPage: true });
 
   // Filters: by state (none failed), then by state and run.
   await page.selectOption("#items-status", "failed");
   await page.click("#items-form button");
-  await page.waitForFunction(() => document.querySelector("#items-summary").textContent === "no items");
+  await page.waitForFunction(() => document.querySelector("#items-summary").textContent === "no item(s)");
   check(await page.locator("#items tr").count() === 0, "no failed items");
   await page.selectOption("#items-status", "success");
   await page.fill("#items-run", "1");
@@ -120,10 +137,13 @@ try {
   check(await page.locator("#items tr").count() === 7, "run 1's successful items");
 
 
-  // A look-up, then the action: its preview first, nothing sent until it is confirmed.
-  await page.fill("#order-id", String(order.order_id));
-  await page.click("#order-form button");
+  // A look-up (a click on the order in the list), its receipts, then the action: its preview
+  // first, nothing sent until it is confirmed.
+  await page.locator("#orders tr").first().click();
   await page.waitForSelector("#cancel-start:not([hidden])");
+  const receipts = await page.locator("#order-receipts tr").allInnerTexts();
+  check(receipts.length === 1 && receipts[0].split("\t").slice(0, 3).join(" ") ===
+        "browser-1 101x1 placed", `the order's receipt: ${JSON.stringify(receipts)}`);
   await page.click("#cancel-start");
   const preview = await page.locator("#cancel-what").textContent();
   check(preview.includes(`order ${order.order_id}`) && preview.includes("1 reservation"),
@@ -159,6 +179,7 @@ try {
   check(checked.includes("ok"), "onceorder check is clean afterwards");
 } catch (e) {
   check(false, `the run ended early: ${e.stack || e}`);
+  if (pageErrors.length) console.log(`page errors: ${pageErrors.join("; ")}`);
 } finally {
   if (browser) await browser.close();
   if (server) server.kill("SIGTERM");
