@@ -371,6 +371,20 @@ CREATE INDEX request_receipts_by_age ON request_receipts (created_at);
 )sql";
 constexpr std::string_view kRequestReceiptsDown = "DROP TABLE request_receipts";
 
+// The maintenance leader's lease (service/maintenance.cpp): a row with an expiry, taken and
+// renewed in short transactions, instead of a session advisory lock, which a
+// transaction-mode pooler would leave on whichever server connection ran it. One row per
+// job name; `term` grows with each new holder.
+constexpr std::string_view kLeaderLeasesUp = R"sql(
+CREATE TABLE leader_leases (
+  name           text PRIMARY KEY,
+  holder         text NOT NULL,
+  lease_until_ms bigint NOT NULL,
+  term           bigint NOT NULL CHECK (term > 0)
+);
+)sql";
+constexpr std::string_view kLeaderLeasesDown = "DROP TABLE leader_leases";
+
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
     {2, "production_scheduling", kSchedulingUp, kSchedulingDown},
@@ -385,6 +399,7 @@ constexpr Migration kMigrations[] = {
      "document_receipts_by_age"},
     {9, "schedule_key_facts", kScheduleKeyFactsUp, kScheduleKeyFactsDown},
     {10, "request_receipts", kRequestReceiptsUp, kRequestReceiptsDown},
+    {11, "leader_leases", kLeaderLeasesUp, kLeaderLeasesDown},
 };
 
 }  // namespace
