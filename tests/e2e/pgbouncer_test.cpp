@@ -129,6 +129,10 @@ size_t pgb_count(const std::string& text, const std::string& what) {
 struct PgbMode {
   const char* pool_mode;
   const char* url_option;
+  // Server connections. Transaction pooling shares fewer than the two processes' pools;
+  // session pooling gives each client connection a server connection for its life, so it
+  // needs every one: 2 × (--pool-size 4 + 2 of the server's own) + the migration lock's.
+  int server_connections;
 };
 
 class PgBouncerTest : public ::testing::TestWithParam<PgbMode> {};
@@ -140,8 +144,7 @@ TEST_P(PgBouncerTest, TwoServersUnderLoadOneLeaderCheckClean) {
     GTEST_SKIP() << "pgbouncer is not installed (scripts/bootstrap)";
   }
   TestDb tdb(Engine::postgres);  // empty: both servers migrate it at once
-  // Fewer server connections than the two processes' pools: clients share them.
-  PgBouncer bouncer(GetParam().pool_mode, 6);
+  PgBouncer bouncer(GetParam().pool_mode, GetParam().server_connections);
   ASSERT_TRUE(pgb_accepts(bouncer.port())) << "pgbouncer did not start";
   const std::string url = bouncer.url(tdb.name(), GetParam().url_option);
   const std::vector<std::string> args = {"--pool-size",     "4",  "--batch-interval",      "1s",
@@ -157,7 +160,7 @@ TEST_P(PgBouncerTest, TwoServersUnderLoadOneLeaderCheckClean) {
                     .put("/v1/warehouses/1/skus/" + std::to_string(sku),
                          R"({"price_cents": 100, "available": 100000})")
                     .status,
-                200);
+                201);
   }
   std::atomic<int> ok{0}, busy{0}, bad{0};
   std::mutex mu;
@@ -227,8 +230,8 @@ TEST_P(PgBouncerTest, TwoServersUnderLoadOneLeaderCheckClean) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Pooling, PgBouncerTest,
-                         ::testing::Values(PgbMode{"transaction", "?pooler=transaction"},
-                                           PgbMode{"session", ""}),
+                         ::testing::Values(PgbMode{"transaction", "?pooler=transaction", 6},
+                                           PgbMode{"session", "", 16}),
                          [](const ::testing::TestParamInfo<PgbMode>& p) {
                            return std::string(p.param.pool_mode);
                          });
