@@ -57,7 +57,8 @@ inline std::vector<std::int64_t> first_column_i64(const Rows& rows) {
 }
 
 // A statement with static storage: its name keys the per-connection prepared-statement
-// cache. SQL is engine-specific and lives in that engine's directory.
+// cache (behind a transaction-mode pooler PostgreSQL sends it unnamed instead). SQL is
+// engine-specific and lives in that engine's directory.
 struct Statement {
   std::string_view name;
   std::string_view sql;

@@ -197,7 +197,8 @@ Result<int> migrate(Database& db, const MigrateOptions& options) {
         continue;
       }
       if (m.concurrently && db.dialect().concurrent_index_builds) {
-        // Outside this transaction; the advisory lock keeps other migrators out meanwhile.
+        // Outside this transaction; the migration lock (its own connection's open
+        // transaction) keeps other migrators out meanwhile.
         if (Status st = c.commit(); !st.ok()) {
           c.rollback();
           return st;
