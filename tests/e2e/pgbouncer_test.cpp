@@ -135,6 +135,42 @@ struct PgbMode {
   int server_connections;
 };
 
+// One client's share of the load until `until`: orders, document numbers and manual runs.
+void pgb_load(std::uint16_t port, int t, std::chrono::steady_clock::time_point until,
+              std::atomic<int>& ok, std::atomic<int>& busy, std::atomic<int>& bad, std::mutex& mu,
+              std::string& first_bad) {
+  HttpClient c(port, 15s);
+  for (int i = 0; std::chrono::steady_clock::now() < until; ++i) {
+    HttpResponse r;
+    switch ((i + t) % 4) {
+      case 0:
+      case 1:
+        r = c.post("/v1/orders",
+                   R"({"customer_id": 1, "warehouse_id": 1, "lines": [{"sku_id": )" +
+                       std::to_string(1 + (i + t) % 8) + R"(, "quantity": 1}, {"sku_id": )" +
+                       std::to_string(1 + (i + t + 3) % 8) + R"(, "quantity": 2}]})",
+                   {{"Idempotency-Key", "k-" + std::to_string(t) + "-" + std::to_string(i)}});
+        break;
+      case 2:
+        r = c.post("/v1/scopes/S" + std::to_string(i % 3) + "/documents", R"({"title": "x"})");
+        break;
+      default:
+        r = c.post("/v1/schedule/runs?wait=false", "{}");
+        break;
+    }
+    const bool is_busy = r.status == 503 && r.body.find("\"busy\"") != std::string::npos;
+    if (r.status >= 500 && !is_busy) {
+      bad.fetch_add(1);
+      std::lock_guard lock(mu);
+      if (first_bad.empty()) first_bad = std::to_string(r.status) + " " + r.body;
+    } else if (is_busy) {
+      busy.fetch_add(1);
+    } else {
+      ok.fetch_add(1);
+    }
+  }
+}
+
 class PgBouncerTest : public ::testing::TestWithParam<PgbMode> {};
 
 TEST_P(PgBouncerTest, TwoServersUnderLoadOneLeaderCheckClean) {
@@ -169,35 +205,14 @@ TEST_P(PgBouncerTest, TwoServersUnderLoadOneLeaderCheckClean) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 6; ++t) {
     threads.emplace_back([&, t] {
-      HttpClient c(ports[t % 2], 15s);
-      for (int i = 0; std::chrono::steady_clock::now() < until; ++i) {
-        HttpResponse r;
-        switch ((i + t) % 4) {
-          case 0:
-          case 1:
-            r = c.post("/v1/orders",
-                       R"({"customer_id": 1, "warehouse_id": 1, "lines": [{"sku_id": )" +
-                           std::to_string(1 + (i + t) % 8) + R"(, "quantity": 1}, {"sku_id": )" +
-                           std::to_string(1 + (i + t + 3) % 8) + R"(, "quantity": 2}]})",
-                       {{"Idempotency-Key", "k-" + std::to_string(t) + "-" + std::to_string(i)}});
-            break;
-          case 2:
-            r = c.post("/v1/scopes/S" + std::to_string(i % 3) + "/documents", R"({"title": "x"})");
-            break;
-          default:
-            r = c.post("/v1/schedule/runs?wait=false", "{}");
-            break;
-        }
-        const bool is_busy = r.status == 503 && r.body.find("\"busy\"") != std::string::npos;
-        if (r.status >= 500 && !is_busy) {
-          bad.fetch_add(1);
-          std::lock_guard lock(mu);
-          if (first_bad.empty()) first_bad = std::to_string(r.status) + " " + r.body;
-        } else if (is_busy) {
-          busy.fetch_add(1);
-        } else {
-          ok.fetch_add(1);
-        }
+      // A client that times out fails the test here rather than ending the process, which
+      // would leave PgBouncer and the servers running.
+      try {
+        pgb_load(ports[t % 2], t, until, ok, busy, bad, mu, first_bad);
+      } catch (const std::exception& e) {
+        bad.fetch_add(1);
+        std::lock_guard lock(mu);
+        if (first_bad.empty()) first_bad = e.what();
       }
     });
   }
