@@ -166,7 +166,7 @@ side_by_side_start() {
   createdb oo
   tmp=$(mktemp -d)
   trap 'serve_stop; rm -rf "$tmp"' EXIT
-  serve_start "$1" postgresql:///oo
+  serve_start "$1" "postgresql:///oo${OO_URL_OPTS:-}" # OO_URL_OPTS=?pooler=transaction
 }
 
 # oo_check BIN URL: `onceorder check` against the database a benchmark used. Prints

@@ -1,6 +1,9 @@
 // Parsing of the `--db` / ONCEORDER_DB URL. Pure and thread-safe.
 //   sqlite:PATH                 an SQLite file (created on first use)
 //   postgresql://… postgres://… a libpq connection URI; PG* variables fill the gaps
+//     ?pooler=transaction          OnceOrder's own parameter, taken out before libpq sees the
+//                                  URI: the server is reached through a transaction-mode pooler
+//                                  (PgBouncer), so nothing may rely on a server session
 #pragma once
 
 #include <string>
@@ -16,7 +19,10 @@ std::string_view engine_name(Engine engine);
 
 struct DbUrl {
   Engine engine = Engine::sqlite;
-  std::string target;  // SQLite file path, or the libpq URI as given
+  std::string target;  // SQLite file path, or the libpq URI without `pooler=`
+  // `pooler=transaction`: unnamed statements and per-transaction settings (docs/OPERATIONS.md
+  // "Behind PgBouncer"); `pooler=session` or none: a server session per connection.
+  bool transaction_pooler = false;
 };
 
 inline constexpr std::string_view kDefaultDbUrl = "sqlite:var/onceorder.db";

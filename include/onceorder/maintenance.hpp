@@ -1,8 +1,9 @@
 // The periodic jobs of `onceorder serve`: the batch run every `batch_interval`, the
 // reaper every `reap_interval`, and receipt expiry (receipts.hpp) every `expiry_interval`. When
-// several processes share one PostgreSQL database they elect one leader (advisory lock) to run
-// them; that only saves duplicate work — correctness never depends on it (the live-item index and
-// fencing do).
+// several processes share one database they elect one leader to run them: a lease in the table
+// leader_leases (LeaderLease), taken and renewed in short transactions, so that it works through
+// a transaction-mode pooler. That only saves duplicate work — correctness never depends on it
+// (the live-item index and fencing do).
 //
 // Thread-safety: start/stop from one controlling thread; is_leader from any.
 #pragma once
@@ -26,6 +27,40 @@ struct MaintenanceOptions {
   // How long an Idempotency-Key's receipt lives (API.md "How long a key lives").
   std::chrono::milliseconds receipt_retention = kDefaultReceiptRetention;
   std::chrono::milliseconds expiry_interval{3600 * 1000};
+  // The leader lease's length; renewed every half of it. A leader that dies is replaced
+  // within about this long.
+  std::chrono::milliseconds leader_lease{30 * 1000};
+};
+
+// A lease on the leadership of `name`, held in the database (table leader_leases) by the
+// database's clock. `valid()` ends a quarter of the lease before the database's end, as a
+// node lease does: a process that paused stops leading before another can take over.
+//
+// Thread-safety: one thread at a time.
+class LeaderLease {
+ public:
+  // The lease, or nullptr while another holder's lease is in force.
+  static Result<std::unique_ptr<LeaderLease>> try_take(store::Database& db, std::string name,
+                                                       std::string holder,
+                                                       std::chrono::milliseconds ttl);
+  bool valid() const;
+  bool should_renew() const;
+  // Code::unavailable with "lost" when it is no longer ours (expired, taken over).
+  Status renew(store::Database& db);
+  void release(store::Database& db);
+  std::int64_t term() const { return term_; }
+  const std::string& holder() const { return holder_; }
+
+ private:
+  LeaderLease(std::string name, std::string holder, std::chrono::milliseconds ttl);
+  void set_until(store::Clock::time_point asked_at, std::int64_t until_ms, std::int64_t now_ms);
+
+  std::string name_;
+  std::string holder_;
+  std::chrono::milliseconds ttl_;
+  std::int64_t term_ = 0;
+  store::Clock::time_point valid_until_{};
+  store::Clock::time_point renew_after_{};
 };
 
 class Maintenance {
@@ -47,7 +82,8 @@ class Maintenance {
   store::Database& db_;
   Scheduler& scheduler_;
   MaintenanceOptions options_;
-  std::unique_ptr<store::Connection> leadership_;
+  std::string holder_;
+  std::unique_ptr<LeaderLease> lease_;
   std::atomic<bool> leader_{false};
   std::atomic<std::int64_t> receipts_expired_{0};
   std::atomic<bool> stopping_{false};

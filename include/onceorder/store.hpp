@@ -57,7 +57,8 @@ inline std::vector<std::int64_t> first_column_i64(const Rows& rows) {
 }
 
 // A statement with static storage: its name keys the per-connection prepared-statement
-// cache. SQL is engine-specific and lives in that engine's directory.
+// cache (behind a transaction-mode pooler PostgreSQL sends it unnamed instead). SQL is
+// engine-specific and lives in that engine's directory.
 struct Statement {
   std::string_view name;
   std::string_view sql;
@@ -107,15 +108,13 @@ class Connection {
   // Several statements of SQL text without parameters (migrations, session setup).
   virtual Status exec_script(std::string_view sql) = 0;
 
-  // Serializes schema migrations between processes (PostgreSQL advisory lock; SQLite
-  // takes its write lock per migration instead, so these are no-ops there).
+  // Serializes schema migrations between processes. PostgreSQL: a transaction-scoped
+  // advisory lock, held by a transaction this connection keeps open until
+  // unlock_migrations (so it works through a transaction-mode pooler too, and a process that
+  // dies releases it with its connection); the migrations themselves run on other
+  // connections. SQLite takes its write lock per migration instead: no-ops there.
   virtual Status lock_migrations() = 0;
   virtual void unlock_migrations() = 0;
-
-  // Tries to become the leader for `key` for as long as this connection lives
-  // (PostgreSQL session advisory lock). SQLite has one writer at a time anyway: always true.
-  // Leadership only saves duplicate work; correctness never depends on it.
-  virtual Result<bool> try_lead(std::int64_t key) = 0;
 
   void set_statement_hook(StatementHook hook) { hook_ = std::move(hook); }
 
@@ -136,6 +135,10 @@ struct DatabaseOptions {
   // How long one statement may wait for a row lock before the transaction is retried.
   std::chrono::milliseconds lock_timeout{2000};
   std::chrono::milliseconds statement_timeout{30000};
+  // PostgreSQL behind a transaction-mode pooler (DbUrl::transaction_pooler, set by
+  // Database::open): unnamed statements, and the timeouts set in every transaction
+  // (SET LOCAL) instead of once per connection.
+  bool transaction_pooler = false;
   // Installed on every connection the Database opens (tests only).
   StatementHook statement_hook{};
 };

@@ -21,6 +21,24 @@ TEST(DbUrl, ParsesBothEngines) {
   EXPECT_TRUE(parse_db_url(kDefaultDbUrl).ok());
 }
 
+TEST(DbUrl, TakesThePoolerParameterOutOfTheUri) {
+  auto t =
+      parse_db_url("postgresql://u@h:6432/db?sslmode=disable&pooler=transaction&connect_timeout=5");
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(t->transaction_pooler);
+  EXPECT_EQ(t->target, "postgresql://u@h:6432/db?sslmode=disable&connect_timeout=5");
+  auto only = parse_db_url("postgresql:///db?pooler=transaction");
+  ASSERT_TRUE(only.ok());
+  EXPECT_TRUE(only->transaction_pooler);
+  EXPECT_EQ(only->target, "postgresql:///db");
+  auto session = parse_db_url("postgresql:///db?pooler=session");
+  ASSERT_TRUE(session.ok());
+  EXPECT_FALSE(session->transaction_pooler);
+  EXPECT_EQ(session->target, "postgresql:///db");
+  EXPECT_FALSE(parse_db_url("postgresql:///db?pooler=statement").ok());
+  EXPECT_FALSE(parse_db_url("postgresql:///db?pooler=").ok());
+}
+
 TEST(DbUrl, RejectsWithAReason) {
   for (const char* bad :
        {"", "sqlite:", "sqlite://x.db", "mysql://h/db", "var/onceorder.db", "postgresql:/x"}) {

@@ -4,16 +4,78 @@
 
 #include <algorithm>
 
+#include "onceorder/process_identity.hpp"
+#include "store/node_lease_store.hpp"
+
 namespace onceorder {
 namespace {
 
-// Any fixed number: the advisory-lock key the leaders of one database agree on.
-constexpr std::int64_t kLeaderKey = 7210431190431904;
+// The one lease every `serve` of a database competes for: the batch, the reaper, expiry.
+constexpr std::string_view kLeaderName = "maintenance";
+
+store::TxOptions lease_tx() {
+  return store::TxOptions{store::Clock::now() + std::chrono::seconds(5), 3, store::TxMode::write};
+}
 
 }  // namespace
 
+LeaderLease::LeaderLease(std::string name, std::string holder, std::chrono::milliseconds ttl)
+    : name_(std::move(name)), holder_(std::move(holder)), ttl_(ttl) {}
+
+void LeaderLease::set_until(store::Clock::time_point asked_at, std::int64_t until_ms,
+                            std::int64_t now_ms) {
+  // Measured from before the statement was sent, so the local end is never later than the
+  // database's, less a quarter of the lease for a pause or a slow clock.
+  valid_until_ = asked_at + std::chrono::milliseconds(until_ms - now_ms) - ttl_ / 4;
+  renew_after_ = asked_at + ttl_ / 2;
+}
+
+Result<std::unique_ptr<LeaderLease>> LeaderLease::try_take(store::Database& db, std::string name,
+                                                           std::string holder,
+                                                           std::chrono::milliseconds ttl) {
+  store::NodeLeaseStore s(db.dialect());
+  const auto asked_at = store::Clock::now();
+  OO_ASSIGN_OR_RETURN(auto taken, store::transact<std::optional<store::LeaderTerm>>(
+                                      db, lease_tx(), [&](store::Connection& c) {
+                                        return s.take_leader(c, name, holder, ttl.count());
+                                      }));
+  if (!taken) return std::unique_ptr<LeaderLease>();
+  std::unique_ptr<LeaderLease> lease(new LeaderLease(std::move(name), std::move(holder), ttl));
+  lease->term_ = taken->term;
+  lease->set_until(asked_at, taken->lease_until_ms, taken->now_ms);
+  return lease;
+}
+
+bool LeaderLease::valid() const { return store::Clock::now() < valid_until_; }
+bool LeaderLease::should_renew() const { return store::Clock::now() >= renew_after_; }
+
+Status LeaderLease::renew(store::Database& db) {
+  store::NodeLeaseStore s(db.dialect());
+  const auto asked_at = store::Clock::now();
+  OO_ASSIGN_OR_RETURN(
+      auto renewed,
+      store::transact<std::optional<store::LeaderTerm>>(db, lease_tx(), [&](store::Connection& c) {
+        return s.renew_leader(c, name_, holder_, ttl_.count(), term_);
+      }));
+  if (!renewed) {
+    valid_until_ = store::Clock::now();
+    return Status(Code::unavailable, "the leader lease was lost");
+  }
+  set_until(asked_at, renewed->lease_until_ms, renewed->now_ms);
+  return Status::Ok();
+}
+
+void LeaderLease::release(store::Database& db) {
+  store::NodeLeaseStore s(db.dialect());
+  (void)store::transact<bool>(db, lease_tx(), [&](store::Connection& c) -> Result<bool> {
+    OO_RETURN_IF_ERROR(s.release_leader(c, name_, holder_, term_));
+    return true;
+  });
+  valid_until_ = store::Clock::now();
+}
+
 Maintenance::Maintenance(store::Database& db, Scheduler& scheduler, MaintenanceOptions options)
-    : db_(db), scheduler_(scheduler), options_(options) {}
+    : db_(db), scheduler_(scheduler), options_(options), holder_(process_identity()) {}
 
 Maintenance::~Maintenance() { stop(); }
 
@@ -29,21 +91,35 @@ void Maintenance::stop() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+  // Handed on at once rather than when it expires.
+  if (lease_ && lease_->valid()) lease_->release(db_);
+  lease_.reset();
 }
 
+// Called before every job: a leader whose lease ran out (it could not renew in time, or
+// another process took it) stops leading before it does more work.
 bool Maintenance::ensure_leadership() {
-  if (leadership_ && !leadership_->broken()) return leader_;
+  if (lease_ && lease_->valid() && lease_->should_renew()) {
+    if (Status st = lease_->renew(db_); !st.ok())
+      spdlog::warn("msg=\"leader lease not renewed\" error=\"{}\"", st.message());
+  }
+  if (lease_ && lease_->valid()) return true;
+  if (lease_) {
+    spdlog::info("msg=\"this process no longer runs the batch and the reaper\" term={}",
+                 lease_->term());
+    lease_.reset();
+  }
   leader_ = false;
-  auto conn = db_.connect_dedicated();
-  if (!conn.ok()) {
-    spdlog::warn("msg=\"leader election: no connection\" error=\"{}\"", conn.status().message());
+  auto taken = LeaderLease::try_take(db_, std::string(kLeaderName), holder_, options_.leader_lease);
+  if (!taken.ok()) {
+    spdlog::warn("msg=\"leader election failed\" error=\"{}\"", taken.status().message());
     return false;
   }
-  auto won = (*conn)->try_lead(kLeaderKey);
-  if (!won.ok() || !*won) return false;
-  leadership_ = std::move(conn).value();
+  if (!*taken) return false;
+  lease_ = std::move(taken).value();
   leader_ = true;
-  spdlog::info("msg=\"this process now runs the batch and the reaper\"");
+  spdlog::info("msg=\"this process now runs the batch and the reaper\" term={} holder={}",
+               lease_->term(), holder_);
   return true;
 }
 
@@ -65,7 +141,7 @@ void Maintenance::loop() {
       }
       next_reap = now + options_.reap_interval;
     }
-    if (leader && now >= next_expiry) {
+    if (leader && now >= next_expiry && ensure_leadership()) {
       auto r = expire_receipts(db_, options_.receipt_retention, now + std::chrono::seconds(30));
       if (!r.ok()) {
         spdlog::warn("msg=\"receipt expiry failed\" error=\"{}\"", r.status().message());
@@ -79,7 +155,7 @@ void Maintenance::loop() {
       next_expiry =
           now + (r.ok() && !r->complete ? options_.reap_interval : options_.expiry_interval);
     }
-    if (leader && now >= next_batch) {
+    if (leader && now >= next_batch && ensure_leadership()) {
       auto run =
           scheduler_.create_run(RunKind::batch, std::nullopt, now + std::chrono::seconds(60));
       if (!run.ok()) {
@@ -99,6 +175,7 @@ void Maintenance::loop() {
       next_batch = Clock::now() + options_.batch_interval;
     }
     std::unique_lock lock(mu_);
+    // A follower asks again within a second, so that a lease that ended is taken soon.
     const auto wake_at = leader ? std::min({next_reap, next_batch, next_expiry})
                                 : Clock::now() + options_.reap_interval;
     wake_.wait_until(lock, std::min(wake_at, Clock::now() + std::chrono::seconds(1)),

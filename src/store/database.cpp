@@ -41,6 +41,7 @@ Database::Database(Engine engine, DatabaseOptions options, Factory factory)
 const Dialect& Database::dialect() const { return dialect_for(engine_); }
 
 Result<std::unique_ptr<Database>> Database::open(const DbUrl& url, DatabaseOptions options) {
+  options.transaction_pooler = options.transaction_pooler || url.transaction_pooler;
   Factory factory = [url, options]() -> Result<std::unique_ptr<Connection>> {
     auto conn = dialect_for(url.engine).connect(url.target, options);
     if (conn.ok() && options.statement_hook) (*conn)->set_statement_hook(options.statement_hook);

@@ -21,12 +21,16 @@ Result<int> read_version(Connection& c) {
   return static_cast<int>(rows.at(0).i64(0));
 }
 
-// Runs `fn` with the cross-process migration lock held on one connection.
+// Runs `fn` on a pooled connection while a connection of its own (outside the pool, so a
+// pool of one still has its connection for `fn`) holds the cross-process migration lock.
 Result<int> with_migration_lock(Database& db, const std::function<Result<int>(Connection&)>& fn) {
-  OO_ASSIGN_OR_RETURN(auto conn, db.acquire(far_deadline()));
-  OO_RETURN_IF_ERROR(conn->lock_migrations());
-  Result<int> r = fn(*conn);
-  conn->unlock_migrations();
+  OO_ASSIGN_OR_RETURN(auto lock, db.connect_dedicated());
+  OO_RETURN_IF_ERROR(lock->lock_migrations());
+  Result<int> r = [&]() -> Result<int> {
+    OO_ASSIGN_OR_RETURN(auto conn, db.acquire(far_deadline()));
+    return fn(*conn);
+  }();
+  lock->unlock_migrations();
   return r;
 }
 
@@ -193,7 +197,8 @@ Result<int> migrate(Database& db, const MigrateOptions& options) {
         continue;
       }
       if (m.concurrently && db.dialect().concurrent_index_builds) {
-        // Outside this transaction; the advisory lock keeps other migrators out meanwhile.
+        // Outside this transaction; the migration lock (its own connection's open
+        // transaction) keeps other migrators out meanwhile.
         if (Status st = c.commit(); !st.ok()) {
           c.rollback();
           return st;

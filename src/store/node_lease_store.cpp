@@ -33,4 +33,28 @@ Status NodeLeaseStore::release(store::Connection& c, std::int64_t node, std::str
   return c.query(sql_.release, {node, holder}).status();
 }
 
+Result<std::optional<LeaderTerm>> NodeLeaseStore::take_leader(store::Connection& c,
+                                                              std::string_view name,
+                                                              std::string_view holder,
+                                                              std::int64_t ttl_ms) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.leader_take, {name, holder, ttl_ms}));
+  if (rows.empty()) return std::optional<LeaderTerm>();
+  return std::optional<LeaderTerm>(LeaderTerm{rows[0].i64(0), rows[0].i64(1), rows[0].i64(2)});
+}
+
+Result<std::optional<LeaderTerm>> NodeLeaseStore::renew_leader(store::Connection& c,
+                                                               std::string_view name,
+                                                               std::string_view holder,
+                                                               std::int64_t ttl_ms,
+                                                               std::int64_t term) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.leader_renew, {name, holder, ttl_ms, term}));
+  if (rows.empty()) return std::optional<LeaderTerm>();
+  return std::optional<LeaderTerm>(LeaderTerm{rows[0].i64(0), rows[0].i64(1), term});
+}
+
+Status NodeLeaseStore::release_leader(store::Connection& c, std::string_view name,
+                                      std::string_view holder, std::int64_t term) {
+  return c.query(sql_.leader_release, {name, holder, term}).status();
+}
+
 }  // namespace onceorder::store

@@ -33,7 +33,11 @@ using ResultPtr = std::unique_ptr<PGresult, ResultDeleter>;
 
 class PgConnection final : public Connection {
  public:
-  explicit PgConnection(PGconn* conn) : conn_(conn) {}
+  // `tx_settings`: behind a transaction-mode pooler, the statement that sets the timeouts
+  // for one transaction (sent after each BEGIN); empty on a direct connection, where they
+  // were set once for the session.
+  PgConnection(PGconn* conn, std::string tx_settings)
+      : conn_(conn), tx_settings_(std::move(tx_settings)) {}
   ~PgConnection() override { PQfinish(conn_); }
 
   Engine engine() const override { return Engine::postgres; }
@@ -94,43 +98,61 @@ class PgConnection final : public Connection {
   Status exec_script(std::string_view sql) override {
     if (pending_begin_) {  // the lazy BEGIN travels with the script
       pending_begin_ = false;
-      return simple("BEGIN; " + std::string(sql));
+      return simple("BEGIN; " + settings_script() + std::string(sql));
     }
     return simple(std::string(sql));
   }
 
-  // Polls instead of waiting inside one statement: a waiting statement holds a snapshot,
-  // and CREATE INDEX CONCURRENTLY (run by the lock's holder) waits for every older snapshot.
+  // Each try is a transaction of its own, and a waiter holds no snapshot between tries: a
+  // waiting statement would, and CREATE INDEX CONCURRENTLY (run by the lock's holder) waits
+  // for every older snapshot. The winner keeps its transaction open, idle (the idle timeout
+  // lifted for it), until unlock_migrations: the lock lives exactly as long as that
+  // transaction, on whichever server connection a pooler gave it.
   Status lock_migrations() override {
     static constexpr Statement kTry{"migrate_try_lock",
-                                    "SELECT pg_try_advisory_lock(7210431190431903)"};
+                                    "SELECT pg_try_advisory_xact_lock(7210431190431903)"};
     const auto give_up = Clock::now() + std::chrono::minutes(30);
     for (;;) {
-      OO_ASSIGN_OR_RETURN(auto rows, Connection::query(kTry, {}));
-      if (rows.at(0).boolean(0)) return Status::Ok();
+      OO_RETURN_IF_ERROR(begin(TxMode::write));
+      auto rows = Connection::query(kTry, {});
+      // A simple query drops the extended protocol's portal, and with it the snapshot the
+      // holder would otherwise keep (and the index builds wait for).
+      Status st =
+          rows.ok() ? simple("SET LOCAL idle_in_transaction_session_timeout = 0") : rows.status();
+      if (!st.ok()) {
+        rollback();
+        return st;
+      }
+      if (rows->at(0).boolean(0)) return Status::Ok();
+      rollback();
       if (Clock::now() > give_up)
         return Status(Code::busy, "another process has been migrating for 30 minutes");
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
-  Result<bool> try_lead(std::int64_t key) override {
-    static constexpr Statement kTryLead{"try_lead", "SELECT pg_try_advisory_lock($1)"};
-    OO_ASSIGN_OR_RETURN(auto rows, Connection::query(kTryLead, {key}));
-    return rows.at(0).boolean(0);
-  }
-  void unlock_migrations() override { (void)simple("SELECT pg_advisory_unlock(7210431190431903)"); }
+  void unlock_migrations() override { rollback(); }
 
  private:
   Result<Rows> query_once(const Statement& s, std::span<const Param> params, Then then) {
     commit_sent_ = false;
-    auto known = prepared_.find(s.name);
-    if (known == prepared_.end()) {
-      std::string name(s.name);
-      ResultPtr r(PQprepare(conn_, name.c_str(), std::string(s.sql).c_str(), 0, nullptr));
-      if (Status st = check(r.get(), s.name); !st.ok()) return st;
-      known = prepared_.emplace(s.name, std::move(name)).first;
+    // Behind a transaction-mode pooler a statement prepared on one server connection is
+    // unknown on the next (and its name may be taken there): every statement is sent
+    // unnamed, parsed with its parameters in the same round trip.
+    const char* name = nullptr;
+    std::string sql_text;
+    if (pooled()) {
+      sql_text = std::string(s.sql);
+    } else {
+      auto known = prepared_.find(s.name);
+      if (known == prepared_.end()) {
+        std::string n(s.name);
+        ResultPtr r(PQprepare(conn_, n.c_str(), std::string(s.sql).c_str(), 0, nullptr));
+        if (Status st = check(r.get(), s.name); !st.ok()) return st;
+        known = prepared_.emplace(s.name, std::move(n)).first;
+      }
+      name = known->second.c_str();
     }
-    const char* name = known->second.c_str();
+    const Sent sent{s.name, name, sql_text.c_str()};
     // Text parameters: both engines' SQL casts where it needs a type.
     std::vector<std::string> storage(params.size());
     std::vector<const char*> values(params.size(), nullptr);
@@ -146,38 +168,61 @@ class PgConnection final : public Connection {
     const bool send_begin = pending_begin_;
     const bool send_commit = then == Then::commit && in_tx_;
     pending_begin_ = false;
-    if (send_begin && send_commit) return alone(s, name, values);
+    // Behind a pooler even a lone statement needs its transaction's settings.
+    if (send_begin && send_commit && !pooled()) return alone(sent, values);
     if (!send_begin && !send_commit) {
-      ResultPtr r(PQexecPrepared(conn_, name, static_cast<int>(values.size()), values.data(),
-                                 nullptr, nullptr, 0));
+      ResultPtr r(exec(sent, values));
       if (Status st = check(r.get(), s.name); !st.ok()) return st;
       return rows_of(r.get());
     }
-    return pipelined(s, name, values, send_begin, send_commit);
+    return pipelined(sent, values, send_begin, send_commit);
+  }
+
+  // What one statement is sent as: a prepared name, or (behind a pooler) its text.
+  struct Sent {
+    std::string_view label;
+    const char* name;  // nullptr: unnamed
+    const char* sql;
+  };
+
+  PGresult* exec(const Sent& s, const std::vector<const char*>& values) {
+    if (s.name == nullptr)
+      return PQexecParams(conn_, s.sql, static_cast<int>(values.size()), nullptr, values.data(),
+                          nullptr, nullptr, 0);
+    return PQexecPrepared(conn_, s.name, static_cast<int>(values.size()), values.data(), nullptr,
+                          nullptr, 0);
+  }
+  bool send(const Sent& s, const std::vector<const char*>& values) {
+    if (s.name == nullptr)
+      return PQsendQueryParams(conn_, s.sql, static_cast<int>(values.size()), nullptr,
+                               values.data(), nullptr, nullptr, 0) == 1;
+    return PQsendQueryPrepared(conn_, s.name, static_cast<int>(values.size()), values.data(),
+                               nullptr, nullptr, 0) == 1;
   }
 
   // A transaction of one statement, sent alone: PostgreSQL runs a statement outside a
   // transaction block as its own transaction, all or nothing, so a BEGIN and a COMMIT
   // around it would only cost the server work.
-  Result<Rows> alone(const Statement& s, const char* name, const std::vector<const char*>& values) {
+  Result<Rows> alone(const Sent& s, const std::vector<const char*>& values) {
     commit_sent_ = true;  // a connection lost from here on may have committed it
-    ResultPtr r(PQexecPrepared(conn_, name, static_cast<int>(values.size()), values.data(), nullptr,
-                               nullptr, 0));
+    ResultPtr r(exec(s, values));
     in_tx_ = false;  // committed, or rolled back by its own failure
-    if (Status st = check(r.get(), s.name); !st.ok()) return st;
+    if (Status st = check(r.get(), s.label); !st.ok()) return st;
     return rows_of(r.get());
   }
 
-  // BEGIN? + statement + COMMIT? in one pipeline: one network round trip.
-  Result<Rows> pipelined(const Statement& s, const char* name,
-                         const std::vector<const char*>& values, bool send_begin,
+  // BEGIN? + settings? + statement + COMMIT? in one pipeline: one network round trip.
+  Result<Rows> pipelined(const Sent& s, const std::vector<const char*>& values, bool send_begin,
                          bool send_commit) {
     if (PQenterPipelineMode(conn_) != 1) return lost("cannot enter pipeline mode");
+    const bool send_settings = send_begin && pooled();
     bool sent = true;
     if (send_begin)
       sent = sent && PQsendQueryParams(conn_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0);
-    sent = sent && PQsendQueryPrepared(conn_, name, static_cast<int>(values.size()), values.data(),
-                                       nullptr, nullptr, 0);
+    if (send_settings)
+      sent = sent && PQsendQueryParams(conn_, tx_settings_.c_str(), 0, nullptr, nullptr, nullptr,
+                                       nullptr, 0);
+    sent = sent && send(s, values);
     // From here on, the server may have received COMMIT: a lost connection is not
     // replayed (it may have committed).
     commit_sent_ = send_commit;
@@ -188,13 +233,14 @@ class PgConnection final : public Connection {
 
     Status first_error;
     Rows rows;
-    const int commands = (send_begin ? 1 : 0) + 1 + (send_commit ? 1 : 0);
+    const int before = (send_begin ? 1 : 0) + (send_settings ? 1 : 0);
+    const int commands = before + 1 + (send_commit ? 1 : 0);
     for (int i = 0; i < commands; ++i) {
       ResultPtr r(PQgetResult(conn_));
       if (!r) return lost("pipeline ended early");
-      const bool is_stmt = i == (send_begin ? 1 : 0);
+      const bool is_stmt = i == before;
       if (PQresultStatus(r.get()) != PGRES_PIPELINE_ABORTED && first_error.ok()) {
-        first_error = check(r.get(), is_stmt ? s.name : std::string_view("BEGIN/COMMIT"));
+        first_error = check(r.get(), is_stmt ? s.label : std::string_view("BEGIN/SET/COMMIT"));
         if (first_error.ok() && is_stmt) rows = rows_of(r.get());
       }
       while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);  // end of this command
@@ -206,6 +252,9 @@ class PgConnection final : public Connection {
     if (!first_error.ok()) return first_error;
     return rows;
   }
+
+  bool pooled() const { return !tx_settings_.empty(); }
+  std::string settings_script() const { return pooled() ? tx_settings_ + "; " : std::string(); }
 
   // An idle connection has nothing to say but the server's goodbye: any input waiting
   // (the FATAL message of a shut-down backend, then end of file) means it is gone. A
@@ -259,6 +308,7 @@ class PgConnection final : public Connection {
   }
 
   PGconn* conn_;
+  const std::string tx_settings_;
   bool pending_begin_ = false;
   bool in_tx_ = false;
   bool broken_ = false;
@@ -284,13 +334,20 @@ Result<std::unique_ptr<Connection>> connect(const std::string& uri,
     return Status(Code::unavailable,
                   "cannot connect to PostgreSQL: " + redact_db_message(msg, uri));
   }
-  auto c = std::make_unique<PgConnection>(conn);
-  Status st =
-      c->exec_script(fmt::format("SET lock_timeout = '{}ms'; SET statement_timeout = '{}ms'; "
-                                 "SET idle_in_transaction_session_timeout = '60s'; "
-                                 "SET client_min_messages = warning",
-                                 options.lock_timeout.count(), options.statement_timeout.count()));
-  if (!st.ok()) return st;
+  // The same settings either way; behind a transaction-mode pooler a session SET would land
+  // on whichever server connection runs it (and stay there for other clients), so there
+  // they are set for each transaction, where nothing can separate them from it.
+  const std::string timeouts = fmt::format(
+      "SELECT set_config('lock_timeout', '{0}ms', {2}), set_config('statement_timeout', "
+      "'{1}ms', {2}), set_config('idle_in_transaction_session_timeout', '60s', {2}), "
+      "set_config('client_min_messages', 'warning', {2})",
+      options.lock_timeout.count(), options.statement_timeout.count(),
+      options.transaction_pooler ? "true" : "false");
+  auto c = std::make_unique<PgConnection>(conn, options.transaction_pooler ? timeouts : "");
+  if (!options.transaction_pooler) {
+    Status st = c->exec_script(timeouts);
+    if (!st.ok()) return st;
+  }
   return std::unique_ptr<Connection>(std::move(c));
 }
 

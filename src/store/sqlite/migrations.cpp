@@ -350,6 +350,20 @@ constexpr std::string_view kOrdersByCustomerUp =
     "CREATE INDEX orders_by_customer ON orders (customer_id, order_id)";
 constexpr std::string_view kOrdersByCustomerDown = "DROP INDEX orders_by_customer";
 
+// The maintenance leader's lease (service/maintenance.cpp): a row with an expiry, taken and
+// renewed in short transactions, instead of a session advisory lock, which a
+// transaction-mode pooler would leave on whichever server connection ran it. One row per
+// job name; `term` grows with each new holder.
+constexpr std::string_view kLeaderLeasesUp = R"sql(
+CREATE TABLE leader_leases (
+  name           TEXT PRIMARY KEY,
+  holder         TEXT NOT NULL,
+  lease_until_ms INTEGER NOT NULL,
+  term           INTEGER NOT NULL CHECK (term > 0)
+);
+)sql";
+constexpr std::string_view kLeaderLeasesDown = "DROP TABLE leader_leases";
+
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
     {2, "production_scheduling", kSchedulingUp, kSchedulingDown},
@@ -363,6 +377,7 @@ constexpr Migration kMigrations[] = {
     {9, "schedule_key_facts", kScheduleKeyFactsUp, kScheduleKeyFactsDown},
     {10, "request_receipts", kRequestReceiptsUp, kRequestReceiptsDown},
     {11, "orders_by_customer", kOrdersByCustomerUp, kOrdersByCustomerDown},
+    {12, "leader_leases", kLeaderLeasesUp, kLeaderLeasesDown},
 };
 
 }  // namespace

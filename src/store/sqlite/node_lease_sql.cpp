@@ -21,6 +21,20 @@ const NodeLeaseSql& node_lease_sql() {
                 " RETURNING lease_until_ms, " OO_SQLITE_NOW_MS},
       .release = {"in_lease_release", "UPDATE id_nodes SET lease_until_ms = " OO_SQLITE_NOW_MS
                                       " WHERE node_id = ?1 AND holder = ?2"},
+      .leader_take =
+          {"leader_take",
+           "INSERT INTO leader_leases (name, holder, lease_until_ms, term) VALUES (?1, "
+           "?2, " OO_SQLITE_NOW_MS " + ?3, 1) ON CONFLICT (name) DO UPDATE SET "
+           "holder = excluded.holder, lease_until_ms = excluded.lease_until_ms, term = "
+           "leader_leases.term + 1 WHERE leader_leases.lease_until_ms < " OO_SQLITE_NOW_MS
+           " RETURNING lease_until_ms, " OO_SQLITE_NOW_MS ", term"},
+      .leader_renew = {"leader_renew", "UPDATE leader_leases SET lease_until_ms = " OO_SQLITE_NOW_MS
+                                       " + ?3 WHERE name = ?1 AND holder = ?2 AND term = ?4 AND "
+                                       "lease_until_ms >= " OO_SQLITE_NOW_MS
+                                       " RETURNING lease_until_ms, " OO_SQLITE_NOW_MS},
+      .leader_release = {"leader_release",
+                         "UPDATE leader_leases SET lease_until_ms = " OO_SQLITE_NOW_MS
+                         " - 1 WHERE name = ?1 AND holder = ?2 AND term = ?3"},
   };
   return sql;
 }

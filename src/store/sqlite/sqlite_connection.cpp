@@ -88,7 +88,6 @@ class SqliteConnection final : public Connection {
   }
 
   Status lock_migrations() override { return Status::Ok(); }
-  Result<bool> try_lead(std::int64_t) override { return true; }
   void unlock_migrations() override {}
 
  private:
