@@ -202,6 +202,7 @@ namespace {
   "(4, 'order_receipts', NULL, 'PRIMARY KEY (customer_id, idempotency_key)'), "                  \
   "(1, 'document_receipts', NULL, 'PRIMARY KEY (scope, idempotency_key)'), "                     \
   "(10, 'request_receipts', NULL, 'PRIMARY KEY (route, scope, idempotency_key)'), "              \
+  "(12, 'leader_leases', NULL, 'PRIMARY KEY (name)'), "                                          \
   "(4, 'reservations', NULL, 'PRIMARY KEY (order_id, line_no)'), "                               \
   "(5, 'production_orders', 'production_orders_live_source', 'FOREIGN KEY (site_code, "          \
   "order_no, lot_no, source_live) REFERENCES source_orders(site_code, order_no, lot_no, live)%'" \
@@ -239,6 +240,7 @@ namespace {
   "(4, 'order_receipts', 'pk', 'customer_id, idempotency_key'), "                                \
   "(1, 'document_receipts', 'pk', 'scope, idempotency_key'), "                                   \
   "(10, 'request_receipts', 'pk', 'route, scope, idempotency_key'), "                            \
+  "(12, 'leader_leases', 'pk', 'name'), "                                                        \
   "(4, 'reservations', 'pk', 'order_id, line_no')), "                                            \
   "c(since, tbl, def) AS (VALUES "                                                               \
   "(1, 'doc_scopes', 'CHECK (last_value >= 0 AND last_value <= max_value)'), "                   \

@@ -258,6 +258,14 @@ const Planted kPlanted[] = {
      nullptr,
      {},
      "schedule_items_live"},
+    // Two maintenance leaders at once: the lease row's key is what makes taking it exclusive.
+    {"LeaderLeaseWithoutKey",
+     "I10",
+     "DROP TABLE leader_leases; CREATE TABLE leader_leases (name text NOT NULL, holder text NOT "
+     "NULL, lease_until_ms bigint NOT NULL, term bigint NOT NULL)",
+     nullptr,
+     {},
+     "leader_leases"},
     // Seed 000's ENABLE NOVALIDATE: the check protects new rows only.
     {"CheckNotValidated",
      "I10",
