@@ -30,7 +30,7 @@ bool Api::answers_inline(const Request& req) const {
     authorization = sv(it->value());
   }
   return !authorize(tokens_ ? &*tokens_ : nullptr, authorization,
-                    route_access(*m->route, req.method()))
+                    route_access(*m->route, req.method()), req.method() == bhttp::verb::get)
               .ok();
 }
 
@@ -58,8 +58,9 @@ Response Api::handle(const Request& req, Deadline deadline, std::string_view& ro
         if (auto it = req.find(bhttp::field::authorization); it != req.end()) {
           authorization = sv(it->value());
         }
-        auto who = authorize(tokens_ ? &*tokens_ : nullptr, authorization,
-                             route_access(*m->route, req.method()));
+        auto who =
+            authorize(tokens_ ? &*tokens_ : nullptr, authorization,
+                      route_access(*m->route, req.method()), req.method() == bhttp::verb::get);
         if (!who.ok()) {
           res = problem_response(who.status());
           if (who.status().code() == Code::unauthorized) {

@@ -32,6 +32,7 @@ std::vector<std::string_view> words(std::string_view line) {
 std::optional<Principal> parse_role(std::string_view role) {
   if (role == "admin") return Principal{Role::admin, 0};
   if (role == "operator") return Principal{Role::operator_, 0};
+  if (role == "viewer") return Principal{Role::viewer, 0};
   constexpr std::string_view kCustomer = "customer:";
   if (!role.starts_with(kCustomer)) return std::nullopt;
   const std::string_view digits = role.substr(kCustomer.size());
@@ -72,15 +73,16 @@ Result<TokenTable> TokenTable::parse(std::string_view text) {
     const auto w = words(line);
     if (w.empty() || w[0].starts_with('#')) continue;
     if (w.size() != 2) {
-      return line_error(line_no, "expected 'token role' (role: admin, operator or customer:<id>)");
+      return line_error(line_no,
+                        "expected 'token role' (role: admin, operator, viewer or customer:<id>)");
     }
     if (!std::all_of(w[0].begin(), w[0].end(), is_token_char)) {
       return line_error(line_no, "the token must be printable ASCII without spaces");
     }
     auto principal = parse_role(w[1]);
     if (!principal) {
-      return line_error(line_no, fmt::format("unknown role '{}' (expected admin, operator or "
-                                             "customer:<id> with id ≥ 1)",
+      return line_error(line_no, fmt::format("unknown role '{}' (expected admin, operator, viewer "
+                                             "or customer:<id> with id ≥ 1)",
                                              w[1]));
     }
     for (const auto& [token, _] : table.entries_) {
@@ -136,8 +138,24 @@ std::optional<Principal> TokenTable::find(std::string_view token) const {
   return found;
 }
 
+bool admits(Role role, Access access, bool reading) {
+  switch (role) {
+    case Role::admin:
+      return true;
+    case Role::operator_:
+      return access == Access::staff || access == Access::readers;
+    case Role::viewer:
+      return reading && (access == Access::staff || access == Access::readers);
+    case Role::customer:
+      return access == Access::orders || access == Access::readers;
+    case Role::anonymous:
+      return access == Access::open;
+  }
+  return false;
+}
+
 Result<Principal> authorize(const TokenTable* tokens, std::optional<std::string_view> authorization,
-                            Access access) {
+                            Access access, bool reading) {
   if (access == Access::open) return Principal{Role::anonymous, 0};
   if (tokens == nullptr) return Principal{Role::admin, 0};
   if (!authorization) {
@@ -155,22 +173,10 @@ Result<Principal> authorize(const TokenTable* tokens, std::optional<std::string_
   while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
   const auto principal = tokens->find(value);
   if (!principal) return Status(Code::unauthorized, "unknown token");
-  bool allowed = false;
-  switch (principal->role) {
-    case Role::admin:
-      allowed = true;
-      break;
-    case Role::operator_:
-      allowed = access == Access::staff || access == Access::readers;
-      break;
-    case Role::customer:
-      allowed = access == Access::orders || access == Access::readers;
-      break;
-    case Role::anonymous:
-      allowed = false;
-      break;
-  }
-  if (!allowed) {
+  if (!admits(principal->role, access, reading)) {
+    if (principal->role == Role::viewer && !reading && access != Access::orders) {
+      return Status(Code::forbidden, "a viewer token only reads; this needs an admin or operator");
+    }
     return Status(Code::forbidden, access == Access::staff
                                        ? "this route needs an admin or operator token"
                                        : "this route needs an admin or customer token");

@@ -1,6 +1,7 @@
 // Bearer-token authentication from a tokens file (`--tokens FILE`): one `token role` per
-// line, roles `admin`, `operator` and `customer:<id>`; blank lines and `#` comments are
-// allowed. A TokenTable is immutable after loading and safe to share between threads.
+// line, roles `admin`, `operator`, `viewer` (an operator who only reads) and `customer:<id>`;
+// blank lines and `#` comments are allowed. A TokenTable is immutable after loading and safe to
+// share between threads.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +16,7 @@
 namespace onceorder::http {
 
 // `anonymous` is never in a tokens file: it is who calls an open route.
-enum class Role { admin, operator_, customer, anonymous };
+enum class Role { admin, operator_, viewer, customer, anonymous };
 
 struct Principal {
   Role role = Role::admin;
@@ -56,12 +57,16 @@ enum class Access {
             // the handler)
 };
 
+// Whether `role` may call a route of `access`; `reading`: the request only reads (GET). The one
+// rule of who may do what (the OpenAPI document's roles are checked against it).
+bool admits(Role role, Access access, bool reading);
+
 // Checks an `Authorization` header value (nullopt: no header) against `tokens` and
 // returns who is calling. No table means authentication is off: everyone is admin (which
 // is why the server then listens on loopback only). Open routes answer `anonymous`
 // without looking at the header. unauthorized (401) for a missing or unknown token,
 // forbidden (403) for a role the route does not allow.
 Result<Principal> authorize(const TokenTable* tokens, std::optional<std::string_view> authorization,
-                            Access access);
+                            Access access, bool reading = false);
 
 }  // namespace onceorder::http

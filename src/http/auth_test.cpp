@@ -59,6 +59,23 @@ TEST(Authorize, ChecksTokenAndRole) {
   EXPECT_EQ(*authorize(t, "BEARER  op ", Access::staff), (Principal{Role::operator_, 0}));
 }
 
+// A viewer reads what an operator may read, and changes nothing.
+TEST(Authorize, AViewerOnlyReads) {
+  auto table = TokenTable::parse("v viewer\n");
+  ASSERT_TRUE(table.ok());
+  const TokenTable* t = &*table;
+  EXPECT_EQ(*authorize(t, "Bearer v", Access::staff, /*reading=*/true),
+            (Principal{Role::viewer, 0}));
+  EXPECT_TRUE(authorize(t, "Bearer v", Access::readers, true).ok());
+  const auto write = authorize(t, "Bearer v", Access::staff, /*reading=*/false);
+  EXPECT_EQ(code_of(write), Code::forbidden);
+  EXPECT_NE(write.status().message().find("only reads"), std::string::npos);
+  EXPECT_EQ(code_of(authorize(t, "Bearer v", Access::readers, false)), Code::forbidden);
+  // Orders by id and their cancel are an admin's or the customer's, as for an operator.
+  EXPECT_EQ(code_of(authorize(t, "Bearer v", Access::orders, true)), Code::forbidden);
+  EXPECT_TRUE(authorize(t, "Bearer v", Access::open, false).ok());
+}
+
 TEST(Authorize, OrdersAreForAdminsAndCustomers) {
   auto table = TokenTable::parse("adm admin\nop operator\ncust customer:7\n");
   ASSERT_TRUE(table.ok());

@@ -250,7 +250,7 @@ TEST(OpenApiRoutes, TheComparisonCatchesADoctoredDocument) {
   doc["paths"]["/v1/invariants"]["get"]["x-onceorder-roles"] = {"admin"};
   EXPECT_TRUE(has_message(
       openapi_route_mismatches(doc, routes),
-      R"(GET /v1/invariants admits ["admin","operator"] but the document says ["admin"])"));
+      R"(GET /v1/invariants admits ["admin","operator","viewer"] but the document says ["admin"])"));
 
   doc = good;
   doc["paths"]["/v1/invariants"]["get"]["security"] = json::array();
@@ -613,12 +613,19 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
 
   // With tokens: who may do what.
   ServerOptions options;
-  options.tokens_file = write_file("tokens", "a admin\no operator\nc customer:7\n");
+  options.tokens_file = write_file("tokens", "a admin\no operator\nc customer:7\nv viewer\n");
   start_server(options);
   EXPECT_EQ(get("/v1/scopes/S").status, 401);
   EXPECT_EQ(get("/v1/scopes/S", bearer("wrong")).status, 401);
   EXPECT_EQ(get("/v1/scopes/S", bearer("c")).status, 403);
   EXPECT_EQ(get("/v1/scopes/S", bearer("o")).status, 200);
+  // A viewer reads what an operator reads and changes nothing.
+  EXPECT_EQ(get("/v1/scopes/S", bearer("v")).status, 200);
+  EXPECT_EQ(get("/v1/schedule/items", bearer("v")).status, 200);
+  EXPECT_EQ(get("/v1/orders", bearer("v")).status, 200);
+  EXPECT_EQ(post("/v1/scopes/S/documents", R"({"title": "t"})", bearer("v")).status, 403);
+  EXPECT_EQ(post("/v1/maintenance/reap", "", bearer("v")).status, 403);
+  EXPECT_EQ(get("/v1/orders/" + order_id, bearer("v")).status, 403);
   EXPECT_EQ(get("/v1/orders/" + order_id, bearer("o")).status, 403);
   EXPECT_EQ(post("/v1/orders/" + order_id + "/cancel", "", bearer("o")).status, 403);
   EXPECT_EQ(get("/v1/orders/" + produced_id, bearer("c")).status, 404);  // customer 8's

@@ -32,19 +32,16 @@ inline nlohmann::json embedded_openapi() {
   return nlohmann::json::parse(file->content, nullptr, false);
 }
 
-// The roles an Access admits, as operations list them in `x-onceorder-roles`.
-inline std::vector<std::string> openapi_roles(http::Access access) {
-  switch (access) {
-    case http::Access::open:
-      return {};
-    case http::Access::staff:
-      return {"admin", "operator"};
-    case http::Access::orders:
-      return {"admin", "customer"};
-    case http::Access::readers:
-      return {"admin", "operator", "customer"};
+// The roles the server admits to a route of `access` (http::admits), in the order operations
+// list them in `x-onceorder-roles`.
+inline std::vector<std::string> openapi_roles(http::Access access, bool reading) {
+  std::vector<std::string> out;
+  for (const auto& [role, name] :
+       {std::pair{http::Role::admin, "admin"}, std::pair{http::Role::operator_, "operator"},
+        std::pair{http::Role::customer, "customer"}, std::pair{http::Role::viewer, "viewer"}}) {
+    if (http::admits(role, access, reading)) out.emplace_back(name);
   }
-  return {"?"};
+  return out;
 }
 
 // Every difference between the document's operations and `routes`, one sentence each: a
@@ -80,8 +77,9 @@ inline std::vector<std::string> openapi_route_mismatches(const nlohmann::json& d
         if (security != nlohmann::json::parse(R"([{"bearer": []}])")) {
           out.push_back(label + " needs a bearer token but the document says " + security.dump());
         }
-        if (roles != nlohmann::json(openapi_roles(access))) {
-          out.push_back(label + " admits " + nlohmann::json(openapi_roles(access)).dump() +
+        const bool reading = method == http::bhttp::verb::get;
+        if (roles != nlohmann::json(openapi_roles(access, reading))) {
+          out.push_back(label + " admits " + nlohmann::json(openapi_roles(access, reading)).dump() +
                         " but the document says " + roles.dump());
         }
       }
