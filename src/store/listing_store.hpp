@@ -17,6 +17,23 @@
 #include "onceorder/store.hpp"
 #include "store/dialect.hpp"
 
+// The scope list with its gap audit, the same text on both engines but for the placeholders
+// (`after` scope, `limit`). The audit counts per scope what invariant I7
+// (store/invariants_sql.cpp, OO_I7_SQL) reports: issued values whose predecessor has no
+// document, and a counter that is not the largest value. `missing` counts every hole below
+// the counter, legacy ones included.
+#define OO_LIST_SCOPES_SQL(AFTER, LIMIT)                                             \
+  "SELECT s.scope, s.width, s.radix, s.max_value, s.last_value, (SELECT count(*) "   \
+  "FROM documents d WHERE d.scope = s.scope AND d.origin = 'issued'), (SELECT "      \
+  "count(*) FROM documents d WHERE d.scope = s.scope AND d.origin = 'legacy'), "     \
+  "(SELECT count(*) FROM documents d WHERE d.scope = s.scope AND d.origin = "        \
+  "'issued' AND d.value > 1 AND NOT EXISTS (SELECT 1 FROM documents p WHERE p.scope" \
+  " = d.scope AND p.value = d.value - 1)) + CASE WHEN s.last_value <> "              \
+  "coalesce((SELECT max(d.value) FROM documents d WHERE d.scope = s.scope), 0) THEN" \
+  " 1 ELSE 0 END, s.last_value - (SELECT count(*) FROM documents d WHERE d.scope = " \
+  "s.scope AND d.value <= s.last_value) FROM doc_scopes s WHERE s.scope > " AFTER    \
+  " ORDER BY s.scope LIMIT " LIMIT
+
 namespace onceorder::store {
 
 struct ListingSql {

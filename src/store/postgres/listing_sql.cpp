@@ -3,9 +3,6 @@
 
 namespace onceorder::store::postgres {
 
-// The gap audit counts per scope what invariant I7 (store/invariants_sql.cpp, OO_I7_SQL)
-// reports: issued values whose predecessor has no document, and a counter that is not the
-// largest value. `missing` counts every hole below the counter, legacy ones included.
 const ListingSql& listing_sql() {
   static const ListingSql sql{
       .list_orders =
@@ -33,18 +30,7 @@ const ListingSql& listing_sql() {
                     "reservations r WHERE r.warehouse_id = s.warehouse_id AND r.sku_id = "
                     "s.sku_id AND r.status = 'active'), 0), s.price_cents FROM stock s WHERE "
                     "s.warehouse_id = $1 AND s.sku_id > $2 ORDER BY s.sku_id LIMIT $3"},
-      .list_scopes = {"ls_list_scopes",
-                      "SELECT s.scope, s.width, s.radix, s.max_value, s.last_value, (SELECT "
-                      "count(*) FROM documents d WHERE d.scope = s.scope AND d.origin = "
-                      "'issued'), (SELECT count(*) FROM documents d WHERE d.scope = s.scope AND "
-                      "d.origin = 'legacy'), (SELECT count(*) FROM documents d WHERE d.scope = "
-                      "s.scope AND d.origin = 'issued' AND d.value > 1 AND NOT EXISTS (SELECT 1 "
-                      "FROM documents p WHERE p.scope = d.scope AND p.value = d.value - 1)) + "
-                      "CASE WHEN s.last_value <> coalesce((SELECT max(d.value) FROM documents d "
-                      "WHERE d.scope = s.scope), 0) THEN 1 ELSE 0 END, s.last_value - (SELECT "
-                      "count(*) FROM documents d WHERE d.scope = s.scope AND d.value <= "
-                      "s.last_value) FROM doc_scopes s WHERE s.scope > $1 ORDER BY s.scope "
-                      "LIMIT $2"},
+      .list_scopes = {"ls_list_scopes", OO_LIST_SCOPES_SQL("$1", "$2")},
       .list_claims = {"ls_list_claims",
                       "SELECT i.item_id, i.run_id, r.kind, i.site_code, i.order_no, i.lot_no, "
                       "i.attempt, coalesce(i.owner, ''), coalesce(" OO_PG_UTC(
