@@ -75,7 +75,7 @@ Response Api::handle(const Request& req, Deadline deadline, RequestLabels& label
         } else {
           res = dispatch(*m, *who, req, deadline);
           if (const AuditSpec* spec = route_audit(*m->route, req.method())) {
-            audit(*spec, *m, *who, req, res, deadline);
+            audit(*spec, *m, *who, req, res);
           }
         }
       }
@@ -92,6 +92,8 @@ namespace {
 
 // The request or answer body as JSON for an audit summary, when it is JSON and small.
 constexpr size_t kSummaryBodyMax = 1024;
+// The longest an audit row may hold back the answer of its request.
+constexpr auto kAuditWait = std::chrono::seconds(1);
 
 std::optional<nlohmann::json> small_json(std::string_view body) {
   if (body.empty() || body.size() > kSummaryBodyMax) return std::nullopt;
@@ -125,7 +127,7 @@ std::optional<std::string> audit_target(const AuditSpec& spec, const RouteMatch&
 }  // namespace
 
 void Api::audit(const AuditSpec& spec, const RouteMatch& m, const Principal& who,
-                const Request& req, const Response& res, Deadline deadline) {
+                const Request& req, const Response& res) {
   ActionRecord row;
   row.principal = std::string(who.name);
   row.role = std::string(role_name(who.role));
@@ -162,9 +164,11 @@ void Api::audit(const AuditSpec& spec, const RouteMatch& m, const Principal& who
   }
   // Client text may be anything: invalid UTF-8 is replaced rather than refused.
   row.summary = summary.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  // The effect has committed: the row gets a moment past the request's deadline rather than
-  // being lost to a slow effect.
-  const Deadline until = std::max(deadline, store::Clock::now() + std::chrono::seconds(2));
+  // The effect has committed and the answer is ready: the row may hold it back at most
+  // kAuditWait, whatever is left of the request's deadline (on SQLite a run's step holds the
+  // one write lock, and a writer waiting behind it would otherwise hold a `wait=false` answer
+  // until the run ends). Past it the row goes to the log instead.
+  const Deadline until = store::Clock::now() + kAuditWait;
   auto written = record_action(services_.db, row, until);
   if (!written.ok()) {
     metrics_.audit_failures().fetch_add(1, std::memory_order_relaxed);

@@ -70,7 +70,7 @@ class Api {
   // Writes the audit row of a handled request (see handle()); a failure is logged with the
   // row's content and counted, and the answer stands (its effect has committed).
   void audit(const AuditSpec& spec, const RouteMatch& m, const Principal& who, const Request& req,
-             const Response& res, Deadline deadline);
+             const Response& res);
 
   Numbering numbering_;
   RunExecutor runs_;
