@@ -167,7 +167,8 @@ void Api::audit(const AuditSpec& spec, const RouteMatch& m, const Principal& who
   // The effect has committed and the answer is ready: the row may hold it back at most
   // kAuditWait, whatever is left of the request's deadline (on SQLite a run's step holds the
   // one write lock, and a writer waiting behind it would otherwise hold a `wait=false` answer
-  // until the run ends). Past it the row goes to the log instead.
+  // until the run ends; a statement already waiting for that lock still waits out the lock
+  // timeout). Past it the row goes to the log instead.
   const Deadline until = store::Clock::now() + kAuditWait;
   auto written = record_action(services_.db, row, until);
   if (!written.ok()) {
