@@ -18,6 +18,7 @@ set(ONCEORDER_CORE_SOURCES
   src/core/timestamp.cpp
 )
 set(ONCEORDER_STORE_SOURCES
+  src/store/audit_store.cpp
   src/store/database.cpp
   src/store/dialect.cpp
   src/store/intake_store.cpp
@@ -28,6 +29,7 @@ set(ONCEORDER_STORE_SOURCES
   src/store/migrate.cpp
   src/store/node_lease_store.cpp
   src/store/numbering_store.cpp
+  src/store/postgres/audit_sql.cpp
   src/store/postgres/dialect.cpp
   src/store/postgres/legacy_items_sql.cpp
   src/store/postgres/listing_sql.cpp
@@ -38,6 +40,7 @@ set(ONCEORDER_STORE_SOURCES
   src/store/postgres/stock_sql.cpp
   src/store/receipts_store.cpp
   src/store/scheduling_store.cpp
+  src/store/sqlite/audit_sql.cpp
   src/store/sqlite/dialect.cpp
   src/store/sqlite/intake_sql.cpp
   src/store/sqlite/legacy_items_sql.cpp
@@ -68,6 +71,7 @@ set(ONCEORDER_SERVICE_SOURCES
   src/service/numbering.cpp
   src/service/receipts.cpp
   src/service/scheduling.cpp
+  src/service/audit.cpp
 )
 set(ONCEORDER_HTTP_SOURCES
   src/http/api.cpp
@@ -81,6 +85,7 @@ set(ONCEORDER_HTTP_SOURCES
   src/http/problem.cpp
   src/http/request_input.cpp
   src/http/router.cpp
+  src/http/routes_audit.cpp
   src/http/routes_ops.cpp
   src/http/routes_lists.cpp
   src/http/routes_orders.cpp

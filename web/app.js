@@ -1,4 +1,5 @@
-// The operator console: readiness, invariants, recent runs, and the lists the server pages
+// The operator console: readiness, per-minute activity charts (inline SVG bars), the recent
+// operator actions (audit trail), invariants, recent runs, and the lists the server pages
 // (schedule items by state, site, order and run; orders by status and customer; stock per
 // warehouse with reserved quantities; document scopes with their gap audit; stuck claims),
 // one order with its receipts (and its cancel, after a preview of what that releases), and
@@ -107,6 +108,57 @@ async function refreshRuns() {
   }
 }
 
+// One bar per minute, scaled to the series' largest value (at least 1, so a quiet hour draws
+// flat); `overlay` (busy answers) is drawn over the same bars in red. Built with DOM calls:
+// no HTML is parsed and no library is loaded.
+const svgNs = "http://www.w3.org/2000/svg";
+function drawBars(svg, values, overlay) {
+  const n = values.length;
+  const max = Math.max(1, ...values);
+  svg.setAttribute("viewBox", `0 0 ${n} 100`);
+  svg.setAttribute("preserveAspectRatio", "none");
+  svg.replaceChildren();
+  const bar = (i, v, cls, minute) => {
+    const h = (v / max) * 100;
+    const r = document.createElementNS(svgNs, "rect");
+    r.setAttribute("class", cls);
+    r.setAttribute("x", String(i + 0.1));
+    r.setAttribute("width", "0.8");
+    r.setAttribute("y", String(100 - h));
+    r.setAttribute("height", String(h));
+    r.dataset.count = String(v);
+    const title = document.createElementNS(svgNs, "title");
+    title.textContent = `${minute}: ${v}`;
+    r.appendChild(title);
+    svg.appendChild(r);
+  };
+  values.forEach((v, i) => { if (v > 0) bar(i, v, "bar", svg.minutes[i]); });
+  if (overlay) overlay.forEach((v, i) => { if (v > 0) bar(i, v, "busy", svg.minutes[i] + " busy"); });
+}
+
+async function refreshActivity() {
+  const summary = $("activity-summary");
+  try {
+    const r = await getJson("/v1/stats/activity?minutes=60");
+    if (r.status !== 200) return show(summary, problemText(r), "bad");
+    const series = r.body.series;
+    const pick = (key) => series.map((m) => Number(m[key]));
+    const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+    for (const key of ["orders", "items", "numbers", "requests"]) {
+      const svg = $(`chart-${key}`);
+      svg.minutes = series.map((m) => m.minute.slice(11, 16));
+      const values = pick(key);
+      drawBars(svg, values, key === "requests" ? pick("busy") : null);
+      $(`chart-${key}-total`).textContent = `(${sum(values)})`;
+    }
+    const requests = sum(pick("requests"));
+    const busy = sum(pick("busy"));
+    show(summary, `since ${series[0].minute}; busy rate ${requests ? ((100 * busy) / requests).toFixed(1) : "0.0"}% of this server's ${requests} answers`, "");
+  } catch (e) {
+    show(summary, "server unreachable", "bad");
+  }
+}
+
 let shownOrder = null;
 // A list the server pages with `next_after`: its rows go into `<prefix>` (tbody),
 // `<prefix>-summary` says how many, `<prefix>-more` loads the next page.
@@ -155,6 +207,14 @@ function filters(pairs) {
 }
 
 const lists = {
+  actions: new PagedList("actions", {
+    path: () => "/v1/actions",
+    query: () => new URLSearchParams({ limit: "20" }),
+    rows: (b) => b.actions,
+    cells: (a) => [a.action_id, a.at, a.principal, a.role, a.action, a.target, a.status],
+    cls: (a) => (a.status >= 400 ? "bad" : ""),
+    noun: "action(s)",
+  }),
   items: new PagedList("items", {
     path: () => "/v1/schedule/items",
     query: () => filters([["status", "items-status"], ["site_code", "items-site"],
@@ -319,6 +379,7 @@ async function lookUpScope(scope) {
 
 function refresh() {
   refreshReady();
+  refreshActivity();
   refreshInvariants();
   refreshRuns();
   for (const list of Object.values(lists)) list.load();

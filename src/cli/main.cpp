@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
   serve->add_option("--listen", server_options.listen, "host:port to listen on")
       ->capture_default_str();
   auto* tokens_option =
-      serve->add_option("--tokens", tokens, "tokens file: one 'token role' per line");
+      serve->add_option("--tokens", tokens, "tokens file: one 'token role [name]' per line");
   serve
       ->add_option("--pool-size", pool_size,
                    "database connections (request workers: 4 per connection)")

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <exception>
 
+#include <spdlog/spdlog.h>
+
 #include "http/problem.hpp"
+#include "onceorder/audit.hpp"
 
 namespace onceorder::http {
 
@@ -39,8 +42,9 @@ bool Api::is_readiness_probe(const Request& req) {
   return m && m->route->id == RouteId::readyz && req.method() == bhttp::verb::get;
 }
 
-Response Api::handle(const Request& req, Deadline deadline, std::string_view& route) {
-  route = kUnmatchedRoute;
+Response Api::handle(const Request& req, Deadline deadline, RequestLabels& labels) {
+  labels = RequestLabels{};
+  std::string_view& route = labels.route;
   Response res;
   try {
     const auto m = match_route(split_target(sv(req.target())).first);
@@ -58,9 +62,11 @@ Response Api::handle(const Request& req, Deadline deadline, std::string_view& ro
         if (auto it = req.find(bhttp::field::authorization); it != req.end()) {
           authorization = sv(it->value());
         }
-        auto who =
-            authorize(tokens_ ? &*tokens_ : nullptr, authorization,
-                      route_access(*m->route, req.method()), req.method() == bhttp::verb::get);
+        std::string_view known;  // the caller's name once its token is recognised
+        auto who = authorize(tokens_ ? &*tokens_ : nullptr, authorization,
+                             route_access(*m->route, req.method()),
+                             req.method() == bhttp::verb::get, &known);
+        labels.principal = known.empty() ? std::string_view("-") : known;
         if (!who.ok()) {
           res = problem_response(who.status());
           if (who.status().code() == Code::unauthorized) {
@@ -68,6 +74,9 @@ Response Api::handle(const Request& req, Deadline deadline, std::string_view& ro
           }
         } else {
           res = dispatch(*m, *who, req, deadline);
+          if (const AuditSpec* spec = route_audit(*m->route, req.method())) {
+            audit(*spec, *m, *who, req, res);
+          }
         }
       }
     }
@@ -77,6 +86,98 @@ Response Api::handle(const Request& req, Deadline deadline, std::string_view& ro
     res = problem_response(Status(Code::internal, "unhandled exception"));
   }
   return res;
+}
+
+namespace {
+
+// The request or answer body as JSON for an audit summary, when it is JSON and small.
+constexpr size_t kSummaryBodyMax = 1024;
+// The longest an audit row may hold back the answer of its request.
+constexpr auto kAuditWait = std::chrono::seconds(1);
+
+std::optional<nlohmann::json> small_json(std::string_view body) {
+  if (body.empty() || body.size() > kSummaryBodyMax) return std::nullopt;
+  auto parsed = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return std::nullopt;
+  return parsed;
+}
+
+// What the audit row says the action was on: the path's scope or ids ("1/101" for a SKU), else
+// the answer's `target_field` (a new run's id).
+std::optional<std::string> audit_target(const AuditSpec& spec, const RouteMatch& m,
+                                        const std::optional<nlohmann::json>& answer) {
+  if (!m.scope.empty()) return m.scope;
+  if (!m.ids.empty()) {
+    std::string out;
+    for (const std::string& id : m.ids) {
+      if (!out.empty()) out += '/';
+      out += id;
+    }
+    return out;
+  }
+  if (!spec.target_field.empty() && answer && answer->is_object()) {
+    const auto it = answer->find(std::string(spec.target_field));
+    if (it != answer->end() && it->is_string()) return it->get<std::string>();
+    if (it != answer->end() && it->is_number_integer())
+      return std::to_string(it->get<std::int64_t>());
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void Api::audit(const AuditSpec& spec, const RouteMatch& m, const Principal& who,
+                const Request& req, const Response& res) {
+  ActionRecord row;
+  row.principal = std::string(who.name);
+  row.role = std::string(role_name(who.role));
+  row.action = std::string(spec.action);
+  row.status = res.result_int();
+  // The answer is read in full for the target even when it is too big for the summary.
+  const std::string_view answer_text = res.body();
+  std::optional<nlohmann::json> answer;
+  if (!spec.target_field.empty() || answer_text.size() <= kSummaryBodyMax) {
+    auto parsed = nlohmann::json::parse(answer_text, nullptr, false);
+    if (!parsed.is_discarded()) answer = std::move(parsed);
+  }
+  row.target = audit_target(spec, m, answer);
+  nlohmann::json summary = nlohmann::json::object();
+  summary["method"] = std::string(req.method_string());
+  if (const auto query = split_target(sv(req.target())).second; !query.empty()) {
+    summary["query"] = std::string(query.substr(0, 200));
+  }
+  if (auto body = small_json(req.body())) {
+    summary["request"] = std::move(*body);
+  } else if (!req.body().empty()) {
+    summary["request_bytes"] = req.body().size();
+  }
+  if (auto it = req.find("Idempotency-Key"); it != req.end()) {
+    summary["idempotency_key"] = std::string(sv(it->value()).substr(0, 255));
+  }
+  if (res.find("Idempotent-Replayed") != res.end()) summary["replayed"] = true;
+  if (answer && answer->is_object()) {
+    if (row.status >= 400) {
+      if (auto code = answer->find("code"); code != answer->end()) summary["code"] = *code;
+    } else if (answer_text.size() <= kSummaryBodyMax) {
+      summary["answer"] = *answer;
+    }
+  }
+  // Client text may be anything: invalid UTF-8 is replaced rather than refused.
+  row.summary = summary.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // The effect has committed and the answer is ready: the row may hold it back at most
+  // kAuditWait, whatever is left of the request's deadline (on SQLite a run's step holds the
+  // one write lock, and a writer waiting behind it would otherwise hold a `wait=false` answer
+  // until the run ends; a statement already waiting for that lock still waits out the lock
+  // timeout). Past it the row goes to the log instead.
+  const Deadline until = store::Clock::now() + kAuditWait;
+  auto written = record_action(services_.db, row, until);
+  if (!written.ok()) {
+    metrics_.audit_failures().fetch_add(1, std::memory_order_relaxed);
+    spdlog::error(
+        "audit write failed: {} (principal={} role={} action={} target={} status={} summary={})",
+        written.status().to_string(), row.principal, row.role, row.action, row.target.value_or("-"),
+        row.status, row.summary);
+  }
 }
 
 Response Api::dispatch(const RouteMatch& m, const Principal& who, const Request& req,
@@ -118,6 +219,10 @@ Response Api::dispatch(const RouteMatch& m, const Principal& who, const Request&
       return list_production_orders(s, req, deadline);
     case RouteId::reap:
       return post_reap(s, req, deadline);
+    case RouteId::actions:
+      return list_actions(s, req, deadline);
+    case RouteId::activity:
+      return get_activity(s, req, deadline);
     case RouteId::invariants:
       if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
       return get_invariants(s, deadline);

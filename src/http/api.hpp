@@ -23,6 +23,14 @@
 
 namespace onceorder::http {
 
+// What the access log and the metrics say of a request besides its method and status: the
+// route pattern (never the raw path) and who called (the principal's name, never the token;
+// "-" when no token was recognised). Views of static or TokenTable storage: no allocation.
+struct RequestLabels {
+  std::string_view route = kUnmatchedRoute;
+  std::string_view principal = "-";
+};
+
 class Api {
  public:
   // `tokens`: nullopt turns authentication off. The services outlive the Api.
@@ -32,9 +40,11 @@ class Api {
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
 
-  // Answers `req` within `deadline`. Sets `route` to the route pattern for logs and
-  // metrics. Never throws.
-  Response handle(const Request& req, Deadline deadline, std::string_view& route);
+  // Answers `req` within `deadline`. Sets `labels` for logs and metrics. A request that
+  // reaches the handler of a route marked for the audit trail (AuditSpec) leaves one
+  // operator_actions row, written after the handler's own transaction and before the answer
+  // is returned. Never throws.
+  Response handle(const Request& req, Deadline deadline, RequestLabels& labels);
 
   // The route pattern of a target, for answers the server gives without handling the
   // request (body too large, queue full).
@@ -57,6 +67,10 @@ class Api {
  private:
   Response dispatch(const RouteMatch& m, const Principal& who, const Request& req,
                     Deadline deadline);
+  // Writes the audit row of a handled request (see handle()); a failure is logged with the
+  // row's content and counted, and the answer stands (its effect has committed).
+  void audit(const AuditSpec& spec, const RouteMatch& m, const Principal& who, const Request& req,
+             const Response& res);
 
   Numbering numbering_;
   RunExecutor runs_;

@@ -54,6 +54,16 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
+// A name in the tokens file: what a log line or a console shows and a filter matches exactly,
+// so no spaces, quotes or control characters.
+bool is_valid_name(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-' || c == '@';
+  });
+}
+
 Status line_error(int line_no, std::string message) {
   return Status(Code::invalid_request, fmt::format("tokens file line {}: {}", line_no, message),
                 {FieldError{fmt::format("line {}", line_no), std::move(message)}});
@@ -63,6 +73,7 @@ Status line_error(int line_no, std::string message) {
 
 Result<TokenTable> TokenTable::parse(std::string_view text) {
   TokenTable table;
+  std::vector<std::pair<std::string, int>> names;  // name, line: duplicates are refused
   int line_no = 0;
   while (!text.empty()) {
     ++line_no;
@@ -72,9 +83,10 @@ Result<TokenTable> TokenTable::parse(std::string_view text) {
 
     const auto w = words(line);
     if (w.empty() || w[0].starts_with('#')) continue;
-    if (w.size() != 2) {
+    if (w.size() != 2 && w.size() != 3) {
       return line_error(line_no,
-                        "expected 'token role' (role: admin, operator, viewer or customer:<id>)");
+                        "expected 'token role [name]' (role: admin, operator, viewer or "
+                        "customer:<id>)");
     }
     if (!std::all_of(w[0].begin(), w[0].end(), is_token_char)) {
       return line_error(line_no, "the token must be printable ASCII without spaces");
@@ -88,6 +100,28 @@ Result<TokenTable> TokenTable::parse(std::string_view text) {
     for (const auto& [token, _] : table.entries_) {
       if (token == w[0]) return line_error(line_no, "this token is already defined above");
     }
+    std::string name;
+    if (w.size() == 3) {
+      if (!is_valid_name(w[2])) {
+        return line_error(line_no, fmt::format("the name '{}' must be 1-64 characters of "
+                                               "[A-Za-z0-9._@-]",
+                                               w[2]));
+      }
+      name = std::string(w[2]);
+    } else {
+      name = derived_principal_name(w[1], w[0]);
+    }
+    for (const auto& [seen, seen_line] : names) {
+      if (seen == name) {
+        return line_error(line_no,
+                          fmt::format("the name '{}' is already used on line {}: a name is one "
+                                      "principal, give each token its own",
+                                      name, seen_line));
+      }
+    }
+    names.emplace_back(name, line_no);
+    table.names_->push_back(std::move(name));
+    principal->name = table.names_->back();
     table.entries_.emplace_back(std::string(w[0]), *principal);
   }
   if (table.entries_.empty()) {
@@ -138,6 +172,90 @@ std::optional<Principal> TokenTable::find(std::string_view token) const {
   return found;
 }
 
+std::string_view role_name(Role role) {
+  switch (role) {
+    case Role::admin:
+      return "admin";
+    case Role::operator_:
+      return "operator";
+    case Role::viewer:
+      return "viewer";
+    case Role::customer:
+      return "customer";
+    case Role::anonymous:
+      return "anonymous";
+  }
+  return "anonymous";
+}
+
+std::string derived_principal_name(std::string_view role_word, std::string_view token) {
+  return fmt::format("{}#{}", role_word, sha256_hex(token).substr(0, 8));
+}
+
+// FIPS 180-4, for derived names only (not a security boundary: 32 bits of a token's hash
+// say nothing useful about a token of any real length).
+std::string sha256_hex(std::string_view data) {
+  static constexpr std::uint32_t k[64] = {
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+      0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+      0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+      0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+      0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+      0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+      0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+      0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+      0xc67178f2};
+  std::uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                        0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::string msg(data);
+  const std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
+  msg += static_cast<char>(0x80);
+  while (msg.size() % 64 != 56) msg += '\0';
+  for (int i = 7; i >= 0; --i) msg += static_cast<char>((bits >> (i * 8)) & 0xff);
+  auto rotr = [](std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
+  for (size_t off = 0; off < msg.size(); off += 64) {
+    std::uint32_t w[64];
+    for (int i = 0; i < 16; ++i) {
+      w[i] = 0;
+      for (int b = 0; b < 4; ++b) {
+        w[i] = (w[i] << 8) | static_cast<unsigned char>(msg[off + static_cast<size_t>(i * 4 + b)]);
+      }
+    }
+    for (int i = 16; i < 64; ++i) {
+      const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (int i = 0; i < 64; ++i) {
+      const std::uint32_t t1 =
+          hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+      const std::uint32_t t2 =
+          (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      hh = g;
+      g = f;
+      f = e;
+      e = d + t1;
+      d = c;
+      c = b;
+      b = a;
+      a = t1 + t2;
+    }
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
+    h[5] += f;
+    h[6] += g;
+    h[7] += hh;
+  }
+  std::string out;
+  for (std::uint32_t v : h) out += fmt::format("{:08x}", v);
+  return out;
+}
+
 bool admits(Role role, Access access, bool reading) {
   switch (role) {
     case Role::admin:
@@ -155,9 +273,15 @@ bool admits(Role role, Access access, bool reading) {
 }
 
 Result<Principal> authorize(const TokenTable* tokens, std::optional<std::string_view> authorization,
-                            Access access, bool reading) {
-  if (access == Access::open) return Principal{Role::anonymous, 0};
-  if (tokens == nullptr) return Principal{Role::admin, 0};
+                            Access access, bool reading, std::string_view* known) {
+  if (access == Access::open) {
+    if (known) *known = kAnonymousPrincipal;
+    return Principal{Role::anonymous, 0, kAnonymousPrincipal};
+  }
+  if (tokens == nullptr) {
+    if (known) *known = kLocalPrincipal;
+    return Principal{Role::admin, 0, kLocalPrincipal};
+  }
   if (!authorization) {
     return Status(Code::unauthorized, "send 'Authorization: Bearer <token>'");
   }
@@ -173,6 +297,7 @@ Result<Principal> authorize(const TokenTable* tokens, std::optional<std::string_
   while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
   const auto principal = tokens->find(value);
   if (!principal) return Status(Code::unauthorized, "unknown token");
+  if (known) *known = principal->name;
   if (!admits(principal->role, access, reading)) {
     if (principal->role == Role::viewer && !reading && access != Access::orders) {
       return Status(Code::forbidden, "a viewer token only reads; this needs an admin or operator");

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace onceorder::http {
 
 std::string prom_label(std::string_view value) {
@@ -58,9 +60,47 @@ void prom_value(std::string& out, std::string_view name, std::string_view type,
   fmt::format_to(std::back_inserter(out), "{} {}\n", name, value);
 }
 
+namespace {
+
+std::int64_t minute_of(std::chrono::system_clock::time_point t) {
+  return std::chrono::floor<std::chrono::minutes>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
+HttpMetrics::MinuteSlot& HttpMetrics::slot_for(std::int64_t minute) {
+  MinuteSlot& slot = minutes_[static_cast<size_t>(minute % kActivityMinutes)];
+  if (slot.minute != minute) slot = MinuteSlot{minute, {}};
+  return slot;
+}
+
+void HttpMetrics::count_busy() {
+  busy_.fetch_add(1, std::memory_order_relaxed);
+  const std::int64_t minute = minute_of(std::chrono::system_clock::now());
+  std::lock_guard lock(mu_);
+  ++slot_for(minute).counts.busy;
+}
+
+std::vector<MinuteCounts> HttpMetrics::per_minute(int minutes,
+                                                  std::chrono::system_clock::time_point now) const {
+  const int n = std::clamp(minutes, 0, kActivityMinutes);
+  const std::int64_t last = minute_of(now);
+  std::vector<MinuteCounts> out(static_cast<size_t>(n));
+  std::lock_guard lock(mu_);
+  for (int i = 0; i < n; ++i) {
+    const std::int64_t minute = last - (n - 1) + i;
+    if (minute < 0) continue;
+    const MinuteSlot& slot = minutes_[static_cast<size_t>(minute % kActivityMinutes)];
+    if (slot.minute == minute) out[static_cast<size_t>(i)] = slot.counts;
+  }
+  return out;
+}
+
 void HttpMetrics::record(std::string_view route, std::string_view method, int status,
                          double seconds) {
+  const std::int64_t minute = minute_of(std::chrono::system_clock::now());
   std::lock_guard lock(mu_);
+  ++slot_for(minute).counts.requests;
   // Looked up by views: a known series costs no allocation.
   auto series =
       requests_.find(std::tuple<std::string_view, std::string_view, int>{route, method, status});
@@ -99,6 +139,10 @@ void HttpMetrics::render(std::string& out) const {
              "Requests answered 503 busy (retry): the busy rate is its rate over that of "
              "onceorder_http_requests_total.",
              busy_.load());
+  prom_value(out, "onceorder_audit_write_failures_total", "counter",
+             "Audited requests whose operator_actions row could not be written (logged "
+             "instead; the answer stood).",
+             audit_failures_.load());
   prom_outcomes(out, "onceorder_documents_total",
                 "Requests for a document number by outcome (issued: a new number committed).",
                 kDocumentOutcomeNames, documents_.snapshot());

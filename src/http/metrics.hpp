@@ -5,12 +5,14 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "onceorder/combiner.hpp"
 #include "onceorder/counters.hpp"
@@ -23,9 +25,23 @@ enum class DocumentOutcome { issued, replayed, exhausted, busy, refused, count_ 
 inline constexpr std::array<const char*, 5> kDocumentOutcomeNames{"issued", "replayed", "exhausted",
                                                                   "busy", "refused"};
 
+// One UTC minute of this process' answers (GET /v1/stats/activity).
+struct MinuteCounts {
+  std::uint64_t requests = 0;
+  std::uint64_t busy = 0;
+};
+
 class HttpMetrics {
  public:
+  // Counts an answer (also in the current minute of the activity ring).
   void record(std::string_view route, std::string_view method, int status, double seconds);
+  // Counts a `503 busy` answer (with Retry-After), in the total and the current minute.
+  void count_busy();
+  // The last `minutes` (at most kActivityMinutes) UTC minutes up to the one holding `now`,
+  // oldest first; minutes nothing was answered in (or before the process started) are zeros.
+  std::vector<MinuteCounts> per_minute(int minutes,
+                                       std::chrono::system_clock::time_point now) const;
+  static constexpr int kActivityMinutes = 1440;
 
   // Requests accepted by the server and not yet answered (queued or running).
   std::atomic<int>& in_flight() { return in_flight_; }
@@ -35,6 +51,8 @@ class HttpMetrics {
   std::atomic<std::uint64_t>& connections_shed() { return connections_shed_; }
   // Answers `503 busy` (with Retry-After), whoever gave them: the busy rate's numerator.
   std::atomic<std::uint64_t>& busy() { return busy_; }
+  // Audit rows that could not be written (the request's answer stood; the row is in the log).
+  std::atomic<std::uint64_t>& audit_failures() { return audit_failures_; }
   OutcomeCounters<DocumentOutcome>& documents() { return documents_; }
   const OutcomeCounters<DocumentOutcome>& documents() const { return documents_; }
 
@@ -55,11 +73,21 @@ class HttpMetrics {
   std::atomic<int> max_connections_{0};
   std::atomic<std::uint64_t> connections_shed_{0};
   std::atomic<std::uint64_t> busy_{0};
+  std::atomic<std::uint64_t> audit_failures_{0};
   OutcomeCounters<DocumentOutcome> documents_;
   mutable std::mutex mu_;
   std::map<std::tuple<std::string, std::string, int>, std::uint64_t, std::less<>>
       requests_;                                             // guarded
   std::map<std::string, Histogram, std::less<>> durations_;  // guarded
+  // A ring of the last day's minutes: slot minute % kActivityMinutes holds that minute's
+  // counts when `minute` says it is that one (else it is older and reads as zeros). Updated
+  // under mu_, where record() already is: one clock read and two additions per answer.
+  struct MinuteSlot {
+    std::int64_t minute = -1;  // minutes since the epoch, UTC
+    MinuteCounts counts;
+  };
+  MinuteSlot& slot_for(std::int64_t minute);            // under mu_
+  std::array<MinuteSlot, kActivityMinutes> minutes_{};  // guarded
 };
 
 // Prometheus text-format helpers.

@@ -15,25 +15,53 @@ constexpr std::array kGet{verb::get};
 constexpr std::array kPost{verb::post};
 
 const std::array kRoutes{
-    Route{RouteId::scope, "/v1/scopes/{scope}", kGetPut, Access::staff},
+    // The last member, where set, marks the route's state-changing method for the audit trail
+    // (AuditSpec): a new action route is audited by naming its action here.
+    Route{RouteId::scope, "/v1/scopes/{scope}", kGetPut, Access::staff, {}, {"scope.configure"}},
     Route{RouteId::scope_documents, "/v1/scopes/{scope}/documents", kGetPost, Access::staff},
-    Route{RouteId::sku, "/v1/warehouses/{warehouse_id}/skus/{sku_id}", kGetPut, Access::staff},
-    Route{RouteId::sku_adjustments, "/v1/warehouses/{warehouse_id}/skus/{sku_id}/adjustments",
-          kPost, Access::staff},
+    Route{RouteId::sku,
+          "/v1/warehouses/{warehouse_id}/skus/{sku_id}",
+          kGetPut,
+          Access::staff,
+          {},
+          {"stock.put"}},
+    Route{RouteId::sku_adjustments,
+          "/v1/warehouses/{warehouse_id}/skus/{sku_id}/adjustments",
+          kPost,
+          Access::staff,
+          {},
+          {"stock.adjust"}},
     Route{RouteId::scopes, "/v1/scopes", kGet, Access::staff},
     Route{RouteId::warehouse_skus, "/v1/warehouses/{warehouse_id}/skus", kGet, Access::staff},
     Route{RouteId::orders, "/v1/orders", kGetPost, Access::orders, Access::readers},
     Route{RouteId::order_receipts, "/v1/orders/{order_id}/receipts", kGet, Access::readers},
     Route{RouteId::order, "/v1/orders/{order_id}", kGet, Access::orders},
-    Route{RouteId::order_cancel, "/v1/orders/{order_id}/cancel", kPost, Access::orders},
-    Route{RouteId::source_orders, "/v1/source-orders", kPost, Access::staff},
-    Route{RouteId::schedule_runs, "/v1/schedule/runs", kGetPost, Access::staff},
+    Route{RouteId::order_cancel,
+          "/v1/orders/{order_id}/cancel",
+          kPost,
+          Access::orders,
+          {},
+          {"order.cancel"}},
+    Route{RouteId::source_orders,
+          "/v1/source-orders",
+          kPost,
+          Access::staff,
+          {},
+          {"source_orders.import"}},
+    Route{RouteId::schedule_runs,
+          "/v1/schedule/runs",
+          kGetPost,
+          Access::staff,
+          {},
+          {"run.create", "run_id"}},
     Route{RouteId::schedule_run, "/v1/schedule/runs/{run_id}", kGet, Access::staff},
     Route{RouteId::schedule_items, "/v1/schedule/items", kGet, Access::staff},
     Route{RouteId::schedule_claims, "/v1/schedule/claims", kGet, Access::staff},
     Route{RouteId::production_orders, "/v1/production-orders", kGet, Access::staff},
-    Route{RouteId::reap, "/v1/maintenance/reap", kPost, Access::staff},
+    Route{RouteId::reap, "/v1/maintenance/reap", kPost, Access::staff, {}, {"maintenance.reap"}},
     Route{RouteId::invariants, "/v1/invariants", kGet, Access::staff},
+    Route{RouteId::actions, "/v1/actions", kGet, Access::staff},
+    Route{RouteId::activity, "/v1/stats/activity", kGet, Access::staff},
     Route{RouteId::healthz, "/healthz", kGet, Access::open},
     Route{RouteId::readyz, "/readyz", kGet, Access::open},
     Route{RouteId::metrics, "/metrics", kGet, Access::open},
@@ -111,6 +139,8 @@ std::optional<RouteMatch> match_api(std::span<const std::string_view> segs) {
     if (segs[i].empty()) return std::nullopt;
   }
   if (head == "invariants" && n == 1) return match(RouteId::invariants);
+  if (head == "actions" && n == 1) return match(RouteId::actions);
+  if (head == "stats" && n == 2 && segs[1] == "activity") return match(RouteId::activity);
   if (head == "scopes" && n == 1) return match(RouteId::scopes);
   if (head == "warehouses" && n == 3 && segs[2] == "skus") {
     return match(RouteId::warehouse_skus, {segs[1]});

@@ -35,12 +35,23 @@ enum class RouteId {
   production_orders,
   reap,
   invariants,
+  actions,   // the audit trail of operator actions
+  activity,  // per-minute counts for the console's charts
   healthz,
   readyz,
   metrics,
   dashboard,
   index,    // "/": the dashboard's index.html
   openapi,  // the OpenAPI document (docs/openapi.json) that describes every route here
+};
+
+// How the audit trail (table operator_actions, http/api.cpp) records a route's state-changing
+// method (every method but GET): `action` names the action (`order.cancel`); empty: the route
+// is not audited. `target_field`: the answer's JSON member naming the target when the path
+// has no id segment (a new run's `run_id`). Marking a route here is all it takes.
+struct AuditSpec {
+  std::string_view action = {};
+  std::string_view target_field = {};
 };
 
 struct Route {
@@ -51,7 +62,13 @@ struct Route {
   // GET's access where it differs from the other methods' (listing orders admits operators;
   // placing one does not).
   std::optional<Access> get_access = std::nullopt;
+  AuditSpec audit = {};
 };
+
+// The audit action of `method` on `route`, or nullptr when that request is not audited.
+inline const AuditSpec* route_audit(const Route& route, bhttp::verb method) {
+  return method == bhttp::verb::get || route.audit.action.empty() ? nullptr : &route.audit;
+}
 
 // Who may call `route` with `method`.
 inline Access route_access(const Route& route, bhttp::verb method) {

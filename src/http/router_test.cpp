@@ -107,3 +107,42 @@ TEST(Query, SplitsAndDecodes) {
 
 }  // namespace
 }  // namespace onceorder::http
+
+namespace onceorder::http {
+namespace {
+
+// The audit trail is driven by the router table: a route's action is named there, and only
+// its state-changing method is audited.
+TEST(Router, AuditedActionsAreMarkedInTheTable) {
+  using bhttp::verb;
+  EXPECT_EQ(id_of("/v1/actions"), RouteId::actions);
+  EXPECT_EQ(id_of("/v1/stats/activity"), RouteId::activity);
+  EXPECT_FALSE(match_route("/v1/stats").has_value());
+  const auto action_of = [](std::string_view path, verb method) -> std::string_view {
+    const auto m = match_route(path);
+    const AuditSpec* spec = m ? route_audit(*m->route, method) : nullptr;
+    return spec ? spec->action : std::string_view("-");
+  };
+  EXPECT_EQ(action_of("/v1/orders/1/cancel", verb::post), "order.cancel");
+  EXPECT_EQ(action_of("/v1/schedule/runs", verb::post), "run.create");
+  EXPECT_EQ(action_of("/v1/schedule/runs", verb::get), "-");
+  EXPECT_EQ(action_of("/v1/maintenance/reap", verb::post), "maintenance.reap");
+  EXPECT_EQ(action_of("/v1/scopes/S", verb::put), "scope.configure");
+  EXPECT_EQ(action_of("/v1/scopes/S", verb::get), "-");
+  EXPECT_EQ(action_of("/v1/warehouses/1/skus/2/adjustments", verb::post), "stock.adjust");
+  EXPECT_EQ(action_of("/v1/warehouses/1/skus/2", verb::put), "stock.put");
+  EXPECT_EQ(action_of("/v1/source-orders", verb::post), "source_orders.import");
+  // Customers' placements and document numbers are the hot paths with receipts of their own.
+  EXPECT_EQ(action_of("/v1/orders", verb::post), "-");
+  EXPECT_EQ(action_of("/v1/scopes/S/documents", verb::post), "-");
+  for (const Route& r : routes()) {
+    if (r.audit.action.empty()) continue;
+    EXPECT_NE(r.access, Access::open) << r.pattern;
+    bool changes = false;
+    for (verb v : r.methods) changes |= v != verb::get;
+    EXPECT_TRUE(changes) << r.pattern << " is audited but only reads";
+  }
+}
+
+}  // namespace
+}  // namespace onceorder::http

@@ -73,6 +73,10 @@ Response list_items(Services& s, const Request& req, Deadline deadline);
 Response list_production_orders(Services& s, const Request& req, Deadline deadline);
 Response post_reap(Services& s, const Request& req, Deadline deadline);
 
+// The audit trail and the console's activity charts (routes_audit.cpp).
+Response list_actions(Services& s, const Request& req, Deadline deadline);
+Response get_activity(Services& s, const Request& req, Deadline deadline);
+
 Response get_invariants(Services& s, Deadline deadline);
 Response get_healthz();
 // These two never touch the database: they answer from OpsMonitor's cache.

@@ -25,6 +25,7 @@ struct ReceiptsSql;
 struct StockSql;
 struct ListingSql;
 struct NodeLeaseSql;
+struct AuditSql;
 
 struct Dialect {
   Engine engine;
@@ -51,6 +52,7 @@ struct Dialect {
   const StockSql& stock;
   const ListingSql& listing;
   const NodeLeaseSql& node_lease;
+  const AuditSql& audit;
 
   // The schema: versioned migrations, the invariant queries, and the bookkeeping the
   // migration runner needs.

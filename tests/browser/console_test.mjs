@@ -123,6 +123,20 @@ try {
   await page.waitForFunction(() =>
     document.querySelector("#claims-summary").textContent === "no stuck or ending claim(s)");
   check(true, "no stuck claims");
+  // The activity charts: bars for the demo's orders, items and numbers and for the answers
+  // this server gave (the page's own requests among them).
+  await page.waitForSelector("#chart-requests rect.bar");
+  for (const key of ["orders", "items", "numbers", "requests"]) {
+    const heights = await page.locator(`#chart-${key} rect.bar`)
+      .evaluateAll((rs) => rs.map((r) => Number(r.getAttribute("height"))));
+    const total = await page.locator(`#chart-${key}-total`).textContent();
+    check(heights.length >= 1 && heights.every((h) => h > 0 && h <= 100),
+          `the ${key} chart has non-zero bars (${heights.length}, total ${total})`);
+  }
+  const activity = await page.locator("#activity-summary").textContent();
+  check(activity.includes("busy rate"), `activity summary: ${activity}`);
+  check(await page.locator("#actions-summary").textContent() === "no action(s)",
+        "no operator action yet (the demo loads through the CLI)");
   await page.screenshot({ path: join(artifacts, `${engine}-1-lists.png`), fullPage: true });
 
   // Filters: by state (none failed), then by state and run.
@@ -173,6 +187,18 @@ try {
   await page.waitForFunction(() => document.querySelectorAll("#runs tr").length === 2,
                              null, { timeout: 12000 });
   check(await page.locator("#runs tr").count() === 2, "live refresh shows the new run");
+  // The recent actions: the cancel made through the page and the run, newest first, by the
+  // principal of a server without tokens.
+  await page.waitForFunction(() => document.querySelectorAll("#actions tr").length === 2,
+                             null, { timeout: 12000 });
+  const actions = await page.locator("#actions tr").allInnerTexts();
+  const fields = actions.map((r) => r.split("\t"));
+  check(fields[0][4] === "run.create" && fields[1][4] === "order.cancel" &&
+        fields[1][5] === order.order_id && fields.every((f) => f[2] === "local"),
+        `the recent actions list the run and the cancel: ${JSON.stringify(fields)}`);
+  const orderBars = await page.locator("#chart-orders rect.bar").count();
+  check(orderBars >= 1, `the charts are still drawn after live refreshes (${orderBars} bars)`);
+  await page.screenshot({ path: join(artifacts, `${engine}-4-actions.png`), fullPage: true });
   await page.uncheck("#live");
   check(errors.length === 0, `no errors in the page (${errors.join("; ")})`);
   const checked = cli("check");

@@ -608,6 +608,16 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
   EXPECT_EQ(get("/v1/scopes?after=%00").status, 400);
   EXPECT_EQ(get("/v1/schedule/claims?within=1h&after=0&limit=10").status, 200);
   EXPECT_EQ(get("/v1/schedule/claims?within=-1s").status, 400);
+  // The audit trail and the activity charts.
+  const auto trail = get("/v1/actions?limit=1");
+  EXPECT_EQ(trail.status, 200);
+  EXPECT_TRUE(trail.json()["next_after"].is_number_integer()) << trail.body;
+  EXPECT_EQ(get("/v1/actions?principal=local&action=scope.configure&after=1000&limit=10").status,
+            200);
+  EXPECT_EQ(get("/v1/actions?limit=0").status, 400);
+  EXPECT_EQ(get("/v1/stats/activity?minutes=5").status, 200);
+  EXPECT_EQ(get("/v1/stats/activity").status, 200);
+  EXPECT_EQ(get("/v1/stats/activity?minutes=1441").status, 400);
   // Refused by the server before any handler, as the shared answer says.
   EXPECT_EQ(post("/v1/source-orders", std::string(1024 * 1024 + 1, ' ')).status, 413);
 
@@ -640,6 +650,12 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
   EXPECT_EQ(get("/v1/orders", bearer("o")).status, 200);
   EXPECT_EQ(get("/v1/orders/" + produced_id + "/receipts", bearer("c")).status, 404);
   EXPECT_EQ(get("/v1/scopes", bearer("c")).status, 403);
+  EXPECT_EQ(get("/v1/actions", bearer("v")).status, 200);
+  EXPECT_EQ(get("/v1/actions", bearer("c")).status, 403);
+  EXPECT_EQ(get("/v1/actions").status, 401);
+  EXPECT_EQ(get("/v1/stats/activity", bearer("v")).status, 200);
+  EXPECT_EQ(get("/v1/stats/activity", bearer("c")).status, 403);
+  EXPECT_EQ(get("/v1/stats/activity").status, 401);
   EXPECT_EQ(get("/healthz", bearer("wrong")).status, 200);
 
   // Each operation's own answers were all seen, but the one that needs a server stopping

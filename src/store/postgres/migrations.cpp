@@ -391,6 +391,41 @@ CREATE TABLE leader_leases (
 )sql";
 constexpr std::string_view kLeaderLeasesDown = "DROP TABLE leader_leases";
 
+// The audit trail (API.md "The audit trail"): one row per audited request, written by the
+// HTTP layer right after the handler's own transaction (http/api.cpp). Paged newest first by
+// action_id; `at` is indexed for pruning by age. A new table: a plain index build blocks no
+// writer.
+constexpr std::string_view kOperatorActionsUp = R"sql(
+CREATE TABLE operator_actions (
+  action_id bigserial PRIMARY KEY,
+  at        timestamptz NOT NULL DEFAULT now(),
+  principal text NOT NULL CHECK (length(principal) BETWEEN 1 AND 100),
+  role      text NOT NULL CHECK (role IN ('admin', 'operator', 'viewer', 'customer')),
+  action    text NOT NULL CHECK (length(action) BETWEEN 1 AND 64),
+  target    text,
+  status    integer NOT NULL CHECK (status BETWEEN 100 AND 599),
+  summary   text NOT NULL DEFAULT '{}'
+);
+CREATE INDEX operator_actions_by_age ON operator_actions (at);
+)sql";
+constexpr std::string_view kOperatorActionsDown = "DROP TABLE operator_actions";
+
+// The console's per-minute charts (GET /v1/stats/activity) count the rows of the last minutes
+// by created_at: a range over these indexes, never a scan of the table. Built concurrently:
+// orders, production orders and documents are the big tables, and their writers must go on.
+constexpr std::string_view kOrdersByTimeUp =
+    "CREATE INDEX CONCURRENTLY IF NOT EXISTS orders_by_time ON orders (created_at)";
+constexpr std::string_view kOrdersByTimeDown = "DROP INDEX orders_by_time";
+constexpr std::string_view kProductionOrdersByTimeUp =
+    "CREATE INDEX CONCURRENTLY IF NOT EXISTS production_orders_by_time ON production_orders "
+    "(created_at)";
+constexpr std::string_view kProductionOrdersByTimeDown = "DROP INDEX production_orders_by_time";
+// Issued numbers only: legacy documents carry their import time and are not activity.
+constexpr std::string_view kIssuedDocumentsByTimeUp =
+    "CREATE INDEX CONCURRENTLY IF NOT EXISTS documents_issued_by_time ON documents (created_at) "
+    "WHERE origin = 'issued'";
+constexpr std::string_view kIssuedDocumentsByTimeDown = "DROP INDEX documents_issued_by_time";
+
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
     {2, "production_scheduling", kSchedulingUp, kSchedulingDown},
@@ -408,6 +443,12 @@ constexpr Migration kMigrations[] = {
     {11, "orders_by_customer", kOrdersByCustomerUp, kOrdersByCustomerDown, true,
      "orders_by_customer"},
     {12, "leader_leases", kLeaderLeasesUp, kLeaderLeasesDown},
+    {13, "operator_actions", kOperatorActionsUp, kOperatorActionsDown},
+    {14, "orders_by_time", kOrdersByTimeUp, kOrdersByTimeDown, true, "orders_by_time"},
+    {15, "production_orders_by_time", kProductionOrdersByTimeUp, kProductionOrdersByTimeDown, true,
+     "production_orders_by_time"},
+    {16, "documents_issued_by_time", kIssuedDocumentsByTimeUp, kIssuedDocumentsByTimeDown, true,
+     "documents_issued_by_time"},
 };
 
 }  // namespace

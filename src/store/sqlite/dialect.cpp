@@ -1,3 +1,4 @@
+#include "store/audit_store.hpp"
 #include "store/intake_store.hpp"
 #include "store/legacy_items_store.hpp"
 #include "store/listing_store.hpp"
@@ -29,6 +30,7 @@ const Dialect& dialect() {
       .stock = stock_sql(),
       .listing = listing_sql(),
       .node_lease = node_lease_sql(),
+      .audit = audit_sql(),
       .migrations = migrations(),
       .invariants = invariant_sql(),
       .has_migrations_table = {"migrate_has_table",

@@ -15,6 +15,7 @@ const ReceiptsSql& receipts_sql();
 const StockSql& stock_sql();
 const ListingSql& listing_sql();
 const NodeLeaseSql& node_lease_sql();
+const AuditSql& audit_sql();
 std::span<const Migration> migrations();
 std::span<const InvariantSql> invariant_sql();
 

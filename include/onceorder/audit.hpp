@@ -1,0 +1,39 @@
+// The audit trail of operator actions (API.md "The audit trail") and the per-minute activity
+// counts of the console's charts. The HTTP layer records one row per audited request right
+// after the request's own transaction (http/api.cpp); these functions are its store access.
+//
+// Thread-safety: stateless; safe from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "onceorder/audit_types.hpp"
+#include "onceorder/store.hpp"
+
+namespace onceorder {
+
+// The most minutes GET /v1/stats/activity covers: one day.
+inline constexpr int kMaxActivityMinutes = 1440;
+
+// Inserts `action` (its action_id and `at` are assigned) in a transaction of its own; the
+// new action_id.
+Result<std::int64_t> record_action(store::Database& db, const ActionRecord& action,
+                                   store::Clock::time_point deadline);
+
+// Audited actions newest first (action_id below `filter.before`, or from the newest when 0),
+// `filter.limit` (1–1000) at most.
+Result<std::vector<ActionRecord>> list_actions(store::Database& db, const ActionFilter& filter,
+                                               store::Clock::time_point deadline);
+
+// The per-minute counts of orders placed, production orders made and numbers issued for the
+// `minutes` (1–1440) UTC minutes that end with the one holding `now`, oldest first, zeros for
+// minutes without rows. One read transaction; each series a range over its created_at index.
+Result<ActivitySeries> activity(store::Database& db, int minutes,
+                                std::chrono::system_clock::time_point now,
+                                store::Clock::time_point deadline);
+
+// The UTC minute of `t` as "YYYY-MM-DDTHH:MM".
+std::string utc_minute(std::chrono::system_clock::time_point t);
+
+}  // namespace onceorder

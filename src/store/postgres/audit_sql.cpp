@@ -1,0 +1,32 @@
+#include "store/audit_store.hpp"
+#include "store/postgres/sql_text.hpp"
+
+namespace onceorder::store::postgres {
+
+// The per-minute counts read a range of a created_at index (migrations 14–16) and group in
+// UTC; `since` is a minute boundary, so no partial first minute.
+#define OO_PG_PER_MINUTE(TABLE, EXTRA)                                                            \
+  "SELECT to_char(date_trunc('minute', created_at AT TIME ZONE 'UTC'), "                          \
+  "'YYYY-MM-DD\"T\"HH24:MI'), count(*) FROM " TABLE " WHERE created_at >= $1::timestamptz " EXTRA \
+  " GROUP BY 1 ORDER BY 1"
+
+const AuditSql& audit_sql() {
+  static const AuditSql sql{
+      .record = {"au_record",
+                 "INSERT INTO operator_actions (principal, role, action, target, status, summary) "
+                 "VALUES ($1, $2, $3, $4, $5, $6) RETURNING action_id"},
+      .list = {"au_list",
+               "SELECT action_id, " OO_PG_UTC(
+                   "at") ", principal, role, action, target, status, summary FROM "
+                         "operator_actions WHERE ($1::text IS NULL OR principal = $1) AND "
+                         "($2::text IS NULL OR action = $2) AND action_id < $3 ORDER BY "
+                         "action_id DESC LIMIT $4"},
+      .orders_per_minute = {"au_orders_per_minute", OO_PG_PER_MINUTE("orders", "")},
+      .items_per_minute = {"au_items_per_minute", OO_PG_PER_MINUTE("production_orders", "")},
+      .numbers_per_minute = {"au_numbers_per_minute",
+                             OO_PG_PER_MINUTE("documents", "AND origin = 'issued'")},
+  };
+  return sql;
+}
+
+}  // namespace onceorder::store::postgres
