@@ -47,6 +47,19 @@ struct RunCreated {
   bool replayed = false;  // the run and `skipped` of an earlier request with the key
 };
 
+// POST /v1/schedule/requeue: the keys re-queued (or, on a dry run, that would be) and the
+// others with why not: not_exhausted | unknown_order | order_cancelled | already_scheduled |
+// in_progress.
+struct RequeueOutcome {
+  std::vector<OrderKey> requeued;
+  std::vector<Skipped> skipped;
+  bool dry_run = false;
+  bool replayed = false;  // the answer of an earlier request with the key
+};
+
+// The reason a stopped run gives (Run::error) and a stop request's answer ends with.
+inline constexpr std::string_view kStoppedByRequest = "stopped by request";
+
 namespace store {
 class SchedulingStore;
 }
@@ -177,6 +190,21 @@ class Scheduler {
       store::Clock::time_point deadline);
   // Orders that reached max_attempts failures: no longer picked; for an operator.
   Result<std::vector<OrderKey>> stuck_orders(store::Clock::time_point deadline);
+  // The same orders a page at a time, by key, with their attempts and last failure.
+  Result<std::vector<ExhaustedKey>> list_exhausted(const ExhaustedFilter& filter,
+                                                   store::Clock::time_point deadline);
+  // Gives each given order that reached max_attempts a fresh budget of attempts: its failed
+  // items stay and stop counting; the next run picks it (nothing starts here). One
+  // transaction, in key order; a key re-queued by a concurrent call counts once. A dry run
+  // writes nothing and answers what would happen now. With an Idempotency-Key (not on a
+  // dry run) the answer is stored with the effect and replayed for the same set of orders.
+  Result<RequeueOutcome> requeue(const std::vector<OrderKey>& orders, bool dry_run,
+                                 store::Clock::time_point deadline,
+                                 const std::optional<std::string>& idempotency_key = std::nullopt);
+  // Asks a live run (creating or running), processed by this process or another, to end at
+  // its next batch boundary as `error` "stopped by request" (process_run reads the mark with
+  // its heartbeat). The run as it is now; not_found, or conflict when it has ended.
+  Result<Run> request_stop(std::int64_t run_id, store::Clock::time_point deadline);
 
   SchedulerStats stats() const;
 
