@@ -17,7 +17,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -223,6 +225,13 @@ class Scheduler {
   std::unique_ptr<store::SchedulingStore> store_;
 
   // Counted where each outcome is known (SchedulerStats says what each one is).
+  // Runs asked to stop through this Scheduler: its own process_run sees them at the next
+  // batch boundary without waiting for the database mark (on SQLite, the one writer a busy
+  // run keeps would hold that mark back until the run ends).
+  bool stop_asked(std::int64_t run_id);
+  std::mutex stop_mu_;
+  std::set<std::int64_t> stop_asked_;  // guarded by stop_mu_
+
   std::atomic<std::uint64_t> items_produced_{0};
   std::atomic<std::uint64_t> items_failed_{0};
   std::atomic<std::uint64_t> items_lost_{0};

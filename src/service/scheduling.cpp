@@ -442,6 +442,10 @@ Result<Run> Scheduler::process_run(std::int64_t run_id, const ProgressFn& progre
           first_error = Status(Code::unavailable, "stopped: the process is shutting down");
           return;
         }
+        if (stop_asked(run_id)) {
+          first_error = Status(Code::unavailable, std::string(kStoppedByRequest));
+          return;
+        }
       }
       const auto batch_start = std::chrono::steady_clock::now();
       auto claims = claim(run_id, options_.claim_batch);
@@ -465,8 +469,8 @@ Result<Run> Scheduler::process_run(std::int64_t run_id, const ProgressFn& progre
   // Batch boundary zero: a stop asked for before processing began (say while the run was
   // being created) ends it before its first claim.
   // (A run no longer alive, or a failed heartbeat, is left to the first batch as before.)
-  if (Status st = heartbeat(run_id); st.code() == Code::unavailable &&
-                                     st.message() == kStoppedByRequest) {
+  if (Status st = heartbeat(run_id);
+      st.code() == Code::unavailable && st.message() == kStoppedByRequest) {
     first_error = st;
   }
   std::vector<std::thread> threads;
@@ -474,6 +478,10 @@ Result<Run> Scheduler::process_run(std::int64_t run_id, const ProgressFn& progre
   worker();
   for (auto& t : threads) t.join();
 
+  {
+    std::lock_guard lock(stop_mu_);
+    stop_asked_.erase(run_id);
+  }
   if (!first_error.ok()) {
     (void)fail_run(run_id, first_error.message());
     runs_failed_.fetch_add(1);
@@ -656,17 +664,31 @@ Result<RequeueOutcome> Scheduler::requeue(const std::vector<OrderKey>& orders, b
   return done;
 }
 
+bool Scheduler::stop_asked(std::int64_t run_id) {
+  std::lock_guard lock(stop_mu_);
+  return stop_asked_.contains(run_id);
+}
+
 Result<Run> Scheduler::request_stop(std::int64_t run_id, Clock::time_point deadline) {
-  OO_ASSIGN_OR_RETURN(bool marked, store::transact<bool>(db_, write_tx(deadline), [&](
-                                                                                     Connection& c) {
-                        return store_->request_stop(c, run_id);
-                      }));
-  OO_ASSIGN_OR_RETURN(Run run, get_run(run_id, deadline));
-  if (!marked) {
-    return Status(Code::conflict,
-                  fmt::format("run {} has ended ({}); there is nothing to stop", run_id,
-                              to_string(run.status)));
+  auto ended = [&](const Run& run) {
+    return Status(Code::conflict, fmt::format("run {} has ended ({}); there is nothing to stop",
+                                              run_id, to_string(run.status)));
+  };
+  // A read first (it waits for no writer): unknown and ended runs are answered at once.
+  OO_ASSIGN_OR_RETURN(Run before, get_run(run_id, deadline));
+  if (before.status == RunStatus::done || before.status == RunStatus::error) return ended(before);
+  {
+    std::lock_guard lock(stop_mu_);
+    stop_asked_.insert(run_id);
   }
+  auto marked = store::transact<bool>(
+      db_, write_tx(deadline), [&](Connection& c) { return store_->request_stop(c, run_id); });
+  if (!marked.ok()) return marked.status();
+  OO_ASSIGN_OR_RETURN(Run run, get_run(run_id, deadline));
+  // Ended meanwhile: by this request when this process ran it (the stop was seen before the
+  // mark could be written), else it ended on its own.
+  if (!*marked && !(run.status == RunStatus::error && run.error == kStoppedByRequest))
+    return ended(run);
   return run;
 }
 

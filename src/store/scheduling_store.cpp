@@ -151,17 +151,17 @@ Result<std::vector<ExhaustedKey>> SchedulingStore::list_exhausted(store::Connect
                           sv(f.after.lot_no), std::int64_t{max_attempts}, std::int64_t{f.limit}}));
   std::vector<ExhaustedKey> out;
   for (const Row& r : rows) {
-    out.push_back({{r.text(0), r.text(1), r.text(2)}, r.i64(3), r.i64(4), r.text(5), r.text(6),
-                   r.text(7)});
+    out.push_back(
+        {{r.text(0), r.text(1), r.text(2)}, r.i64(3), r.i64(4), r.text(5), r.text(6), r.text(7)});
   }
   return out;
 }
 
 Result<bool> SchedulingStore::requeue_key(store::Connection& c, const OrderKey& k,
                                           int max_attempts) {
-  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.requeue_key, {sv(k.site_code), sv(k.order_no),
-                                                            sv(k.lot_no),
-                                                            std::int64_t{max_attempts}}));
+  OO_ASSIGN_OR_RETURN(auto rows,
+                      c.query(sql_.requeue_key, {sv(k.site_code), sv(k.order_no), sv(k.lot_no),
+                                                 std::int64_t{max_attempts}}));
   return !rows.empty();
 }
 

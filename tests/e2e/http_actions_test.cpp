@@ -41,9 +41,10 @@ class ActionsHttpTest : public HttpTest {
     open_database({}, options);
     if (HasFatalFailure()) return;
     start_server({});
-    const json orders = {{{"site_code", "BAD"}, {"order_no", "O"}, {"lot_no", "1"}, {"quantity", 1}},
-                         {{"site_code", "BAD"}, {"order_no", "O"}, {"lot_no", "2"}, {"quantity", 1}},
-                         {{"site_code", "A"}, {"order_no", "O"}, {"lot_no", "1"}, {"quantity", 1}}};
+    const json orders = {
+        {{"site_code", "BAD"}, {"order_no", "O"}, {"lot_no", "1"}, {"quantity", 1}},
+        {{"site_code", "BAD"}, {"order_no", "O"}, {"lot_no", "2"}, {"quantity", 1}},
+        {{"site_code", "A"}, {"order_no", "O"}, {"lot_no", "1"}, {"quantity", 1}}};
     ASSERT_EQ(client().post("/v1/source-orders", json{{"orders", orders}}.dump()).status, 200);
     for (int i = 0; i < 2; ++i) ASSERT_EQ(client().post("/v1/schedule/runs", "").status, 201);
   }
@@ -55,10 +56,10 @@ class ActionsHttpTest : public HttpTest {
   json requeue_body(const std::vector<json>& keys, bool dry_run) {
     return {{"orders", json(keys)}, {"dry_run", dry_run}};
   }
-  std::int64_t requeued_marks() {
-    std::int64_t n = 0;
-    for (const auto& o : get_json("/v1/schedule/exhausted")["orders"]) n += o["attempts"] == 2;
-    return n;
+  // How many orders are at the attempt limit now.
+  size_t exhausted_count() {
+    const json page = get_json("/v1/schedule/exhausted");
+    return page.is_object() ? page["orders"].size() : 0;
   }
 };
 
@@ -83,7 +84,8 @@ TEST_P(ActionsHttpTest, ExhaustedOrdersAreListedPagedAndRequeued) {
   const json second = get_json("/v1/schedule/exhausted?site_code=BAD&limit=1&after=BAD+O+1");
   ASSERT_EQ(second["orders"].size(), 1u);
   EXPECT_EQ(second["orders"][0]["lot_no"], "2");
-  EXPECT_TRUE(get_json("/v1/schedule/exhausted?site_code=A")["orders"].empty());
+  const json site_a = get_json("/v1/schedule/exhausted?site_code=A");
+  EXPECT_TRUE(site_a["orders"].empty());
 
   // Preview, then the real thing: the same answer; the dry run changed nothing.
   const std::vector<json> keys = {action_key("BAD", "O", "1"), action_key("A", "O", "1"),
@@ -93,7 +95,7 @@ TEST_P(ActionsHttpTest, ExhaustedOrdersAreListedPagedAndRequeued) {
   EXPECT_EQ(dry.json()["dry_run"], true);
   EXPECT_EQ(dry.json()["requeued"], (json::array({action_key("BAD", "O", "1")})));
   EXPECT_EQ(dry.json()["skipped"].size(), 2u);
-  EXPECT_EQ(requeued_marks(), 2);
+  EXPECT_EQ(exhausted_count(), 2u);
   const auto done = client().post("/v1/schedule/requeue", requeue_body(keys, false).dump());
   ASSERT_EQ(done.status, 200) << done.body;
   EXPECT_EQ(done.json()["dry_run"], false);
@@ -103,11 +105,12 @@ TEST_P(ActionsHttpTest, ExhaustedOrdersAreListedPagedAndRequeued) {
   ASSERT_EQ(rest["orders"].size(), 1u);
   EXPECT_EQ(rest["orders"][0]["lot_no"], "2");
   // Nothing started; the next run picks it (and it fails again: a fresh budget of two).
-  EXPECT_TRUE(get_json("/v1/schedule/items?status=wait")["items"].empty());
+  const json waiting = get_json("/v1/schedule/items?status=wait");
+  EXPECT_TRUE(waiting["items"].empty());
   const auto next = client().post("/v1/schedule/runs", "");
   ASSERT_EQ(next.status, 201) << next.body;
   EXPECT_EQ(next.json()["counts"]["failed"], 1) << next.body;
-  EXPECT_EQ(get_json("/v1/schedule/exhausted")["orders"].size(), 1u);
+  EXPECT_EQ(exhausted_count(), 1u);
   expect_invariants_hold(db());
 }
 
@@ -125,7 +128,7 @@ TEST_P(ActionsHttpTest, BadActionRequestsChangeNothing) {
        {"dry_run"}},
       {R"({"orders": [{"site_code": "BAD", "order_no": "O", "lot_no": "1"},
                       {"site_code": "b d", "order_no": "O"}]})",
-       {"orders[1].site_code", "orders[1].lot_no"}},
+       {"orders[1].lot_no", "orders[1].site_code"}},
       {R"({"orders": [{"site_code": "BAD", "order_no": "O", "lot_no": "1"}], "extra": 1})",
        {"extra"}},
       {R"({"orders": )", {}, "invalid_json"},
@@ -136,13 +139,15 @@ TEST_P(ActionsHttpTest, BadActionRequestsChangeNothing) {
   }
   expect_problem(client().post("/v1/schedule/requeue?x=1", R"({"orders": []})"), 400,
                  "invalid_request", {"x"});
-  expect_problem(client().post("/v1/schedule/requeue",
-                               R"({"orders": [{"site_code": "BAD", "order_no": "O", "lot_no": "1"}]})",
-                               {{"Idempotency-Key", "a key"}}),
-                 400, "invalid_request", {"Idempotency-Key"});
-  EXPECT_EQ(requeued_marks(), 2);  // nothing re-queued
-  for (const std::string q : {"limit=0", "after=BAD", "after=BAD+O", "after=b%20d+O+1", "x=1",
-                              "site_code=" + std::string(65, 'S')}) {
+  expect_problem(
+      client().post("/v1/schedule/requeue",
+                    R"({"orders": [{"site_code": "BAD", "order_no": "O", "lot_no": "1"}]})",
+                    {{"Idempotency-Key", "a key"}}),
+      400, "invalid_request", {"Idempotency-Key"});
+  EXPECT_EQ(exhausted_count(), 2u);  // nothing re-queued
+  for (const std::string& q :
+       std::vector<std::string>{"limit=0", "after=BAD", "after=BAD+O", "after=b%20d+O+1", "x=1",
+                                "site_code=" + std::string(65, 'S')}) {
     SCOPED_TRACE(q);
     const auto r = client().get("/v1/schedule/exhausted?" + q);
     EXPECT_EQ(r.status, 400) << r.body;
@@ -162,13 +167,15 @@ TEST_P(ActionsHttpTest, AViewerReadsTheListAndMayNotAct) {
   start_server(options);
   const Headers viewer = {{"Authorization", "Bearer v"}}, op = {{"Authorization", "Bearer o"}},
                 customer = {{"Authorization", "Bearer c"}};
-  EXPECT_EQ(get_json("/v1/schedule/exhausted", viewer)["orders"].size(), 2u);
+  const json seen = get_json("/v1/schedule/exhausted", viewer);
+  EXPECT_EQ(seen["orders"].size(), 2u);
   EXPECT_EQ(client().get("/v1/schedule/exhausted", customer).status, 403);
   const std::string body = requeue_body({action_key("BAD", "O", "1")}, false).dump();
   expect_problem(client().post("/v1/schedule/requeue", body, viewer), 403, "forbidden");
   expect_problem(client().post("/v1/schedule/runs/1/stop", "", viewer), 403, "forbidden");
   expect_problem(client().post("/v1/schedule/requeue", body, customer), 403, "forbidden");
-  EXPECT_EQ(get_json("/v1/schedule/exhausted", viewer)["orders"].size(), 2u);
+  const json unchanged = get_json("/v1/schedule/exhausted", viewer);
+  EXPECT_EQ(unchanged["orders"].size(), 2u);
   const auto by_operator = client().post("/v1/schedule/requeue", body, op);
   ASSERT_EQ(by_operator.status, 200) << by_operator.body;
   EXPECT_EQ(by_operator.json()["requeued"].size(), 1u);
@@ -176,27 +183,33 @@ TEST_P(ActionsHttpTest, AViewerReadsTheListAndMayNotAct) {
 
 TEST_P(ActionsHttpTest, ABackgroundRunStoppedMidWayEndsInErrorAndItsOrdersWaitAgain) {
   SchedulerOptions options;
-  options.default_step = std::make_shared<ActionStep>(30ms, false);
+  options.default_step = std::make_shared<ActionStep>(50ms, false);
   options.claim_batch = 1;
   open_database({}, options);
   ASSERT_FALSE(HasFatalFailure());
   start_server({});
   json orders = json::array();
   for (int i = 1; i <= 40; ++i)
-    orders.push_back({{"site_code", "S"}, {"order_no", "O"}, {"lot_no", std::to_string(i)},
-                      {"quantity", 1}});
+    orders.push_back(
+        {{"site_code", "S"}, {"order_no", "O"}, {"lot_no", std::to_string(i)}, {"quantity", 1}});
   ASSERT_EQ(client().post("/v1/source-orders", json{{"orders", orders}}.dump()).status, 200);
   const auto started = client().post("/v1/schedule/runs?wait=false", "");
   ASSERT_EQ(started.status, 201) << started.body;
   const std::int64_t run_id = started.json()["run_id"];
   const std::string run_path = fmt::format("/v1/schedule/runs/{}", run_id);
-  // Stop once some items are made.
+  // Stop once some items are made (as the server-stop test does: 40 items of 50 ms, one per
+  // batch, take 2 s).
+  std::this_thread::sleep_for(150ms);
   const auto until = std::chrono::steady_clock::now() + 20s;
-  while (get_json(run_path)["counts"]["success"] == 0 && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(10ms);
   const auto stop = client().post(run_path + "/stop", "");
   ASSERT_EQ(stop.status, 202) << stop.body;
-  EXPECT_EQ(stop.json()["status"], "running");
+  // The run as it is now: still running (PostgreSQL: the mark waits for the next batch
+  // boundary) or already stopped (SQLite: this process saw the stop before the mark could be
+  // written, the run holding the one writer).
+  const json asked = stop.json();
+  EXPECT_TRUE(asked["status"] == "running" ||
+              (asked["status"] == "error" && asked["error"] == "stopped by request"))
+      << stop.body;
   json now;
   do {
     std::this_thread::sleep_for(20ms);

@@ -583,10 +583,11 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
   EXPECT_EQ(post("/v1/maintenance/reap", R"({"x": 1})").status, 400);
   // Console actions: an order that used up its attempts (each attempt's claim failed with its
   // run), listed, re-queued; a run stopped.
-  ASSERT_EQ(post("/v1/source-orders",
-                 R"({"orders": [{"site_code": "X", "order_no": "E", "lot_no": "1", "quantity": 1}]})")
-                .status,
-            200);
+  ASSERT_EQ(
+      post("/v1/source-orders",
+           R"({"orders": [{"site_code": "X", "order_no": "E", "lot_no": "1", "quantity": 1}]})")
+          .status,
+      200);
   for (int attempt = 0; attempt < scheduler().options().max_attempts; ++attempt) {
     auto made = scheduler().create_run(RunKind::manual, std::vector<OrderKey>{{"X", "E", "1"}},
                                        store::Clock::now() + 5s);
@@ -599,15 +600,17 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
   EXPECT_EQ(exhausted.json()["next_after"], "X E 1") << exhausted.body;
   EXPECT_EQ(get("/v1/schedule/exhausted?site_code=X&after=X%20E%201").status, 200);
   EXPECT_EQ(get("/v1/schedule/exhausted?after=nokey").status, 400);
-  const std::string requeue_e = R"({"orders": [{"site_code": "X", "order_no": "E", "lot_no": "1"}])";
+  const std::string requeue_e =
+      R"({"orders": [{"site_code": "X", "order_no": "E", "lot_no": "1"}])";
   const auto dry = post("/v1/schedule/requeue", requeue_e + R"(, "dry_run": true})");
   EXPECT_EQ(dry.status, 200);
   EXPECT_EQ(dry.json()["requeued"].size(), 1u) << dry.body;
   EXPECT_EQ(post("/v1/schedule/requeue", requeue_e + "}", openapi_key("q")).status, 200);
   const auto requeue_replay = post("/v1/schedule/requeue", requeue_e + "}", openapi_key("q"));
   EXPECT_EQ(requeue_replay.header("idempotent-replayed"), "true");
-  EXPECT_EQ(post("/v1/schedule/requeue", R"({"orders": [{"site_code": "X", "order_no": "F", )"
-                                         R"("lot_no": "1"}]})",
+  EXPECT_EQ(post("/v1/schedule/requeue",
+                 R"({"orders": [{"site_code": "X", "order_no": "F", )"
+                 R"("lot_no": "1"}]})",
                  openapi_key("q"))
                 .status,
             422);

@@ -104,6 +104,25 @@ constexpr Statement kFenceSuccess{
     "so.cancelled_at IS NULL FOR SHARE) RETURNING item_id"};
 #endif
 
+// The keys are read from the failed items' partial index, grouped by key in its order; a
+// key counts when its failed items not re-queued reach the limit and it has no live or
+// successful item (the live-item index answers that).
+constexpr Statement kListExhausted{
+    "sch_list_exhausted",
+    "SELECT g.site_code, g.order_no, g.lot_no, g.counted, g.total, " OO_PG_UTC(
+        "so.requeued_at") ", l.error, " OO_PG_UTC("l.updated_at") " FROM (SELECT i.site_code, "
+    "i.order_no, i.lot_no, count(*) - so.requeued_failures AS counted, count(*) AS total, "
+    "max(i.item_id) AS last_item FROM schedule_items i JOIN source_orders so ON so.site_code = "
+    "i.site_code AND so.order_no = i.order_no AND so.lot_no = i.lot_no WHERE i.status = 'failed' "
+    "AND ($1::text IS NULL OR i.site_code = $1::text) AND (i.site_code, i.order_no, i.lot_no) > "
+    "($2::text, $3::text, $4::text) AND so.cancelled_at IS NULL GROUP BY i.site_code, i.order_no, "
+    "i.lot_no, so.requeued_failures HAVING count(*) - so.requeued_failures >= $5::bigint AND NOT "
+    "EXISTS (SELECT 1 FROM schedule_items x WHERE x.site_code = i.site_code AND x.order_no = "
+    "i.order_no AND x.lot_no = i.lot_no AND x.status IN ('wait', 'processing', 'success')) ORDER "
+    "BY i.site_code, i.order_no, i.lot_no LIMIT $6) g JOIN schedule_items l ON l.item_id = "
+    "g.last_item JOIN source_orders so ON so.site_code = g.site_code AND so.order_no = g.order_no "
+    "AND so.lot_no = g.lot_no ORDER BY g.site_code, g.order_no, g.lot_no"};
+
 const SchedulingSql& scheduling_sql() {
   static const SchedulingSql sql{
       .insert_source = {"sch_insert_source",
@@ -229,26 +248,7 @@ const SchedulingSql& scheduling_sql() {
       .run_remaining = {"sch_run_remaining",
                         "SELECT coalesce(sum(CASE WHEN status IN ('wait', 'processing') THEN 1 "
                         "ELSE 0 END), 0), count(*) FROM schedule_items WHERE run_id = $1"},
-      // The keys are read from the failed items' partial index, grouped by key in its
-      // order; a key counts when its failed items not re-queued reach the limit and it has
-      // no live or successful item (the live-item index answers that).
-      .list_exhausted =
-          {"sch_list_exhausted",
-           "SELECT g.site_code, g.order_no, g.lot_no, g.counted, g.total, " OO_PG_UTC(
-               "so.requeued_at") ", l.error, " OO_PG_UTC("l.updated_at") " FROM (SELECT "
-           "i.site_code, i.order_no, i.lot_no, count(*) - so.requeued_failures AS counted, "
-           "count(*) AS total, max(i.item_id) AS last_item FROM schedule_items i JOIN "
-           "source_orders so ON so.site_code = i.site_code AND so.order_no = i.order_no AND "
-           "so.lot_no = i.lot_no WHERE i.status = 'failed' AND ($1::text IS NULL OR i.site_code "
-           "= $1::text) AND (i.site_code, i.order_no, i.lot_no) > ($2::text, $3::text, $4::text) "
-           "AND so.cancelled_at IS NULL GROUP BY i.site_code, i.order_no, i.lot_no, "
-           "so.requeued_failures HAVING count(*) - so.requeued_failures >= $5::bigint AND NOT "
-           "EXISTS (SELECT 1 FROM schedule_items x WHERE x.site_code = i.site_code AND "
-           "x.order_no = i.order_no AND x.lot_no = i.lot_no AND x.status IN ('wait', "
-           "'processing', 'success')) ORDER BY i.site_code, i.order_no, i.lot_no LIMIT $6) g "
-           "JOIN schedule_items l ON l.item_id = g.last_item JOIN source_orders so ON "
-           "so.site_code = g.site_code AND so.order_no = g.order_no AND so.lot_no = g.lot_no "
-           "ORDER BY g.site_code, g.order_no, g.lot_no"},
+      .list_exhausted = kListExhausted,
       // The row lock on the source order serializes this with a second re-queue (which then
       // re-reads the row: nothing left to re-queue) and with a run's item creation (which
       // shares the row through schedule_key_facts and re-checks it). GREATEST: the count only

@@ -191,17 +191,19 @@ const SchedulingSql& scheduling_sql() {
           {"sch_requeue_key",
            "UPDATE source_orders AS so SET requeued_failures = max(so.requeued_failures, (SELECT "
            "count(*) FROM schedule_items i WHERE i.site_code = so.site_code AND i.order_no = "
-           "so.order_no AND i.lot_no = so.lot_no AND i.status = 'failed')), requeued_at = "
-           OO_SQLITE_NOW " WHERE so.site_code = ?1 AND so.order_no = ?2 AND so.lot_no = ?3 AND "
+           "so.order_no AND i.lot_no = so.lot_no AND i.status = 'failed')), requeued_at "
+           "= " OO_SQLITE_NOW
+           " WHERE so.site_code = ?1 AND so.order_no = ?2 AND so.lot_no = ?3 AND "
            "so.cancelled_at IS NULL AND (SELECT count(*) FROM schedule_items i WHERE i.site_code "
            "= so.site_code AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND i.status = "
            "'failed') - so.requeued_failures >= ?4 AND NOT EXISTS (SELECT 1 FROM schedule_items "
            "i WHERE i.site_code = so.site_code AND i.order_no = so.order_no AND i.lot_no = "
            "so.lot_no AND i.status IN ('wait', 'processing', 'success')) RETURNING 1"},
-      .request_stop = {"sch_request_stop",
-                       "UPDATE schedule_runs SET stop_requested_at = coalesce(stop_requested_at, "
-                       OO_SQLITE_NOW ") WHERE run_id = ?1 AND status IN ('creating', 'running') "
-                       "RETURNING run_id"},
+      .request_stop =
+          {"sch_request_stop",
+           "UPDATE schedule_runs SET stop_requested_at = coalesce(stop_requested_at, " OO_SQLITE_NOW
+           ") WHERE run_id = ?1 AND status IN ('creating', 'running') "
+           "RETURNING run_id"},
   };
   return sql;
 }
