@@ -104,24 +104,24 @@ constexpr Statement kFenceSuccess{
     "so.cancelled_at IS NULL FOR SHARE) RETURNING item_id"};
 #endif
 
-// The keys are read from the failed items' partial index, grouped by key in its order; a
-// key counts when its failed items not re-queued reach the limit and it has no live or
-// successful item (the live-item index answers that).
+// The keys are read from the failed items' partial index (only failed items, by key), grouped
+// by key; per key, laterally (one index probe each, never a hash of every item): its source
+// order, live and not cancelled, and whether it has a live or successful item (the live-item
+// index). A key counts when its failed items not re-queued reach the limit.
 constexpr Statement kListExhausted{
     "sch_list_exhausted",
-    "SELECT g.site_code, g.order_no, g.lot_no, g.counted, g.total, " OO_PG_UTC(
-        "so.requeued_at") ", l.error, " OO_PG_UTC("l.updated_at") " FROM (SELECT i.site_code, "
-    "i.order_no, i.lot_no, count(*) - so.requeued_failures AS counted, count(*) AS total, "
-    "max(i.item_id) AS last_item FROM schedule_items i JOIN source_orders so ON so.site_code = "
-    "i.site_code AND so.order_no = i.order_no AND so.lot_no = i.lot_no WHERE i.status = 'failed' "
-    "AND ($1::text IS NULL OR i.site_code = $1::text) AND (i.site_code, i.order_no, i.lot_no) > "
-    "($2::text, $3::text, $4::text) AND so.cancelled_at IS NULL GROUP BY i.site_code, i.order_no, "
-    "i.lot_no, so.requeued_failures HAVING count(*) - so.requeued_failures >= $5::bigint AND NOT "
-    "EXISTS (SELECT 1 FROM schedule_items x WHERE x.site_code = i.site_code AND x.order_no = "
-    "i.order_no AND x.lot_no = i.lot_no AND x.status IN ('wait', 'processing', 'success')) ORDER "
-    "BY i.site_code, i.order_no, i.lot_no LIMIT $6) g JOIN schedule_items l ON l.item_id = "
-    "g.last_item JOIN source_orders so ON so.site_code = g.site_code AND so.order_no = g.order_no "
-    "AND so.lot_no = g.lot_no ORDER BY g.site_code, g.order_no, g.lot_no"};
+    "SELECT g.site_code, g.order_no, g.lot_no, g.total - s.requeued_failures, g.total, " OO_PG_UTC(
+        "s.requeued_at") ", l.error, " OO_PG_UTC("l.updated_at") " FROM (SELECT i.site_code, "
+    "i.order_no, i.lot_no, count(*) AS total, max(i.item_id) AS last_item FROM schedule_items i "
+    "WHERE i.status = 'failed' AND ($1::text IS NULL OR i.site_code = $1::text) AND "
+    "(i.site_code, i.order_no, i.lot_no) > ($2::text, $3::text, $4::text) GROUP BY i.site_code, "
+    "i.order_no, i.lot_no) g CROSS JOIN LATERAL (SELECT so.requeued_failures, so.requeued_at FROM "
+    "source_orders so WHERE so.site_code = g.site_code AND so.order_no = g.order_no AND "
+    "so.lot_no = g.lot_no AND so.cancelled_at IS NULL LIMIT 1) s LEFT JOIN LATERAL (SELECT 1 AS "
+    "found FROM schedule_items x WHERE x.site_code = g.site_code AND x.order_no = g.order_no AND "
+    "x.lot_no = g.lot_no AND x.status NOT IN ('failed', 'aborted') LIMIT 1) v ON true JOIN "
+    "schedule_items l ON l.item_id = g.last_item WHERE v.found IS NULL AND g.total - "
+    "s.requeued_failures >= $5::bigint ORDER BY g.site_code, g.order_no, g.lot_no LIMIT $6"};
 
 const SchedulingSql& scheduling_sql() {
   static const SchedulingSql sql{

@@ -168,15 +168,18 @@ const SchedulingSql& scheduling_sql() {
       .run_remaining = {"sch_run_remaining",
                         "SELECT coalesce(sum(CASE WHEN status IN ('wait', 'processing') THEN 1 "
                         "ELSE 0 END), 0), count(*) FROM schedule_items WHERE run_id = ?1"},
-      // The keys are read from the failed items' partial index, grouped by key in its
-      // order; a key counts when its failed items not re-queued reach the limit and it has
-      // no live or successful item.
+      // The keys are read from the failed items' partial index (named: without statistics
+      // SQLite would walk the index of every item), grouped by key in its order; a key
+      // counts when its failed items not re-queued reach the limit and it has no live or
+      // successful item.
       .list_exhausted =
           {"sch_list_exhausted",
            "SELECT g.site_code, g.order_no, g.lot_no, g.counted, g.total, so.requeued_at, "
            "l.error, l.updated_at FROM (SELECT i.site_code, i.order_no, i.lot_no, count(*) - "
            "so.requeued_failures AS counted, count(*) AS total, max(i.item_id) AS last_item FROM "
-           "schedule_items i JOIN source_orders so ON so.site_code = i.site_code AND so.order_no "
+           "schedule_items i INDEXED BY schedule_items_failed JOIN source_orders so ON "
+           "so.site_code "
+           "= i.site_code AND so.order_no "
            "= i.order_no AND so.lot_no = i.lot_no WHERE i.status = 'failed' AND (?1 IS NULL OR "
            "i.site_code = ?1) AND (i.site_code, i.order_no, i.lot_no) > (?2, ?3, ?4) AND "
            "so.cancelled_at IS NULL GROUP BY i.site_code, i.order_no, i.lot_no HAVING count(*) - "
