@@ -445,7 +445,15 @@ async function confirmRequeue() {
 }
 
 let stopRunId = null;
-function previewStop(run) {
+async function previewStop(listed) {
+  // The run as it is now, not as the list last showed it.
+  const r = await getJson(`/v1/schedule/runs/${encodeURIComponent(listed.run_id)}`);
+  if (r.status !== 200) return showResult("stop", "no preview: " + problemText(r), false);
+  const run = r.body;
+  if (run.status !== "creating" && run.status !== "running") {
+    refreshRuns();
+    return showResult("stop", `run ${run.run_id} has ended (${run.status}): nothing to stop`, false);
+  }
   stopRunId = run.run_id;
   const c = run.counts;
   showPreview("stop", `Stopping run ${run.run_id} (${run.kind}, ${run.status}): it ends at its ` +

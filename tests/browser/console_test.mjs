@@ -184,6 +184,8 @@ try {
   check(await page.locator("#runs tr").count() === 2, "live refresh shows the new run");
   await page.uncheck("#live");
 
+  check(await page.locator("#runs .stop-start").count() === 0, "finished runs offer no stop");
+
   // Reap now: the preview lists the expired claims (none), nothing is sent before the confirm.
   await page.click("#reap-start");
   await page.waitForSelector("#reap-preview:not([hidden])");
