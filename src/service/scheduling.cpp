@@ -607,19 +607,18 @@ Result<RequeueOutcome> Scheduler::requeue(const std::vector<OrderKey>& orders, b
           return out;
         });
   }
-  // The receipt lives with the manual runs' (route schedule_run) under scope "requeue": the
-  // same table and expiry, no new route value in its CHECK. The answer is the skipped text of
-  // runs, a requeued key's reason being "requeued".
+  // One scope for the route, as for runs. The answer is a run receipt's skipped text, a
+  // re-queued key's reason being "requeued".
   std::optional<store::RequestKey> rkey;
   std::string request;
   if (idem) {
-    rkey = store::RequestKey{store::RequestRoute::schedule_run, "requeue", *idem};
-    request = "{\"requeue\":[";
+    rkey = store::RequestKey{store::RequestRoute::schedule_requeue, "", *idem};
+    request = "[";
     for (const OrderKey& k : keys) {
       if (request.back() != '[') request += ',';
       append_key_json(request, k);
     }
-    request += "]}";
+    request += ']';
   }
   store::ReceiptsStore receipts(db_.dialect());
   bool waited_on_key = false;

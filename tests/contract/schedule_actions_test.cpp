@@ -223,6 +223,8 @@ TEST_P(ScheduleActionsTest, RequeueWithAnIdempotencyKeyReplaysItsAnswer) {
   auto run = s.create_run(RunKind::manual, std::vector<OrderKey>{{"S1", "E1", "1"}}, soon(),
                           std::string("rq-1"));
   EXPECT_TRUE(run.ok()) << run.status().to_string();
+  EXPECT_EQ(count("SELECT count(*) FROM request_receipts WHERE route = 'schedule_requeue'"), 1);
+  expect_invariants_hold();  // I16: the re-queue receipt holds its answer
 }
 
 TEST_P(ScheduleActionsTest, AStopRequestEndsTheRunAtItsNextBatchBoundary) {

@@ -396,12 +396,16 @@ constexpr std::string_view kLeaderLeasesDown = "DROP TABLE leader_leases";
 // `requeued_failures` is how many of its failed items no longer count, and the view's
 // `failed` subtracts it, so that every candidate statement keeps reading one column. A stop
 // request is a mark on the run that the process running it reads at its next batch
-// boundary (whichever process that is).
+// boundary (whichever process that is). A re-queue's Idempotency-Key receipt is a route of
+// request_receipts of its own.
 constexpr std::string_view kScheduleActionsUp = R"sql(
 ALTER TABLE source_orders
   ADD COLUMN requeued_failures bigint NOT NULL DEFAULT 0 CHECK (requeued_failures >= 0),
   ADD COLUMN requeued_at timestamptz;
 ALTER TABLE schedule_runs ADD COLUMN stop_requested_at timestamptz;
+ALTER TABLE request_receipts DROP CONSTRAINT request_receipts_route_check,
+  ADD CONSTRAINT request_receipts_route_check
+  CHECK (route IN ('source_orders', 'schedule_run', 'stock_adjustment', 'schedule_requeue'));
 DROP VIEW schedule_key_facts;
 CREATE VIEW schedule_key_facts AS
 SELECT so.site_code, so.order_no, so.lot_no,
@@ -432,6 +436,10 @@ SELECT so.site_code, so.order_no, so.lot_no,
   EXISTS (SELECT 1 FROM legacy_items l WHERE l.site_code = so.site_code
           AND l.order_no = so.order_no AND l.lot_no = so.lot_no AND l.moved_at IS NULL) AS legacy_pending
 FROM source_orders so;
+DELETE FROM request_receipts WHERE route = 'schedule_requeue';
+ALTER TABLE request_receipts DROP CONSTRAINT request_receipts_route_check,
+  ADD CONSTRAINT request_receipts_route_check
+  CHECK (route IN ('source_orders', 'schedule_run', 'stock_adjustment'));
 ALTER TABLE schedule_runs DROP COLUMN stop_requested_at;
 ALTER TABLE source_orders DROP COLUMN requeued_at, DROP COLUMN requeued_failures;
 )sql";
