@@ -3,7 +3,9 @@
 // (schedule items by state, site, order and run; orders by status and customer; stock per
 // warehouse with reserved quantities; document scopes with their gap audit; stuck claims),
 // one order with its receipts (and its cancel, after a preview of what that releases), and
-// one scope with its documents; live refresh on request.
+// one scope with its documents; live refresh on request. The scheduling actions (a manual run
+// of given lines, re-queueing orders that reached the attempt limit, stopping a run, a reaper
+// pass) each show a preview of what they touch and are sent only once confirmed.
 // Plain DOM code, no dependencies; every value is inserted as text, never as HTML.
 "use strict";
 
@@ -31,6 +33,25 @@ async function readJson(res) {
 async function getJson(path) {
   const res = await fetch(path, { headers: headers(), cache: "no-store" });
   return { status: res.status, body: await readJson(res) };
+}
+
+async function postJson(path, body) {
+  const h = headers();
+  if (body !== undefined) h["Content-Type"] = "application/json";
+  const res = await fetch(path, { method: "POST", headers: h, cache: "no-store",
+                                  body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.status, body: await readJson(res) };
+}
+
+const keyText = (k) => `${k.site_code}/${k.order_no}/${k.lot_no}`;
+
+function listItems(ul, texts) {
+  ul.replaceChildren();
+  for (const t of texts) {
+    const li = document.createElement("li");
+    li.textContent = t;
+    ul.appendChild(li);
+  }
 }
 
 function problemText(r) {
@@ -100,6 +121,16 @@ async function refreshRuns() {
       [String(run.run_id), run.kind, run.status, String(c.wait), String(c.processing),
        String(c.success), String(c.failed), String(c.aborted), run.created_at,
        run.finished_at || "", run.error || ""].forEach((t) => cell(row, t));
+      const td = document.createElement("td");
+      if (run.status === "creating" || run.status === "running") {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.className = "stop-start";
+        b.textContent = "Stop…";
+        b.addEventListener("click", () => previewStop(run));
+        td.appendChild(b);
+      }
+      row.appendChild(td);
       row.className = run.status === "error" ? "bad" : "";
       tbody.appendChild(row);
     }
@@ -163,15 +194,20 @@ let shownOrder = null;
 // A list the server pages with `next_after`: its rows go into `<prefix>` (tbody),
 // `<prefix>-summary` says how many, `<prefix>-more` loads the next page.
 class PagedList {
-  constructor(prefix, { path, query, rows, cells, cls, noun }) {
-    Object.assign(this, { prefix, path, query, rows, cells, cls, noun, after: null });
+  // `key(item)`: the rows get a checkbox, and selected() gives the keys of the ticked ones.
+  constructor(prefix, { path, query, rows, cells, cls, noun, key }) {
+    Object.assign(this, { prefix, path, query, rows, cells, cls, noun, key, after: null,
+                          keys: [] });
     $(`${prefix}-more`).addEventListener("click", () => this.load(this.after));
   }
 
   async load(after = null) {
     const summary = $(`${this.prefix}-summary`);
     const tbody = $(this.prefix);
-    if (after === null) tbody.replaceChildren();
+    if (after === null) {
+      tbody.replaceChildren();
+      this.keys = [];
+    }
     try {
       const q = this.query ? this.query() : new URLSearchParams();
       if (!q.has("limit")) q.set("limit", "50");
@@ -180,6 +216,15 @@ class PagedList {
       if (r.status !== 200) return show(summary, problemText(r), "bad");
       for (const item of this.rows(r.body)) {
         const row = document.createElement("tr");
+        if (this.key) {
+          const td = document.createElement("td");
+          const box = document.createElement("input");
+          box.type = "checkbox";
+          box.dataset.index = String(this.keys.length);
+          this.keys.push(this.key(item));
+          td.appendChild(box);
+          row.appendChild(td);
+        }
         this.cells(item).forEach((t) => cell(row, t === null || t === undefined ? "" : String(t)));
         row.className = this.cls ? this.cls(item) : "";
         tbody.appendChild(row);
@@ -192,6 +237,11 @@ class PagedList {
     } catch (e) {
       show(summary, "server unreachable", "bad");
     }
+  }
+
+  selected() {
+    return [...$(this.prefix).querySelectorAll("input[type=checkbox]:checked")]
+      .map((box) => this.keys[Number(box.dataset.index)]);
   }
 }
 
@@ -245,6 +295,15 @@ const lists = {
     cells: (c) => [c.scope, c.last_value, c.issued, c.imported, c.remaining, c.gaps, c.missing],
     cls: (c) => (c.gaps > 0 ? "bad" : ""),
     noun: "scope(s)",
+  }),
+  exhausted: new PagedList("exhausted", {
+    path: () => "/v1/schedule/exhausted",
+    rows: (b) => b.orders,
+    cells: (o) => [keyText(o), o.attempts, o.failed_total, o.last_failed_at, o.last_error,
+                   o.requeued_at],
+    key: (o) => ({ site_code: o.site_code, order_no: o.order_no, lot_no: o.lot_no }),
+    cls: () => "bad",
+    noun: "order(s) at the attempt limit",
   }),
   claims: new PagedList("claims", {
     path: () => "/v1/schedule/claims",
@@ -377,6 +436,124 @@ async function lookUpScope(scope) {
   await loadDocuments(scope, null);
 }
 
+// The actions. Each preview is what the server says now (a dry run, the run's counts, the
+// expired claims); the confirm button sends the action, and nothing is sent before it.
+function showPreview(name, what, lines) {
+  $(`${name}-what`).textContent = what;
+  listItems($(`${name}-list`), lines);
+  $(`${name}-result`).hidden = true;
+  $(`${name}-preview`).hidden = false;
+}
+
+function showResult(name, text, ok) {
+  $(`${name}-preview`).hidden = true;
+  const out = $(`${name}-result`);
+  out.hidden = false;
+  show(out, text, ok ? "ok" : "bad");
+}
+
+// "site order lot" per line (spaces, tabs, commas or slashes between the parts).
+let runKeys = [];
+function previewManualRun() {
+  runKeys = [];
+  const bad = [];
+  for (const line of $("run-lines").value.split("\n")) {
+    if (!line.trim()) continue;
+    const parts = line.trim().split(/[\s,/]+/);
+    if (parts.length !== 3) bad.push(line.trim());
+    else runKeys.push({ site_code: parts[0], order_no: parts[1], lot_no: parts[2] });
+  }
+  if (bad.length || !runKeys.length) {
+    return showResult("run", bad.length ? `not "site order lot": ${bad.join("; ")}`
+                                        : "no lines given", false);
+  }
+  showPreview("run", `A manual run of these ${runKeys.length} order line(s); the server skips ` +
+              "the ones it may not schedule (already made, in progress, unknown, cancelled, at " +
+              "the attempt limit) and says why.", runKeys.map(keyText));
+}
+
+async function confirmManualRun() {
+  $("run-preview").hidden = true;
+  const r = await postJson("/v1/schedule/runs?wait=false", { orders: runKeys });
+  if (r.status !== 201) return showResult("run", "no run: " + problemText(r), false);
+  const skipped = r.body.skipped.map((k) => `${keyText(k)} (${k.reason})`);
+  showResult("run", `run ${r.body.run_id} is ${r.body.status} with ${r.body.counts.wait} ` +
+             `item(s)${skipped.length ? "; skipped: " + skipped.join(", ") : ""}`, true);
+  refreshRuns();
+}
+
+let requeueKeys = [];
+async function previewRequeue() {
+  requeueKeys = lists.exhausted.selected();
+  if (!requeueKeys.length) return showResult("requeue", "tick the orders to re-queue first", false);
+  const r = await postJson("/v1/schedule/requeue", { orders: requeueKeys, dry_run: true });
+  if (r.status !== 200) return showResult("requeue", "no preview: " + problemText(r), false);
+  showPreview("requeue", `Re-queueing gives ${r.body.requeued.length} order(s) a fresh budget of ` +
+              "attempts (their failed items stay); the next run picks them.",
+              r.body.requeued.map(keyText).concat(
+                r.body.skipped.map((k) => `${keyText(k)}: skipped (${k.reason})`)));
+}
+
+async function confirmRequeue() {
+  $("requeue-preview").hidden = true;
+  const r = await postJson("/v1/schedule/requeue", { orders: requeueKeys, dry_run: false });
+  if (r.status !== 200) return showResult("requeue", "not re-queued: " + problemText(r), false);
+  const skipped = r.body.skipped.map((k) => `${keyText(k)} (${k.reason})`);
+  showResult("requeue", `re-queued ${r.body.requeued.length} order(s)` +
+             (skipped.length ? `; skipped: ${skipped.join(", ")}` : ""), true);
+  lists.exhausted.load();
+}
+
+let stopRunId = null;
+async function previewStop(listed) {
+  // The run as it is now, not as the list last showed it.
+  const r = await getJson(`/v1/schedule/runs/${encodeURIComponent(listed.run_id)}`);
+  if (r.status !== 200) return showResult("stop", "no preview: " + problemText(r), false);
+  const run = r.body;
+  if (run.status !== "creating" && run.status !== "running") {
+    refreshRuns();
+    return showResult("stop", `run ${run.run_id} has ended (${run.status}): nothing to stop`, false);
+  }
+  stopRunId = run.run_id;
+  const c = run.counts;
+  showPreview("stop", `Stopping run ${run.run_id} (${run.kind}, ${run.status}): it ends at its ` +
+              `next batch boundary as error "stopped by request". ${c.wait} item(s) wait and ` +
+              `${c.processing} are being processed: the batch in hand completes, the waiting ` +
+              "items are aborted and their orders are candidates again.",
+              [`${c.wait} waiting`, `${c.processing} processing`, `${c.success} made so far`]);
+}
+
+async function confirmStop() {
+  const id = stopRunId;
+  $("stop-preview").hidden = true;
+  const r = await postJson(`/v1/schedule/runs/${encodeURIComponent(id)}/stop`);
+  if (r.status !== 202) return showResult("stop", "not stopped: " + problemText(r), false);
+  showResult("stop", `run ${id} will stop at its next batch boundary`, true);
+  refreshRuns();
+}
+
+async function previewReap() {
+  const r = await getJson("/v1/schedule/claims?limit=100");
+  if (r.status !== 200) return showResult("reap", "no preview: " + problemText(r), false);
+  const expired = r.body.claims.filter((c) => c.expired);
+  showPreview("reap", `A reaper pass fails the ${expired.length}` +
+              `${r.body.next_after !== null ? "+" : ""} claim(s) whose lease has expired ` +
+              "(not a legacy run's), aborts waiting items of dead runs and ends runs whose " +
+              "owner stopped heart-beating.",
+              expired.map((c) => `item ${c.item_id} of run ${c.run_id}: ${keyText(c)}, attempt ` +
+                                 `${c.attempt}, ${c.owner}, lease until ${c.lease_until}`));
+}
+
+async function confirmReap() {
+  $("reap-preview").hidden = true;
+  const r = await postJson("/v1/maintenance/reap");
+  if (r.status !== 200) return showResult("reap", "not reaped: " + problemText(r), false);
+  showResult("reap", `reaped: ${r.body.released_processing} expired claim(s) failed, ` +
+             `${r.body.aborted_waiting} waiting item(s) aborted, ${r.body.dead_runs} dead ` +
+             "run(s) ended", true);
+  refresh();
+}
+
 function refresh() {
   refreshReady();
   refreshActivity();
@@ -422,6 +599,14 @@ $("orders").addEventListener("click", (e) => {
 $("cancel-start").addEventListener("click", previewCancel);
 $("cancel-back").addEventListener("click", () => { $("cancel-preview").hidden = true; });
 $("cancel-confirm").addEventListener("click", confirmCancel);
+for (const [name, preview, confirm] of [["run", previewManualRun, confirmManualRun],
+                                        ["requeue", previewRequeue, confirmRequeue],
+                                        ["stop", null, confirmStop],
+                                        ["reap", previewReap, confirmReap]]) {
+  if (preview) $(`${name}-start`).addEventListener("click", preview);
+  $(`${name}-back`).addEventListener("click", () => { $(`${name}-preview`).hidden = true; });
+  $(`${name}-confirm`).addEventListener("click", confirm);
+}
 $("scope-form").addEventListener("submit", (e) => {
   e.preventDefault();
   lookUpScope($("scope").value.trim());

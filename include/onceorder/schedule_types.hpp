@@ -92,6 +92,22 @@ struct ItemFilter {
   int limit = 100;
 };
 
+// A key that reached the attempt limit (GET /v1/schedule/exhausted).
+struct ExhaustedKey {
+  OrderKey key;
+  std::int64_t attempts = 0;      // failed items that count against the limit
+  std::int64_t failed_total = 0;  // every failed item of the key, re-queued ones too
+  std::string requeued_at;        // the last re-queue; "" when never
+  std::string last_error;
+  std::string last_failed_at;
+};
+
+struct ExhaustedFilter {
+  std::optional<std::string> site_code;
+  OrderKey after;  // the last key of the previous page; empty parts: from the start
+  int limit = 100;
+};
+
 // The one rule for the document scope of a site's production orders ("PO-" + site): the
 // standard production step numbers from it, and the console and tests read it back.
 std::string production_scope(std::string_view site_code);

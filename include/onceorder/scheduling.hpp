@@ -17,7 +17,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -46,6 +48,19 @@ struct RunCreated {
   std::vector<Skipped> skipped;
   bool replayed = false;  // the run and `skipped` of an earlier request with the key
 };
+
+// POST /v1/schedule/requeue: the keys re-queued (or, on a dry run, that would be) and the
+// others with why not: not_exhausted | unknown_order | order_cancelled | already_scheduled |
+// in_progress.
+struct RequeueOutcome {
+  std::vector<OrderKey> requeued;
+  std::vector<Skipped> skipped;
+  bool dry_run = false;
+  bool replayed = false;  // the answer of an earlier request with the key
+};
+
+// The reason a stopped run gives (Run::error) and a stop request's answer ends with.
+inline constexpr std::string_view kStoppedByRequest = "stopped by request";
 
 namespace store {
 class SchedulingStore;
@@ -177,6 +192,21 @@ class Scheduler {
       store::Clock::time_point deadline);
   // Orders that reached max_attempts failures: no longer picked; for an operator.
   Result<std::vector<OrderKey>> stuck_orders(store::Clock::time_point deadline);
+  // The same orders a page at a time, by key, with their attempts and last failure.
+  Result<std::vector<ExhaustedKey>> list_exhausted(const ExhaustedFilter& filter,
+                                                   store::Clock::time_point deadline);
+  // Gives each given order that reached max_attempts a fresh budget of attempts: its failed
+  // items stay and stop counting; the next run picks it (nothing starts here). One
+  // transaction, in key order; a key re-queued by a concurrent call counts once. A dry run
+  // writes nothing and answers what would happen now. With an Idempotency-Key (not on a
+  // dry run) the answer is stored with the effect and replayed for the same set of orders.
+  Result<RequeueOutcome> requeue(const std::vector<OrderKey>& orders, bool dry_run,
+                                 store::Clock::time_point deadline,
+                                 const std::optional<std::string>& idempotency_key = std::nullopt);
+  // Asks a live run (creating or running), processed by this process or another, to end at
+  // its next batch boundary as `error` "stopped by request" (process_run reads the mark with
+  // its heartbeat). The run as it is now; not_found, or conflict when it has ended.
+  Result<Run> request_stop(std::int64_t run_id, store::Clock::time_point deadline);
 
   SchedulerStats stats() const;
 
@@ -195,6 +225,13 @@ class Scheduler {
   std::unique_ptr<store::SchedulingStore> store_;
 
   // Counted where each outcome is known (SchedulerStats says what each one is).
+  // Runs asked to stop through this Scheduler: its own process_run sees them at the next
+  // batch boundary without waiting for the database mark (on SQLite, the one writer a busy
+  // run keeps would hold that mark back until the run ends).
+  bool stop_asked(std::int64_t run_id);
+  std::mutex stop_mu_;
+  std::set<std::int64_t> stop_asked_;  // guarded by stop_mu_
+
   std::atomic<std::uint64_t> items_produced_{0};
   std::atomic<std::uint64_t> items_failed_{0};
   std::atomic<std::uint64_t> items_lost_{0};

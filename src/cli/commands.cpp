@@ -166,6 +166,51 @@ int schedule_reap(store::Database& db, const SchedulerOptions& options) {
   return 0;
 }
 
+int schedule_requeue(store::Database& db, const SchedulerOptions& options,
+                     const std::vector<std::string>& parts, bool dry_run) {
+  Scheduler scheduler(db, options);
+  if (parts.empty()) {
+    // No orders named: the ones at the limit, a page at a time.
+    ExhaustedFilter filter{.site_code = std::nullopt, .after = {}, .limit = 1000};
+    std::int64_t n = 0;
+    for (;;) {
+      auto page = scheduler.list_exhausted(filter, minutes(1));
+      if (!page.ok()) return fail(page.status());
+      for (const ExhaustedKey& e : *page) {
+        std::cout << fmt::format("  {} {} failed attempts, last {}: {}\n", key_text(e.key),
+                                 e.attempts, e.last_failed_at, e.last_error);
+      }
+      n += static_cast<std::int64_t>(page->size());
+      if (page->size() < static_cast<size_t>(filter.limit)) break;
+      filter.after = page->back().key;
+    }
+    std::cout << fmt::format(
+        "{} orders reached {} failed attempts; name them (SITE ORDER LOT) to "
+        "re-queue them\n",
+        n, options.max_attempts);
+    return 0;
+  }
+  if (parts.size() % 3 != 0) {
+    return fail(Status(
+        Code::invalid_request,
+        fmt::format("orders are given as SITE ORDER LOT triples; {} words are not", parts.size())));
+  }
+  std::vector<OrderKey> keys;
+  for (size_t i = 0; i < parts.size(); i += 3)
+    keys.push_back({parts[i], parts[i + 1], parts[i + 2]});
+  auto done = scheduler.requeue(keys, dry_run, minutes(1));
+  if (!done.ok()) return fail(done.status());
+  for (const OrderKey& k : done->requeued) {
+    std::cout << fmt::format("  {} {}\n", key_text(k),
+                             dry_run ? "would be re-queued" : "re-queued");
+  }
+  for (const Skipped& sk : done->skipped)
+    std::cout << fmt::format("  {} skipped: {}\n", key_text(sk.key), sk.reason);
+  std::cout << fmt::format("{} {} orders; the next run picks them\n",
+                           dry_run ? "would re-queue" : "re-queued", done->requeued.size());
+  return 0;
+}
+
 int import_items(store::Database& db, const std::string& file) {
   auto text = read_file(file);
   if (!text.ok()) return fail(text.status());

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "onceorder/scheduling.hpp"
 #include "onceorder/status.hpp"
@@ -19,6 +20,10 @@ int import_documents(store::Database& db, const std::string& scope, const std::s
 // One batch run now, with progress (items done / total, rate) on the terminal.
 int schedule_batch(store::Database& db, const SchedulerOptions& options);
 int schedule_reap(store::Database& db, const SchedulerOptions& options);
+// Re-queues the orders given as SITE ORDER LOT triples that reached --max-attempts, or shows
+// what it would with `dry_run`; with no orders, lists those at the limit.
+int schedule_requeue(store::Database& db, const SchedulerOptions& options,
+                     const std::vector<std::string>& parts, bool dry_run);
 int import_items(store::Database& db, const std::string& file);
 int dedup(store::Database& db, bool apply);
 // One receipt-expiry pass now (the leader of `serve` runs it on its own schedule).

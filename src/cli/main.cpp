@@ -141,6 +141,13 @@ int main(int argc, char** argv) {
   add_sched_options(batch);
   auto* reap = schedule->add_subcommand("reap", "one reaper pass");
   add_sched_options(reap);
+  auto* requeue = schedule->add_subcommand(
+      "requeue", "re-queue orders that reached --max-attempts (none named: list them)");
+  add_sched_options(requeue);
+  std::vector<std::string> requeue_keys;
+  bool requeue_dry_run = false;
+  requeue->add_flag("--dry-run", requeue_dry_run, "say what would be re-queued, change nothing");
+  requeue->add_option("ORDERS", requeue_keys, "SITE ORDER LOT, one triple per order");
 
   auto* maintenance_cmd = app.add_subcommand("maintenance", "maintenance passes, run now");
   maintenance_cmd->require_subcommand(1);
@@ -210,6 +217,7 @@ int main(int argc, char** argv) {
   if (*expire) return cli::expire_receipts(database, retention);
   if (*batch) return cli::schedule_batch(database, sched);
   if (*reap) return cli::schedule_reap(database, sched);
+  if (*requeue) return cli::schedule_requeue(database, sched, requeue_keys, requeue_dry_run);
   if (*serve) {
     if (tokens_given) server_options.tokens_file = tokens;
     server_options.request_deadline = std::chrono::milliseconds(request_timeout_ms);

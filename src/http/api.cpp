@@ -215,6 +215,12 @@ Response Api::dispatch(const RouteMatch& m, const Principal& who, const Request&
       return list_items(s, req, deadline);
     case RouteId::schedule_claims:
       return list_claims(s, req, deadline);
+    case RouteId::schedule_run_stop:
+      return post_run_stop(s, m, req, deadline);
+    case RouteId::schedule_exhausted:
+      return list_exhausted(s, req, deadline);
+    case RouteId::schedule_requeue:
+      return post_requeue(s, req, deadline);
     case RouteId::production_orders:
       return list_production_orders(s, req, deadline);
     case RouteId::reap:

@@ -102,6 +102,16 @@ std::optional<std::int64_t> FieldReader::integer(const std::string& name, std::i
   return out;
 }
 
+bool FieldReader::boolean(const std::string& name, bool fallback) {
+  const json* v = member(name, false);
+  if (v == nullptr) return fallback;
+  if (!v->is_boolean()) {
+    add_error(name, "must be true or false");
+    return fallback;
+  }
+  return v->get<bool>();
+}
+
 std::optional<std::string> FieldReader::string(const std::string& name, bool required) {
   const json* v = member(name, required);
   if (v == nullptr) return std::nullopt;

@@ -37,6 +37,8 @@ class FieldReader {
                                       bool required = false);
   // A string; nullopt when absent (an error too when `required`) or not a string.
   std::optional<std::string> string(const std::string& name, bool required = false);
+  // A boolean; `fallback` when absent or not a boolean (an error then).
+  bool boolean(const std::string& name, bool fallback);
   // An array of objects: calls `read(element, index)` with a reader for each element whose
   // errors are named "name[index].member"; an element that is not an object is an error.
   // False when the member is absent (an error too when `required`) or not an array.

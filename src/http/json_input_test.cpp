@@ -89,6 +89,22 @@ TEST(FieldReader, RequiredStringsAndUnknownMembers) {
   EXPECT_TRUE(ok.finish().ok());
 }
 
+TEST(FieldReader, BooleansAreTrueOrFalseOnly) {
+  auto body = parse_object(R"({"yes": true, "no": false, "one": 1, "text": "true"})");
+  ASSERT_TRUE(body.ok());
+  FieldReader r(*body);
+  EXPECT_TRUE(r.boolean("yes", false));
+  EXPECT_FALSE(r.boolean("no", true));
+  EXPECT_TRUE(r.boolean("absent", true));
+  EXPECT_FALSE(r.boolean("one", false));
+  EXPECT_FALSE(r.boolean("text", false));
+  Status st = r.finish();
+  ASSERT_EQ(st.fields().size(), 2u);
+  EXPECT_EQ(st.fields()[0].field, "one");
+  EXPECT_EQ(st.fields()[0].message, "must be true or false");
+  EXPECT_EQ(st.fields()[1].field, "text");
+}
+
 // Issue 8: a NUL cut strings short on PostgreSQL. Every string read is UTF-8 text without
 // control characters (JSON escapes can spell them even in a valid UTF-8 body).
 TEST(FieldReader, StringsAreTextWithoutControlCharacters) {

@@ -57,6 +57,19 @@ const std::array kRoutes{
     Route{RouteId::schedule_run, "/v1/schedule/runs/{run_id}", kGet, Access::staff},
     Route{RouteId::schedule_items, "/v1/schedule/items", kGet, Access::staff},
     Route{RouteId::schedule_claims, "/v1/schedule/claims", kGet, Access::staff},
+    Route{RouteId::schedule_run_stop,
+          "/v1/schedule/runs/{run_id}/stop",
+          kPost,
+          Access::staff,
+          {},
+          {"run.stop"}},
+    Route{RouteId::schedule_exhausted, "/v1/schedule/exhausted", kGet, Access::staff},
+    Route{RouteId::schedule_requeue,
+          "/v1/schedule/requeue",
+          kPost,
+          Access::staff,
+          {},
+          {"schedule.requeue"}},
     Route{RouteId::production_orders, "/v1/production-orders", kGet, Access::staff},
     Route{RouteId::reap, "/v1/maintenance/reap", kPost, Access::staff, {}, {"maintenance.reap"}},
     Route{RouteId::invariants, "/v1/invariants", kGet, Access::staff},
@@ -166,6 +179,11 @@ std::optional<RouteMatch> match_api(std::span<const std::string_view> segs) {
     if (segs[1] == "runs" && n == 3) return match(RouteId::schedule_run, {segs[2]});
     if (segs[1] == "items" && n == 2) return match(RouteId::schedule_items);
     if (segs[1] == "claims" && n == 2) return match(RouteId::schedule_claims);
+    if (segs[1] == "runs" && n == 4 && segs[3] == "stop") {
+      return match(RouteId::schedule_run_stop, {segs[2]});
+    }
+    if (segs[1] == "exhausted" && n == 2) return match(RouteId::schedule_exhausted);
+    if (segs[1] == "requeue" && n == 2) return match(RouteId::schedule_requeue);
   }
   if (head == "production-orders" && n == 1) return match(RouteId::production_orders);
   if (head == "maintenance" && n == 2 && segs[1] == "reap") return match(RouteId::reap);

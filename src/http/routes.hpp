@@ -72,6 +72,9 @@ Response list_runs(Services& s, const Request& req, Deadline deadline);
 Response list_items(Services& s, const Request& req, Deadline deadline);
 Response list_production_orders(Services& s, const Request& req, Deadline deadline);
 Response post_reap(Services& s, const Request& req, Deadline deadline);
+Response post_run_stop(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response list_exhausted(Services& s, const Request& req, Deadline deadline);
+Response post_requeue(Services& s, const Request& req, Deadline deadline);
 
 // The audit trail and the console's activity charts (routes_audit.cpp).
 Response list_actions(Services& s, const Request& req, Deadline deadline);

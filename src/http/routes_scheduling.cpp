@@ -288,4 +288,95 @@ Response post_reap(Services& s, const Request& req, Deadline deadline) {
                                            {"dead_runs", report->dead_runs}});
 }
 
+Response post_run_stop(Services& s, const RouteMatch& m, const Request& req, Deadline deadline) {
+  if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
+  if (Status st = empty_body(req); !st.ok()) return problem_response(st);
+  std::vector<FieldError> errors;
+  const auto ids = path_ids(m.ids, {"run_id"}, errors);
+  if (!errors.empty()) {
+    return problem_response(Status(Code::invalid_request, "invalid path", std::move(errors)));
+  }
+  auto run = s.scheduler.request_stop(ids[0], deadline);
+  if (!run.ok()) return problem_response(run.status());
+  // Accepted: the run ends at its next batch boundary, in whichever process runs it.
+  return json_response(bhttp::status::accepted, run_json(*run));
+}
+
+Response list_exhausted(Services& s, const Request& req, Deadline deadline) {
+  auto query = QueryReader::parse(sv(req.target()));
+  if (!query.ok()) return problem_response(query.status());
+  ExhaustedFilter filter;
+  filter.site_code = query->string("site_code", kMaxKeyPart);
+  // The cursor is a key, its parts joined by spaces (no part of a key holds one).
+  if (auto text = query->string("after", 3 * kMaxKeyPart + 2)) {
+    const size_t a = text->find(' ');
+    const size_t b = a == std::string::npos ? a : text->find(' ', a + 1);
+    OrderKey k;
+    if (b != std::string::npos) {
+      k = {text->substr(0, a), text->substr(a + 1, b - a - 1), text->substr(b + 1)};
+    }
+    if (b == std::string::npos || !validate_order_key(k, "").ok()) {
+      query->add_error("after", "must be a next_after of this list: \"site_code order_no lot_no\"");
+    } else {
+      filter.after = std::move(k);
+    }
+  }
+  filter.limit = query->limit();
+  if (Status st = query->finish(); !st.ok()) return problem_response(st);
+
+  auto keys = s.scheduler.list_exhausted(filter, deadline);
+  if (!keys.ok()) return problem_response(keys.status());
+  json out = json::array();
+  for (const ExhaustedKey& e : *keys) {
+    json entry = key_members(e.key);
+    entry["attempts"] = e.attempts;
+    entry["failed_total"] = e.failed_total;
+    entry["last_error"] = e.last_error.empty() ? json(nullptr) : json(e.last_error);
+    entry["last_failed_at"] = e.last_failed_at;
+    entry["requeued_at"] = e.requeued_at.empty() ? json(nullptr) : json(e.requeued_at);
+    out.push_back(std::move(entry));
+  }
+  json cursor = nullptr;
+  if (!keys->empty() && keys->size() == static_cast<size_t>(filter.limit)) {
+    const OrderKey& k = keys->back().key;
+    cursor = fmt::format("{} {} {}", k.site_code, k.order_no, k.lot_no);
+  }
+  return json_response(bhttp::status::ok, {{"max_attempts", s.scheduler.options().max_attempts},
+                                           {"orders", std::move(out)},
+                                           {"next_after", std::move(cursor)}});
+}
+
+Response post_requeue(Services& s, const Request& req, Deadline deadline) {
+  if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
+  auto body = parse_object(req.body());
+  if (!body.ok()) return problem_response(body.status());
+  FieldReader fields(*body);
+  std::vector<FieldError> key_errors;
+  auto key = idempotency_key(req, key_errors);
+  for (auto& e : key_errors) fields.add_error(std::move(e.field), std::move(e.message));
+  std::vector<OrderKey> keys;
+  fields.objects("orders", /*required=*/true, [&](FieldReader& f, size_t i) {
+    keys.push_back(read_key(f));
+    check_key(f, keys.back(), i);
+  });
+  const bool dry_run = fields.boolean("dry_run", false);
+  if (Status st = fields.finish(); !st.ok()) return problem_response(st);
+
+  auto done = s.scheduler.requeue(keys, dry_run, deadline, key);
+  if (!done.ok()) return problem_response(done.status());
+  json requeued = json::array();
+  for (const OrderKey& k : done->requeued) requeued.push_back(key_members(k));
+  json skipped = json::array();
+  for (const Skipped& sk : done->skipped) {
+    json entry = key_members(sk.key);
+    entry["reason"] = sk.reason;
+    skipped.push_back(std::move(entry));
+  }
+  Response res = json_response(bhttp::status::ok, {{"dry_run", done->dry_run},
+                                                   {"requeued", std::move(requeued)},
+                                                   {"skipped", std::move(skipped)}});
+  if (done->replayed) res.set("Idempotent-Replayed", "true");
+  return res;
+}
+
 }  // namespace onceorder::http

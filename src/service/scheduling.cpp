@@ -400,10 +400,13 @@ Result<std::int64_t> Scheduler::complete_each(std::span<const Claim> claims) {
 }
 
 Status Scheduler::heartbeat(std::int64_t run_id) {
-  auto alive = store::transact<bool>(db_, write_tx(soon()),
-                                     [&](Connection& c) { return store_->heartbeat(c, run_id); });
-  if (!alive.ok()) return alive.status();
-  return *alive ? Status::Ok() : Status(Code::conflict, "the run is no longer alive");
+  auto beat = store::transact<store::Beat>(
+      db_, write_tx(soon()), [&](Connection& c) { return store_->heartbeat(c, run_id); });
+  if (!beat.ok()) return beat.status();
+  if (!beat->alive) return Status(Code::conflict, "the run is no longer alive");
+  // Not conflict (which means "ended elsewhere"): process_run sets the run to error itself.
+  if (beat->stop_requested) return Status(Code::unavailable, std::string(kStoppedByRequest));
+  return Status::Ok();
 }
 
 Status Scheduler::fail_run(std::int64_t run_id, const std::string& why) {
@@ -439,6 +442,10 @@ Result<Run> Scheduler::process_run(std::int64_t run_id, const ProgressFn& progre
           first_error = Status(Code::unavailable, "stopped: the process is shutting down");
           return;
         }
+        if (stop_asked(run_id)) {
+          first_error = Status(Code::unavailable, std::string(kStoppedByRequest));
+          return;
+        }
       }
       const auto batch_start = std::chrono::steady_clock::now();
       auto claims = claim(run_id, options_.claim_batch);
@@ -459,11 +466,22 @@ Result<Run> Scheduler::process_run(std::int64_t run_id, const ProgressFn& progre
       }
     }
   };
+  // Batch boundary zero: a stop asked for before processing began (say while the run was
+  // being created) ends it before its first claim.
+  // (A run no longer alive, or a failed heartbeat, is left to the first batch as before.)
+  if (Status st = heartbeat(run_id);
+      st.code() == Code::unavailable && st.message() == kStoppedByRequest) {
+    first_error = st;
+  }
   std::vector<std::thread> threads;
-  for (int i = 1; i < options_.workers; ++i) threads.emplace_back(worker);
+  for (int i = 1; i < options_.workers && first_error.ok(); ++i) threads.emplace_back(worker);
   worker();
   for (auto& t : threads) t.join();
 
+  {
+    std::lock_guard lock(stop_mu_);
+    stop_asked_.erase(run_id);
+  }
   if (!first_error.ok()) {
     (void)fail_run(run_id, first_error.message());
     runs_failed_.fetch_add(1);
@@ -538,6 +556,139 @@ Result<std::vector<OrderKey>> Scheduler::stuck_orders(Clock::time_point deadline
   return store::transact<std::vector<OrderKey>>(db_, read_tx(deadline), [&](Connection& c) {
     return store_->stuck_orders(c, options_.max_attempts);
   });
+}
+
+Result<std::vector<ExhaustedKey>> Scheduler::list_exhausted(const ExhaustedFilter& filter,
+                                                            Clock::time_point deadline) {
+  if (filter.limit < 1 || filter.limit > 1000)
+    return Status(Code::invalid_request, "invalid request", {{"limit", "must be from 1 to 1000"}});
+  return store::transact<std::vector<ExhaustedKey>>(db_, read_tx(deadline), [&](Connection& c) {
+    return store_->list_exhausted(c, filter, options_.max_attempts);
+  });
+}
+
+Result<RequeueOutcome> Scheduler::requeue(const std::vector<OrderKey>& orders, bool dry_run,
+                                          Clock::time_point deadline,
+                                          const std::optional<std::string>& idem) {
+  std::vector<FieldError> errors;
+  if (orders.empty()) errors.push_back({"orders", "must hold at least one order"});
+  if (orders.size() > kMaxOrdersPerRequest) errors.push_back(too_many_orders(orders.size()));
+  for (size_t i = 0; i < orders.size() && errors.size() < 50; ++i) {
+    Status st = validate_order_key(orders[i], fmt::format("orders[{}].", i));
+    for (const auto& f : st.fields()) errors.push_back(f);
+  }
+  if (!errors.empty()) return Status(Code::invalid_request, "invalid request", std::move(errors));
+  OO_RETURN_IF_ERROR(check_request_key(idem));
+  const std::set<OrderKey> unique(orders.begin(), orders.end());
+  const std::vector<OrderKey> keys(unique.begin(), unique.end());  // key order = lock order
+
+  // Why a key is not (or would not be) re-queued; nullopt: it reached the limit.
+  auto reason = [&](const store::KeyState& s) -> std::optional<std::string> {
+    if (!s.has_source) return "unknown_order";
+    if (s.cancelled) return "order_cancelled";
+    if (s.has_success) return "already_scheduled";
+    if (s.has_live) return "in_progress";
+    if (s.failed < options_.max_attempts) return "not_exhausted";
+    return std::nullopt;
+  };
+  if (dry_run) {
+    return store::transact<RequeueOutcome>(
+        db_, read_tx(deadline), [&](Connection& c) -> Result<RequeueOutcome> {
+          RequeueOutcome out;
+          out.dry_run = true;
+          for (const OrderKey& k : keys) {
+            OO_ASSIGN_OR_RETURN(store::KeyState s, store_->key_state(c, k));
+            if (auto why = reason(s)) {
+              out.skipped.push_back({k, std::move(*why)});
+            } else {
+              out.requeued.push_back(k);
+            }
+          }
+          return out;
+        });
+  }
+  // One scope for the route, as for runs. The answer is a run receipt's skipped text, a
+  // re-queued key's reason being "requeued".
+  std::optional<store::RequestKey> rkey;
+  std::string request;
+  if (idem) {
+    rkey = store::RequestKey{store::RequestRoute::schedule_requeue, "", *idem};
+    request = "[";
+    for (const OrderKey& k : keys) {
+      if (request.back() != '[') request += ',';
+      append_key_json(request, k);
+    }
+    request += ']';
+  }
+  store::ReceiptsStore receipts(db_.dialect());
+  bool waited_on_key = false;
+  auto done = store::transact<RequeueOutcome>(
+      db_, write_tx(deadline), [&](Connection& c) -> Result<RequeueOutcome> {
+        RequeueOutcome out;
+        if (rkey) {
+          auto stored = receipts.begin(c, *rkey, request);
+          waited_on_key = !stored.ok() && stored.status().code() == Code::lock_timeout;
+          if (!stored.ok()) return stored.status();
+          if (*stored) {
+            auto lines = parse_skipped((*stored)->answer);
+            if (!lines) return Status(Code::internal, "a re-queue receipt's answer is unreadable");
+            out.replayed = true;
+            for (Skipped& l : *lines) {
+              if (l.reason == "requeued") {
+                out.requeued.push_back(std::move(l.key));
+              } else {
+                out.skipped.push_back(std::move(l));
+              }
+            }
+            return out;
+          }
+        }
+        std::vector<Skipped> answer;
+        for (const OrderKey& k : keys) {
+          OO_ASSIGN_OR_RETURN(bool requeued, store_->requeue_key(c, k, options_.max_attempts));
+          if (requeued) {
+            out.requeued.push_back(k);
+            answer.push_back({k, "requeued"});
+            continue;
+          }
+          OO_ASSIGN_OR_RETURN(store::KeyState s, store_->key_state(c, k));
+          // Not re-queued, so some reason holds (a concurrent re-queue: not_exhausted now).
+          out.skipped.push_back({k, reason(s).value_or("not_exhausted")});
+          answer.push_back(out.skipped.back());
+        }
+        if (rkey) OO_RETURN_IF_ERROR(receipts.answer(c, *rkey, skipped_text(answer)));
+        return out;
+      });
+  if (!done.ok()) return in_progress_if_waited(done.status(), waited_on_key);
+  return done;
+}
+
+bool Scheduler::stop_asked(std::int64_t run_id) {
+  std::lock_guard lock(stop_mu_);
+  return stop_asked_.contains(run_id);
+}
+
+Result<Run> Scheduler::request_stop(std::int64_t run_id, Clock::time_point deadline) {
+  auto ended = [&](const Run& run) {
+    return Status(Code::conflict, fmt::format("run {} has ended ({}); there is nothing to stop",
+                                              run_id, to_string(run.status)));
+  };
+  // A read first (it waits for no writer): unknown and ended runs are answered at once.
+  OO_ASSIGN_OR_RETURN(Run before, get_run(run_id, deadline));
+  if (before.status == RunStatus::done || before.status == RunStatus::error) return ended(before);
+  {
+    std::lock_guard lock(stop_mu_);
+    stop_asked_.insert(run_id);
+  }
+  auto marked = store::transact<bool>(
+      db_, write_tx(deadline), [&](Connection& c) { return store_->request_stop(c, run_id); });
+  if (!marked.ok()) return marked.status();
+  OO_ASSIGN_OR_RETURN(Run run, get_run(run_id, deadline));
+  // Ended meanwhile: by this request when this process ran it (the stop was seen before the
+  // mark could be written), else it ended on its own.
+  if (!*marked && !(run.status == RunStatus::error && run.error == kStoppedByRequest))
+    return ended(run);
+  return run;
 }
 
 SchedulerStats Scheduler::stats() const {

@@ -12,6 +12,8 @@ std::string_view to_string(RequestRoute route) {
       return "schedule_run";
     case RequestRoute::stock_adjustment:
       return "stock_adjustment";
+    case RequestRoute::schedule_requeue:
+      return "schedule_requeue";
   }
   return "";
 }

@@ -34,7 +34,7 @@ struct ReceiptsSql {
 enum class ReceiptKind { order, document, request };
 
 // The routes whose receipts live in request_receipts (their text in the `route` column).
-enum class RequestRoute { source_orders, schedule_run, stock_adjustment };
+enum class RequestRoute { source_orders, schedule_run, stock_adjustment, schedule_requeue };
 std::string_view to_string(RequestRoute route);
 
 // Where a key of a request receipt lives: its route and, within it, its scope.

@@ -131,8 +131,37 @@ Result<bool> SchedulingStore::set_run_status(store::Connection& c, std::int64_t 
   return !rows.empty();
 }
 
-Result<bool> SchedulingStore::heartbeat(store::Connection& c, std::int64_t run_id) {
+Result<Beat> SchedulingStore::heartbeat(store::Connection& c, std::int64_t run_id) {
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.heartbeat, {run_id}));
+  if (rows.empty()) return Beat{};
+  return Beat{true, rows[0].boolean(1)};
+}
+
+Result<bool> SchedulingStore::request_stop(store::Connection& c, std::int64_t run_id) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.request_stop, {run_id}));
+  return !rows.empty();
+}
+
+Result<std::vector<ExhaustedKey>> SchedulingStore::list_exhausted(store::Connection& c,
+                                                                  const ExhaustedFilter& f,
+                                                                  int max_attempts) {
+  OO_ASSIGN_OR_RETURN(
+      auto rows, c.query(sql_.list_exhausted,
+                         {opt(f.site_code), sv(f.after.site_code), sv(f.after.order_no),
+                          sv(f.after.lot_no), std::int64_t{max_attempts}, std::int64_t{f.limit}}));
+  std::vector<ExhaustedKey> out;
+  for (const Row& r : rows) {
+    out.push_back(
+        {{r.text(0), r.text(1), r.text(2)}, r.i64(3), r.i64(4), r.text(5), r.text(6), r.text(7)});
+  }
+  return out;
+}
+
+Result<bool> SchedulingStore::requeue_key(store::Connection& c, const OrderKey& k,
+                                          int max_attempts) {
+  OO_ASSIGN_OR_RETURN(auto rows,
+                      c.query(sql_.requeue_key, {sv(k.site_code), sv(k.order_no), sv(k.lot_no),
+                                                 std::int64_t{max_attempts}}));
   return !rows.empty();
 }
 

@@ -24,7 +24,7 @@ struct SchedulingSql {
   store::Statement key_state;            // (site, order, lot) → success?, live?, failed,
                                          // cancelled?, legacy staged?; no row: no source
   store::Statement set_run_status;       // (run_id, status, error) → run_id when it was alive
-  store::Statement heartbeat;            // (run_id) → run_id when alive
+  store::Statement heartbeat;            // (run_id) → run_id, stop requested? when alive
   store::Statement abort_run_waits;      // (run_id, why) → item_id per item
   store::Statement fail_run_processing;  // (run_id, why) → item_id per item
   store::Statement claim;                // (run_id, owner, limit, lease_ms) → claim columns
@@ -59,6 +59,14 @@ struct SchedulingSql {
   store::Statement list_production;  // (site|null, after item_id, limit)
   store::Statement stuck_orders;     // (max_attempts) → keys
   store::Statement run_remaining;    // (run_id) → wait + processing count, total
+  // (site|null, after site, after order, after lot, max_attempts, limit) → site, order, lot,
+  // failed counted, failed in all, requeues' last time, last error, last failure time;
+  // by key, over the failed items' index.
+  store::Statement list_exhausted = {};
+  // (site, order, lot, max_attempts) → a row when the key reached the limit and its failed
+  // items stop counting now (re-queued).
+  store::Statement requeue_key = {};
+  store::Statement request_stop = {};  // (run_id) → run_id when alive (marked or already)
 };
 
 // A claim whose step is the standard numbered production order (Scheduler::complete).
@@ -66,6 +74,12 @@ struct NumberedClaim {
   const Claim& claim;
   std::string_view scope;
   std::string_view title;
+};
+
+// A heartbeat's answer: the run is alive, and whether someone asked it to stop.
+struct Beat {
+  bool alive = false;
+  bool stop_requested = false;
 };
 
 struct KeyState {
@@ -93,7 +107,13 @@ class SchedulingStore {
   Result<KeyState> key_state(store::Connection& c, const OrderKey& k);
   Result<bool> set_run_status(store::Connection& c, std::int64_t run_id, RunStatus status,
                               const std::string& error);
-  Result<bool> heartbeat(store::Connection& c, std::int64_t run_id);
+  Result<Beat> heartbeat(store::Connection& c, std::int64_t run_id);
+  // Marks a live run to stop at its next batch boundary: false when it is not alive.
+  Result<bool> request_stop(store::Connection& c, std::int64_t run_id);
+  Result<std::vector<ExhaustedKey>> list_exhausted(store::Connection& c, const ExhaustedFilter& f,
+                                                   int max_attempts);
+  // true when the key had reached `max_attempts` and its failed items stop counting.
+  Result<bool> requeue_key(store::Connection& c, const OrderKey& k, int max_attempts);
   // The error cascade: wait → aborted, processing → failed, for one run.
   Status cascade_run_error(store::Connection& c, std::int64_t run_id, const std::string& why);
   Result<std::vector<Claim>> claim(store::Connection& c, std::int64_t run_id,

@@ -1,7 +1,8 @@
 // The operator console in a real browser (Debian's headless Chromium, driven by
-// playwright-core): a server with the demo data, the lists rendered, and one action (cancel an
-// order, after its preview) carried out through the page. Screenshots of each step go to the
-// artifacts directory.
+// playwright-core): a server with the demo data, the lists rendered, and the actions (cancel an
+// order, reap now, re-queue an order at the attempt limit, a manual run of given lines), each
+// after its preview and only once confirmed, carried out through the page. Screenshots of each
+// step go to the artifacts directory.
 //
 // Usage: node console_test.mjs ONCEORDER_BIN ARTIFACTS_DIR sqlite|postgresql
 // (postgresql: inside pg_virtualenv, whose PG* variables name the server; a database of its
@@ -48,7 +49,8 @@ function cli(...args) {
 
 // `serve` on a free loopback port; resolves with the port from its log line.
 function startServer() {
-  const server = spawn(bin, ["--db", db, "serve", "--listen", "127.0.0.1:0"],
+  // One attempt per order: an order whose production fails once is at the attempt limit.
+  const server = spawn(bin, ["--db", db, "serve", "--listen", "127.0.0.1:0", "--max-attempts", "1"],
                        { stdio: ["ignore", "pipe", "pipe"] });
   return new Promise((resolve, reject) => {
     let log = "";
@@ -91,6 +93,13 @@ try {
   const errors = pageErrors;
   page.on("pageerror", (e) => errors.push(String(e)));
   page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  // Every request the page sends that changes something, to show none goes before its
+  // confirmation.
+  const posts = [];
+  page.on("request", (r) => {
+    if (r.method() === "POST") posts.push({ path: new URL(r.url()).pathname, body: r.postData() });
+  });
+  const postsTo = (path) => posts.filter((p) => p.path === path);
   await page.goto(`${base}/`);
 
   // The lists render without a click.
@@ -200,6 +209,79 @@ try {
   check(orderBars >= 1, `the charts are still drawn after live refreshes (${orderBars} bars)`);
   await page.screenshot({ path: join(artifacts, `${engine}-4-actions.png`), fullPage: true });
   await page.uncheck("#live");
+
+  check(await page.locator("#runs .stop-start").count() === 0, "finished runs offer no stop");
+
+  // Reap now: the preview lists the expired claims (none), nothing is sent before the confirm.
+  await page.click("#reap-start");
+  await page.waitForSelector("#reap-preview:not([hidden])");
+  const reapWhat = await page.locator("#reap-what").textContent();
+  check(reapWhat.includes("fails the 0 claim(s)"), `the reap preview: ${reapWhat}`);
+  check(postsTo("/v1/maintenance/reap").length === 0, "no reap was sent before the confirmation");
+  await page.click("#reap-confirm");
+  await page.waitForSelector("#reap-result:not([hidden])");
+  const reaped = await page.locator("#reap-result").textContent();
+  check(reaped.startsWith("reaped: 0 expired claim(s) failed"), `the reap's answer: ${reaped}`);
+  check(postsTo("/v1/maintenance/reap").length === 1, "one reap was sent, after the confirmation");
+
+  // An order at the attempt limit: its site's production scope holds one number, the first
+  // order takes it, the second fails (and --max-attempts is 1).
+  const api = (method, path, body) => fetch(`${base}${path}`, {
+    method, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  check((await api("PUT", "/v1/scopes/PO-XB", { width: 2, max: 1 })).status === 201,
+        "a production scope with one number");
+  const xb = (order) => ({ site_code: "XB", order_no: order, lot_no: "1" });
+  check((await api("POST", "/v1/source-orders",
+                   { orders: [{ ...xb("A"), quantity: 1 }, { ...xb("B"), quantity: 1 }] }))
+          .status === 200, "two source orders of site XB");
+  const failing = await (await api("POST", "/v1/schedule/runs", { orders: [xb("A"), xb("B")] }))
+    .json();
+  check(failing.counts && failing.counts.failed === 1, `one of them failed (${JSON.stringify(failing.counts)})`);
+  await page.click("#refresh");
+  await page.waitForFunction(() => document.querySelectorAll("#exhausted tr").length === 1);
+  const limitRow = await page.locator("#exhausted tr").first().innerText();
+  check(limitRow.includes("XB/B/1") && limitRow.includes("exhausted"),
+        `the attempt-limit list shows it: ${limitRow}`);
+  await page.locator("#exhausted input[type=checkbox]").first().check();
+  await page.click("#requeue-start");
+  await page.waitForSelector("#requeue-preview:not([hidden])");
+  const requeueList = await page.locator("#requeue-list li").allTextContents();
+  check(requeueList.length === 1 && requeueList[0] === "XB/B/1",
+        `the re-queue preview (a dry run) lists the order: ${JSON.stringify(requeueList)}`);
+  const dryRuns = postsTo("/v1/schedule/requeue");
+  check(dryRuns.length === 1 && JSON.parse(dryRuns[0].body).dry_run === true,
+        "only the dry run was sent before the confirmation");
+  const stillThere = await (await fetch(`${base}/v1/schedule/exhausted`)).json();
+  check(stillThere.orders.length === 1, "the dry run re-queued nothing");
+  await page.screenshot({ path: join(artifacts, `${engine}-4-requeue-preview.png`), fullPage: true });
+  await page.click("#requeue-confirm");
+  await page.waitForSelector("#requeue-result:not([hidden])");
+  const requeued = await page.locator("#requeue-result").textContent();
+  check(requeued === "re-queued 1 order(s)", `the re-queue's answer: ${requeued}`);
+  const sent = postsTo("/v1/schedule/requeue");
+  check(sent.length === 2 && JSON.parse(sent[1].body).dry_run === false,
+        "the re-queue itself was sent once confirmed");
+  const cleared = await (await fetch(`${base}/v1/schedule/exhausted`)).json();
+  check(cleared.orders.length === 0, "the server has it re-queued");
+  await page.waitForFunction(() =>
+    document.querySelector("#exhausted-summary").textContent === "no order(s) at the attempt limit");
+
+  // A manual run of given lines: the preview lists the keys, the run starts once confirmed.
+  await page.fill("#run-lines", "XB B 1\nXB/A/1");
+  await page.click("#run-start");
+  await page.waitForSelector("#run-preview:not([hidden])");
+  const runList = await page.locator("#run-list li").allTextContents();
+  check(JSON.stringify(runList) === JSON.stringify(["XB/B/1", "XB/A/1"]),
+        `the run preview lists the lines: ${JSON.stringify(runList)}`);
+  check(postsTo("/v1/schedule/runs").length === 0, "no run was sent before the confirmation");
+  await page.click("#run-confirm");
+  await page.waitForSelector("#run-result:not([hidden])");
+  const runResult = await page.locator("#run-result").textContent();
+  check(/^run \d+ is running with 1 item\(s\); skipped: XB\/A\/1 \(already_scheduled\)$/
+          .test(runResult), `the run's answer: ${runResult}`);
+  check(postsTo("/v1/schedule/runs").length === 1, "one run was sent, after the confirmation");
+  await page.screenshot({ path: join(artifacts, `${engine}-5-actions.png`), fullPage: true });
+
   check(errors.length === 0, `no errors in the page (${errors.join("; ")})`);
   const checked = cli("check");
   check(checked.includes("ok"), "onceorder check is clean afterwards");

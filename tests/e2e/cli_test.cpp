@@ -237,6 +237,26 @@ void legacy_cutover(CliTest& t, const std::string& db,
   EXPECT_EQ(c.exit_code, 0) << c.output;
 }
 
+TEST_F(CliTest, ScheduleRequeueListsTakesTriplesAndSaysWhyNot) {
+  ASSERT_EQ(run(db_ + " demo").exit_code, 0);
+  auto listed = run(db_ + " schedule requeue --max-attempts 2");
+  EXPECT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_NE(listed.output.find("0 orders reached 2 failed attempts"), std::string::npos)
+      << listed.output;
+  auto odd = run(db_ + " schedule requeue F1 A12341");
+  EXPECT_NE(odd.exit_code, 0) << odd.output;
+  EXPECT_NE(odd.output.find("SITE ORDER LOT triples"), std::string::npos) << odd.output;
+  auto dry = run(db_ + " schedule requeue --dry-run F1 A12341 1 F1 NONE 1");
+  EXPECT_EQ(dry.exit_code, 0) << dry.output;
+  EXPECT_NE(dry.output.find("F1/A12341/1 skipped: already_scheduled"), std::string::npos)
+      << dry.output;
+  EXPECT_NE(dry.output.find("F1/NONE/1 skipped: unknown_order"), std::string::npos) << dry.output;
+  EXPECT_NE(dry.output.find("would re-queue 0 orders"), std::string::npos) << dry.output;
+  auto bad = run(db_ + " schedule requeue 'b d' O 1");
+  EXPECT_NE(bad.exit_code, 0) << bad.output;
+  EXPECT_NE(bad.output.find("site_code"), std::string::npos) << bad.output;
+}
+
 TEST_F(CliTest, LegacyCutoverNeedsTheOperatorsWordOnInFlightRows) {
   const std::string file = (dir_ / "t.db").string();
   legacy_cutover(*this, db_, [&](const std::string& q) {

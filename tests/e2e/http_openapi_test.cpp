@@ -581,6 +581,51 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
   EXPECT_EQ(post("/v1/maintenance/reap", "").status, 200);
   EXPECT_EQ(post("/v1/maintenance/reap", "{}").status, 200);
   EXPECT_EQ(post("/v1/maintenance/reap", R"({"x": 1})").status, 400);
+  // Console actions: an order that used up its attempts (each attempt's claim failed with its
+  // run), listed, re-queued; a run stopped.
+  ASSERT_EQ(
+      post("/v1/source-orders",
+           R"({"orders": [{"site_code": "X", "order_no": "E", "lot_no": "1", "quantity": 1}]})")
+          .status,
+      200);
+  for (int attempt = 0; attempt < scheduler().options().max_attempts; ++attempt) {
+    auto made = scheduler().create_run(RunKind::manual, std::vector<OrderKey>{{"X", "E", "1"}},
+                                       store::Clock::now() + 5s);
+    ASSERT_TRUE(made.ok()) << made.status().to_string();
+    ASSERT_EQ(scheduler().claim(made->run.run_id, 1)->size(), 1u);
+    ASSERT_TRUE(scheduler().fail_run(made->run.run_id, "jammed").ok());
+  }
+  const auto exhausted = get("/v1/schedule/exhausted?limit=1");
+  EXPECT_EQ(exhausted.status, 200);
+  EXPECT_EQ(exhausted.json()["next_after"], "X E 1") << exhausted.body;
+  EXPECT_EQ(get("/v1/schedule/exhausted?site_code=X&after=X%20E%201").status, 200);
+  EXPECT_EQ(get("/v1/schedule/exhausted?after=nokey").status, 400);
+  const std::string requeue_e =
+      R"({"orders": [{"site_code": "X", "order_no": "E", "lot_no": "1"}])";
+  const auto dry = post("/v1/schedule/requeue", requeue_e + R"(, "dry_run": true})");
+  EXPECT_EQ(dry.status, 200);
+  EXPECT_EQ(dry.json()["requeued"].size(), 1u) << dry.body;
+  EXPECT_EQ(post("/v1/schedule/requeue", requeue_e + "}", openapi_key("q")).status, 200);
+  const auto requeue_replay = post("/v1/schedule/requeue", requeue_e + "}", openapi_key("q"));
+  EXPECT_EQ(requeue_replay.header("idempotent-replayed"), "true");
+  EXPECT_EQ(post("/v1/schedule/requeue",
+                 R"({"orders": [{"site_code": "X", "order_no": "F", )"
+                 R"("lot_no": "1"}]})",
+                 openapi_key("q"))
+                .status,
+            422);
+  EXPECT_EQ(post("/v1/schedule/requeue", R"({"orders": []})").status, 400);
+  EXPECT_EQ(post("/v1/schedule/requeue", R"({"orders": )").status, 400);
+  const auto live = scheduler().create_run(RunKind::manual, std::vector<OrderKey>{{"X", "E", "1"}},
+                                           store::Clock::now() + 5s);
+  ASSERT_TRUE(live.ok()) << live.status().to_string();
+  const std::string stop = fmt::format("/v1/schedule/runs/{}/stop", live->run.run_id);
+  EXPECT_EQ(post(stop, "").status, 202);
+  EXPECT_EQ(post(stop, R"({"x": 1})").status, 400);
+  EXPECT_EQ(post("/v1/schedule/runs/999999/stop", "").status, 404);
+  EXPECT_EQ(post("/v1/schedule/runs/0/stop", "").status, 400);
+  EXPECT_EQ(post(fmt::format("/v1/schedule/runs/{}/stop", run_id), "").status, 409);
+  ASSERT_FALSE(scheduler().process_run(live->run.run_id).ok());  // stopped before a claim
   EXPECT_EQ(get("/v1/invariants").status, 200);
   EXPECT_EQ(get("/v1/invariants?x=1").status, 400);
   // The console's lists.
@@ -635,6 +680,10 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
   EXPECT_EQ(get("/v1/orders", bearer("v")).status, 200);
   EXPECT_EQ(post("/v1/scopes/S/documents", R"({"title": "t"})", bearer("v")).status, 403);
   EXPECT_EQ(post("/v1/maintenance/reap", "", bearer("v")).status, 403);
+  EXPECT_EQ(get("/v1/schedule/exhausted", bearer("v")).status, 200);
+  EXPECT_EQ(post("/v1/schedule/requeue", requeue_e + "}", bearer("v")).status, 403);
+  EXPECT_EQ(post("/v1/schedule/runs/1/stop", "", bearer("v")).status, 403);
+  EXPECT_EQ(post("/v1/schedule/requeue", requeue_e + "}", bearer("o")).status, 200);
   EXPECT_EQ(get("/v1/orders/" + order_id, bearer("v")).status, 403);
   EXPECT_EQ(get("/v1/orders/" + order_id, bearer("o")).status, 403);
   EXPECT_EQ(post("/v1/orders/" + order_id + "/cancel", "", bearer("o")).status, 403);
@@ -659,8 +708,10 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
   EXPECT_EQ(get("/healthz", bearer("wrong")).status, 200);
 
   // Each operation's own answers were all seen, but the one that needs a server stopping
-  // while the run is being created.
-  EXPECT_EQ(unexercised({"post /v1/schedule/runs 409"}), std::vector<std::string>{});
+  // while the run is being created,
+  // and a re-queue's request_in_progress (another request holding its key past the deadline).
+  EXPECT_EQ(unexercised({"post /v1/schedule/runs 409", "post /v1/schedule/requeue 409"}),
+            std::vector<std::string>{});
 }
 
 // The checker itself: answers that break the document are caught.

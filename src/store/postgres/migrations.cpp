@@ -425,6 +425,65 @@ constexpr std::string_view kIssuedDocumentsByTimeUp =
     "CREATE INDEX CONCURRENTLY IF NOT EXISTS documents_issued_by_time ON documents (created_at) "
     "WHERE origin = 'issued'";
 constexpr std::string_view kIssuedDocumentsByTimeDown = "DROP INDEX documents_issued_by_time";
+// The operator's actions on scheduling (API.md "Console actions"). A re-queue gives an order
+// that reached the attempt limit a fresh budget without deleting its failed items:
+// `requeued_failures` is how many of its failed items no longer count, and the view's
+// `failed` subtracts it, so that every candidate statement keeps reading one column. A stop
+// request is a mark on the run that the process running it reads at its next batch
+// boundary (whichever process that is). A re-queue's Idempotency-Key receipt is a route of
+// request_receipts of its own.
+constexpr std::string_view kScheduleActionsUp = R"sql(
+ALTER TABLE source_orders
+  ADD COLUMN requeued_failures bigint NOT NULL DEFAULT 0 CHECK (requeued_failures >= 0),
+  ADD COLUMN requeued_at timestamptz;
+ALTER TABLE schedule_runs ADD COLUMN stop_requested_at timestamptz;
+ALTER TABLE request_receipts DROP CONSTRAINT request_receipts_route_check,
+  ADD CONSTRAINT request_receipts_route_check
+  CHECK (route IN ('source_orders', 'schedule_run', 'stock_adjustment', 'schedule_requeue'));
+DROP VIEW schedule_key_facts;
+CREATE VIEW schedule_key_facts AS
+SELECT so.site_code, so.order_no, so.lot_no,
+  so.cancelled_at IS NOT NULL AS cancelled,
+  EXISTS (SELECT 1 FROM schedule_items i WHERE i.site_code = so.site_code
+          AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND i.status = 'success') AS has_success,
+  EXISTS (SELECT 1 FROM schedule_items i WHERE i.site_code = so.site_code
+          AND i.order_no = so.order_no AND i.lot_no = so.lot_no
+          AND i.status IN ('wait', 'processing')) AS has_live,
+  (SELECT count(*) FROM schedule_items i WHERE i.site_code = so.site_code
+          AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND i.status = 'failed') - so.requeued_failures AS failed,
+  EXISTS (SELECT 1 FROM legacy_items l WHERE l.site_code = so.site_code
+          AND l.order_no = so.order_no AND l.lot_no = so.lot_no AND l.moved_at IS NULL) AS legacy_pending
+FROM source_orders so;
+)sql";
+constexpr std::string_view kScheduleActionsDown = R"sql(
+DROP VIEW schedule_key_facts;
+CREATE VIEW schedule_key_facts AS
+SELECT so.site_code, so.order_no, so.lot_no,
+  so.cancelled_at IS NOT NULL AS cancelled,
+  EXISTS (SELECT 1 FROM schedule_items i WHERE i.site_code = so.site_code
+          AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND i.status = 'success') AS has_success,
+  EXISTS (SELECT 1 FROM schedule_items i WHERE i.site_code = so.site_code
+          AND i.order_no = so.order_no AND i.lot_no = so.lot_no
+          AND i.status IN ('wait', 'processing')) AS has_live,
+  (SELECT count(*) FROM schedule_items i WHERE i.site_code = so.site_code
+          AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND i.status = 'failed') AS failed,
+  EXISTS (SELECT 1 FROM legacy_items l WHERE l.site_code = so.site_code
+          AND l.order_no = so.order_no AND l.lot_no = so.lot_no AND l.moved_at IS NULL) AS legacy_pending
+FROM source_orders so;
+DELETE FROM request_receipts WHERE route = 'schedule_requeue';
+ALTER TABLE request_receipts DROP CONSTRAINT request_receipts_route_check,
+  ADD CONSTRAINT request_receipts_route_check
+  CHECK (route IN ('source_orders', 'schedule_run', 'stock_adjustment'));
+ALTER TABLE schedule_runs DROP COLUMN stop_requested_at;
+ALTER TABLE source_orders DROP COLUMN requeued_at, DROP COLUMN requeued_failures;
+)sql";
+
+// The orders that reached the attempt limit (GET /v1/schedule/exhausted) are read over the
+// failed items only, by key, and a key's last failure is the index's last entry for it.
+constexpr std::string_view kFailedItemsUp =
+    "CREATE INDEX CONCURRENTLY IF NOT EXISTS schedule_items_failed ON schedule_items "
+    "(site_code, order_no, lot_no, item_id) WHERE status = 'failed'";
+constexpr std::string_view kFailedItemsDown = "DROP INDEX schedule_items_failed";
 
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
@@ -449,6 +508,8 @@ constexpr Migration kMigrations[] = {
      "production_orders_by_time"},
     {16, "documents_issued_by_time", kIssuedDocumentsByTimeUp, kIssuedDocumentsByTimeDown, true,
      "documents_issued_by_time"},
+    {17, "schedule_actions", kScheduleActionsUp, kScheduleActionsDown},
+    {18, "schedule_items_failed", kFailedItemsUp, kFailedItemsDown, true, "schedule_items_failed"},
 };
 
 }  // namespace

@@ -104,6 +104,25 @@ constexpr Statement kFenceSuccess{
     "so.cancelled_at IS NULL FOR SHARE) RETURNING item_id"};
 #endif
 
+// The keys are read from the failed items' partial index (only failed items, by key), grouped
+// by key; per key, laterally (one index probe each, never a hash of every item): its source
+// order, live and not cancelled, and whether it has a live or successful item (the live-item
+// index). A key counts when its failed items not re-queued reach the limit.
+constexpr Statement kListExhausted{
+    "sch_list_exhausted",
+    "SELECT g.site_code, g.order_no, g.lot_no, g.total - s.requeued_failures, g.total, " OO_PG_UTC(
+        "s.requeued_at") ", l.error, " OO_PG_UTC("l.updated_at") " FROM (SELECT i.site_code, "
+    "i.order_no, i.lot_no, count(*) AS total, max(i.item_id) AS last_item FROM schedule_items i "
+    "WHERE i.status = 'failed' AND ($1::text IS NULL OR i.site_code = $1::text) AND "
+    "(i.site_code, i.order_no, i.lot_no) > ($2::text, $3::text, $4::text) GROUP BY i.site_code, "
+    "i.order_no, i.lot_no) g CROSS JOIN LATERAL (SELECT so.requeued_failures, so.requeued_at FROM "
+    "source_orders so WHERE so.site_code = g.site_code AND so.order_no = g.order_no AND "
+    "so.lot_no = g.lot_no AND so.cancelled_at IS NULL LIMIT 1) s LEFT JOIN LATERAL (SELECT 1 AS "
+    "found FROM schedule_items x WHERE x.site_code = g.site_code AND x.order_no = g.order_no AND "
+    "x.lot_no = g.lot_no AND x.status NOT IN ('failed', 'aborted') LIMIT 1) v ON true JOIN "
+    "schedule_items l ON l.item_id = g.last_item WHERE v.found IS NULL AND g.total - "
+    "s.requeued_failures >= $5::bigint ORDER BY g.site_code, g.order_no, g.lot_no LIMIT $6"};
+
 const SchedulingSql& scheduling_sql() {
   static const SchedulingSql sql{
       .insert_source = {"sch_insert_source",
@@ -131,7 +150,7 @@ const SchedulingSql& scheduling_sql() {
            "run_id = $1 AND status IN ('creating', 'running') RETURNING run_id"},
       .heartbeat = {"sch_heartbeat",
                     "UPDATE schedule_runs SET heartbeat_at = now() WHERE run_id = $1 AND status IN "
-                    "('creating', 'running') RETURNING run_id"},
+                    "('creating', 'running') RETURNING run_id, stop_requested_at IS NOT NULL"},
       .abort_run_waits = {"sch_abort_run_waits",
                           "UPDATE schedule_items SET status = 'aborted', error = $2, updated_at = "
                           "now() WHERE run_id = $1 AND status = 'wait' RETURNING item_id"},
@@ -229,6 +248,27 @@ const SchedulingSql& scheduling_sql() {
       .run_remaining = {"sch_run_remaining",
                         "SELECT coalesce(sum(CASE WHEN status IN ('wait', 'processing') THEN 1 "
                         "ELSE 0 END), 0), count(*) FROM schedule_items WHERE run_id = $1"},
+      .list_exhausted = kListExhausted,
+      // The row lock on the source order serializes this with a second re-queue (which then
+      // re-reads the row: nothing left to re-queue) and with a run's item creation (which
+      // shares the row through schedule_key_facts and re-checks it). GREATEST: the count only
+      // grows, even when read from an older snapshot.
+      .requeue_key =
+          {"sch_requeue_key",
+           "UPDATE source_orders so SET requeued_failures = greatest(so.requeued_failures, "
+           "(SELECT count(*) FROM schedule_items i WHERE i.site_code = so.site_code AND "
+           "i.order_no = so.order_no AND i.lot_no = so.lot_no AND i.status = 'failed')), "
+           "requeued_at = now() WHERE so.site_code = $1 AND so.order_no = $2 AND so.lot_no = $3 "
+           "AND so.cancelled_at IS NULL AND (SELECT count(*) FROM schedule_items i WHERE "
+           "i.site_code = so.site_code AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND "
+           "i.status = 'failed') - so.requeued_failures >= $4::bigint AND NOT EXISTS (SELECT 1 "
+           "FROM schedule_items i WHERE i.site_code = so.site_code AND i.order_no = so.order_no "
+           "AND i.lot_no = so.lot_no AND i.status IN ('wait', 'processing', 'success')) "
+           "RETURNING 1"},
+      .request_stop = {"sch_request_stop",
+                       "UPDATE schedule_runs SET stop_requested_at = coalesce(stop_requested_at, "
+                       "now()) WHERE run_id = $1 AND status IN ('creating', 'running') RETURNING "
+                       "run_id"},
   };
   return sql;
 }

@@ -392,6 +392,91 @@ constexpr std::string_view kProductionOrdersByTimeDown = "DROP INDEX production_
 constexpr std::string_view kIssuedDocumentsByTimeUp =
     "CREATE INDEX documents_issued_by_time ON documents (created_at) WHERE origin = 'issued'";
 constexpr std::string_view kIssuedDocumentsByTimeDown = "DROP INDEX documents_issued_by_time";
+// The operator's actions on scheduling (API.md "Console actions"). A re-queue gives an order
+// that reached the attempt limit a fresh budget without deleting its failed items:
+// `requeued_failures` is how many of its failed items no longer count, and the view's
+// `failed` subtracts it, so that every candidate statement keeps reading one column. A stop
+// request is a mark on the run that the process running it reads at its next batch
+// boundary (whichever process that is). A re-queue's Idempotency-Key receipt is a route of
+// request_receipts of its own.
+constexpr std::string_view kScheduleActionsUp = R"sql(
+ALTER TABLE source_orders ADD COLUMN requeued_failures INTEGER NOT NULL DEFAULT 0 CHECK (requeued_failures >= 0);
+ALTER TABLE source_orders ADD COLUMN requeued_at TEXT;
+ALTER TABLE schedule_runs ADD COLUMN stop_requested_at TEXT;
+-- SQLite cannot change a CHECK: the receipts table is rebuilt with the new route.
+CREATE TABLE request_receipts_next (
+  route           TEXT NOT NULL CHECK (route IN ('source_orders', 'schedule_run', 'stock_adjustment', 'schedule_requeue')),
+  scope           TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL,
+  request         TEXT NOT NULL,
+  answer          TEXT,
+  run_id          INTEGER REFERENCES schedule_runs (run_id),
+  created_at      TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
+  PRIMARY KEY (route, scope, idempotency_key),
+  CHECK (run_id IS NULL OR route = 'schedule_run')
+) STRICT;
+INSERT INTO request_receipts_next SELECT route, scope, idempotency_key, request, answer, run_id,
+  created_at FROM request_receipts;
+DROP TABLE request_receipts;
+ALTER TABLE request_receipts_next RENAME TO request_receipts;
+CREATE INDEX request_receipts_by_age ON request_receipts (created_at);
+DROP VIEW schedule_key_facts;
+CREATE VIEW schedule_key_facts AS
+SELECT so.site_code, so.order_no, so.lot_no,
+  so.cancelled_at IS NOT NULL AS cancelled,
+  EXISTS (SELECT 1 FROM schedule_items i WHERE i.site_code = so.site_code
+          AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND i.status = 'success') AS has_success,
+  EXISTS (SELECT 1 FROM schedule_items i WHERE i.site_code = so.site_code
+          AND i.order_no = so.order_no AND i.lot_no = so.lot_no
+          AND i.status IN ('wait', 'processing')) AS has_live,
+  (SELECT count(*) FROM schedule_items i WHERE i.site_code = so.site_code
+          AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND i.status = 'failed') - so.requeued_failures AS failed,
+  EXISTS (SELECT 1 FROM legacy_items l WHERE l.site_code = so.site_code
+          AND l.order_no = so.order_no AND l.lot_no = so.lot_no AND l.moved_at IS NULL) AS legacy_pending
+FROM source_orders so;
+)sql";
+constexpr std::string_view kScheduleActionsDown = R"sql(
+DROP VIEW schedule_key_facts;
+CREATE VIEW schedule_key_facts AS
+SELECT so.site_code, so.order_no, so.lot_no,
+  so.cancelled_at IS NOT NULL AS cancelled,
+  EXISTS (SELECT 1 FROM schedule_items i WHERE i.site_code = so.site_code
+          AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND i.status = 'success') AS has_success,
+  EXISTS (SELECT 1 FROM schedule_items i WHERE i.site_code = so.site_code
+          AND i.order_no = so.order_no AND i.lot_no = so.lot_no
+          AND i.status IN ('wait', 'processing')) AS has_live,
+  (SELECT count(*) FROM schedule_items i WHERE i.site_code = so.site_code
+          AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND i.status = 'failed') AS failed,
+  EXISTS (SELECT 1 FROM legacy_items l WHERE l.site_code = so.site_code
+          AND l.order_no = so.order_no AND l.lot_no = so.lot_no AND l.moved_at IS NULL) AS legacy_pending
+FROM source_orders so;
+CREATE TABLE request_receipts_next (
+  route           TEXT NOT NULL CHECK (route IN ('source_orders', 'schedule_run', 'stock_adjustment')),
+  scope           TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL,
+  request         TEXT NOT NULL,
+  answer          TEXT,
+  run_id          INTEGER REFERENCES schedule_runs (run_id),
+  created_at      TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
+  PRIMARY KEY (route, scope, idempotency_key),
+  CHECK (run_id IS NULL OR route = 'schedule_run')
+) STRICT;
+INSERT INTO request_receipts_next SELECT route, scope, idempotency_key, request, answer, run_id,
+  created_at FROM request_receipts WHERE route <> 'schedule_requeue';
+DROP TABLE request_receipts;
+ALTER TABLE request_receipts_next RENAME TO request_receipts;
+CREATE INDEX request_receipts_by_age ON request_receipts (created_at);
+ALTER TABLE schedule_runs DROP COLUMN stop_requested_at;
+ALTER TABLE source_orders DROP COLUMN requeued_at;
+ALTER TABLE source_orders DROP COLUMN requeued_failures;
+)sql";
+
+// The orders that reached the attempt limit (GET /v1/schedule/exhausted) are read over the
+// failed items only, by key, and a key's last failure is the index's last entry for it.
+constexpr std::string_view kFailedItemsUp =
+    "CREATE INDEX schedule_items_failed ON schedule_items (site_code, order_no, lot_no, item_id) "
+    "WHERE status = 'failed'";
+constexpr std::string_view kFailedItemsDown = "DROP INDEX schedule_items_failed";
 
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
@@ -411,6 +496,8 @@ constexpr Migration kMigrations[] = {
     {14, "orders_by_time", kOrdersByTimeUp, kOrdersByTimeDown},
     {15, "production_orders_by_time", kProductionOrdersByTimeUp, kProductionOrdersByTimeDown},
     {16, "documents_issued_by_time", kIssuedDocumentsByTimeUp, kIssuedDocumentsByTimeDown},
+    {17, "schedule_actions", kScheduleActionsUp, kScheduleActionsDown},
+    {18, "schedule_items_failed", kFailedItemsUp, kFailedItemsDown},
 };
 
 }  // namespace

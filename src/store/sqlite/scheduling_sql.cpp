@@ -44,7 +44,8 @@ const SchedulingSql& scheduling_sql() {
            "IN ('creating', 'running') RETURNING run_id"},
       .heartbeat = {"sch_heartbeat",
                     "UPDATE schedule_runs SET heartbeat_at = " OO_SQLITE_NOW " "
-                    "WHERE run_id = ?1 AND status IN ('creating', 'running') RETURNING run_id"},
+                    "WHERE run_id = ?1 AND status IN ('creating', 'running') RETURNING run_id, "
+                    "stop_requested_at IS NOT NULL"},
       .abort_run_waits =
           {"sch_abort_run_waits",
            "UPDATE schedule_items SET status = 'aborted', error = ?2, updated_at = " OO_SQLITE_NOW
@@ -167,6 +168,45 @@ const SchedulingSql& scheduling_sql() {
       .run_remaining = {"sch_run_remaining",
                         "SELECT coalesce(sum(CASE WHEN status IN ('wait', 'processing') THEN 1 "
                         "ELSE 0 END), 0), count(*) FROM schedule_items WHERE run_id = ?1"},
+      // The keys are read from the failed items' partial index (named: without statistics
+      // SQLite would walk the index of every item), grouped by key in its order; a key
+      // counts when its failed items not re-queued reach the limit and it has no live or
+      // successful item.
+      .list_exhausted =
+          {"sch_list_exhausted",
+           "SELECT g.site_code, g.order_no, g.lot_no, g.counted, g.total, so.requeued_at, "
+           "l.error, l.updated_at FROM (SELECT i.site_code, i.order_no, i.lot_no, count(*) - "
+           "so.requeued_failures AS counted, count(*) AS total, max(i.item_id) AS last_item FROM "
+           "schedule_items i INDEXED BY schedule_items_failed JOIN source_orders so ON "
+           "so.site_code "
+           "= i.site_code AND so.order_no "
+           "= i.order_no AND so.lot_no = i.lot_no WHERE i.status = 'failed' AND (?1 IS NULL OR "
+           "i.site_code = ?1) AND (i.site_code, i.order_no, i.lot_no) > (?2, ?3, ?4) AND "
+           "so.cancelled_at IS NULL GROUP BY i.site_code, i.order_no, i.lot_no HAVING count(*) - "
+           "so.requeued_failures >= ?5 AND NOT EXISTS (SELECT 1 FROM schedule_items x WHERE "
+           "x.site_code = i.site_code AND x.order_no = i.order_no AND x.lot_no = i.lot_no AND "
+           "x.status IN ('wait', 'processing', 'success')) ORDER BY i.site_code, i.order_no, "
+           "i.lot_no LIMIT ?6) g JOIN schedule_items l ON l.item_id = g.last_item JOIN "
+           "source_orders so ON so.site_code = g.site_code AND so.order_no = g.order_no AND "
+           "so.lot_no = g.lot_no ORDER BY g.site_code, g.order_no, g.lot_no"},
+      // One writer at a time (SQLite): the check and the update see the same state.
+      .requeue_key =
+          {"sch_requeue_key",
+           "UPDATE source_orders AS so SET requeued_failures = max(so.requeued_failures, (SELECT "
+           "count(*) FROM schedule_items i WHERE i.site_code = so.site_code AND i.order_no = "
+           "so.order_no AND i.lot_no = so.lot_no AND i.status = 'failed')), requeued_at "
+           "= " OO_SQLITE_NOW
+           " WHERE so.site_code = ?1 AND so.order_no = ?2 AND so.lot_no = ?3 AND "
+           "so.cancelled_at IS NULL AND (SELECT count(*) FROM schedule_items i WHERE i.site_code "
+           "= so.site_code AND i.order_no = so.order_no AND i.lot_no = so.lot_no AND i.status = "
+           "'failed') - so.requeued_failures >= ?4 AND NOT EXISTS (SELECT 1 FROM schedule_items "
+           "i WHERE i.site_code = so.site_code AND i.order_no = so.order_no AND i.lot_no = "
+           "so.lot_no AND i.status IN ('wait', 'processing', 'success')) RETURNING 1"},
+      .request_stop =
+          {"sch_request_stop",
+           "UPDATE schedule_runs SET stop_requested_at = coalesce(stop_requested_at, " OO_SQLITE_NOW
+           ") WHERE run_id = ?1 AND status IN ('creating', 'running') "
+           "RETURNING run_id"},
   };
   return sql;
 }
