@@ -47,8 +47,9 @@ json cart_lines(std::string_view text) {
 
 json null_if_empty(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 
-// One item event as both timelines show it.
-json event_json(const ItemEvent& e) {
+// One item event as both timelines show it. `owner` names a worker process (host and pid):
+// staff see it, a customer reading its own order does not.
+json event_json(const ItemEvent& e, bool show_owner = true) {
   return {{"event_id", e.event_id},
           {"at", e.at},
           {"kind", e.kind},
@@ -57,7 +58,7 @@ json event_json(const ItemEvent& e) {
           {"lot_no", e.lot_no},
           {"status", e.status},
           {"attempt", e.attempt},
-          {"owner", null_if_empty(e.owner)},
+          {"owner", show_owner ? null_if_empty(e.owner) : json(nullptr)},
           {"lease_until", null_if_empty(e.lease_until)},
           {"document_number", null_if_empty(e.document_number)},
           {"error", null_if_empty(e.detail)}};
@@ -274,7 +275,7 @@ Response get_order_timeline(Services& s, const Principal& who, const RouteMatch&
   json entries = json::array();
   for (const OrderTimelineEntry& e : t->entries) {
     if (e.event) {
-      entries.push_back(event_json(*e.event));
+      entries.push_back(event_json(*e.event, !who.is_customer()));
     } else if (e.kind == "receipt") {
       entries.push_back({{"at", e.at},
                          {"kind", e.kind},
