@@ -243,8 +243,7 @@ TEST_P(ListsHttpTest, TimelinesShowTheOrderAndItsItems) {
   EXPECT_EQ(other.status, 404) << other.body;
   EXPECT_EQ(other.json()["code"], "not_found");
 
-  const auto it =
-      client().get(fmt::format("/v1/schedule/items/{}/timeline", item), bearer("v"));
+  const auto it = client().get(fmt::format("/v1/schedule/items/{}/timeline", item), bearer("v"));
   ASSERT_EQ(it.status, 200) << it.body;
   EXPECT_EQ(it.json()["item"]["status"], "success");
   EXPECT_EQ(it.json()["events"].size(), 3u) << it.body;

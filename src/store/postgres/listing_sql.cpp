@@ -5,7 +5,7 @@ namespace onceorder::store::postgres {
 
 // An item's events with the item's run and lot, and the production order's number for the
 // `produced` one (production_orders is unique on item_id): the ListingSql::item_events columns.
-#define OO_PG_EVENT_COLUMNS                                                         \
+#define OO_PG_EVENT_COLUMNS \
   "SELECT e.event_id, e.item_id, i.run_id, i.lot_no, e.kind, e.status, e.attempt, " \
   "e.owner, "   \
   OO_PG_UTC("e.lease_until") ", e.detail, " OO_PG_UTC("e.at") ", p.document_number FROM "      \

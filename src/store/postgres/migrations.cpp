@@ -401,6 +401,9 @@ constexpr std::string_view kLeaderLeasesDown = "DROP TABLE leader_leases";
 // a check per event. Kinds, `status` and `attempt` as on SQLite (store/sqlite/migrations.cpp).
 // Existing items get one `imported` event, at their last update.
 constexpr std::string_view kItemEventsUp = R"sql(
+-- Writers wait from here to the commit: none may change an item between the backfill below and
+-- the triggers (CREATE TRIGGER would take this lock anyway, later).
+LOCK TABLE schedule_items IN SHARE ROW EXCLUSIVE MODE;
 CREATE TABLE schedule_item_events (
   event_id    bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   item_id     bigint NOT NULL,
