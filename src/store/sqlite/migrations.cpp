@@ -374,10 +374,12 @@ constexpr std::string_view kLeaderLeasesDown = "DROP TABLE leader_leases";
 // reaper's `lease expired`), aborted, resolved (an item of a legacy run settled by `legacy
 // resolve`). `status` and `attempt` are the item's after the change: invariant I17 checks
 // that an item's last event agrees with it. Existing items get one `imported` event, at
-// their last update.
+// their last update. `event_id` is the rowid, not AUTOINCREMENT: events are not deleted, so
+// ids only grow, and AUTOINCREMENT's update of sqlite_sequence per event cost about a quarter
+// of an item's processing (docs/BENCHMARKS.md, "Item events").
 constexpr std::string_view kItemEventsUp = R"sql(
 CREATE TABLE schedule_item_events (
-  event_id    INTEGER PRIMARY KEY AUTOINCREMENT,
+  event_id    INTEGER PRIMARY KEY,
   item_id     INTEGER NOT NULL,
   kind        TEXT NOT NULL CHECK (kind IN ('created', 'imported', 'claimed', 'produced', 'failed',
                                             'released', 'aborted', 'resolved')),
