@@ -39,6 +39,10 @@
 #                                where each case's time went on the server (statement
 #                                execution and planning, commits, WAL flushes). It costs
 #                                some throughput: use it to explain, not for the ratios.
+#   BENCH_ITEM_EVENTS=on         off: the item-event triggers (migration 13) disabled during the
+#                                cases, to measure what the events cost (docs/BENCHMARKS.md,
+#                                "Item events"); enabled again, and the missing events written
+#                                as `imported`, before the final check
 #   ONCEORDER_BUILD_DIR          build directory holding onceorder and bench_scheduling
 #                                (default build-bench if it exists, else build), configured
 #                                with -DONCEORDER_BENCH=ON
@@ -95,6 +99,12 @@ migrated=$("$bin" migrate --db "$ONCEORDER_DB" 2>&1) || {
 if [[ -n "${BENCH_BREAKDOWN:-}" ]]; then
   sql -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements'
 fi
+events=${BENCH_ITEM_EVENTS:-on}
+item_event_triggers() { # ENABLE|DISABLE
+  sql -c "ALTER TABLE schedule_items $1 TRIGGER schedule_items_event_insert" \
+    -c "ALTER TABLE schedule_items $1 TRIGGER schedule_items_event_update"
+}
+if [[ $events == off ]]; then item_event_triggers DISABLE; fi
 for t in source_orders schedule_runs schedule_items production_orders doc_scopes documents; do
   if ! sql -c "SELECT 1 FROM $t LIMIT 0" >/dev/null; then
     echo "run-scheduling: '$bin migrate' did not create $t" >&2
@@ -122,8 +132,8 @@ set_schema() {
 # may have (I3), so the final `onceorder check` holds.
 reset() {
   sql <<SQL
-TRUNCATE production_orders, schedule_items, schedule_runs, source_orders, document_receipts,
-  documents CASCADE;
+TRUNCATE production_orders, schedule_items, schedule_item_events, schedule_runs, source_orders,
+  document_receipts, documents CASCADE;
 DELETE FROM doc_scopes;
 INSERT INTO source_orders (site_code, order_no, lot_no, quantity)
   SELECT 'H0', 'ORD' || lpad(i::text, 8, '0'), 'L1', 1 + i % 100
@@ -178,6 +188,7 @@ table=$tmp/table
   echo "# server:   $(sql -c 'SHOW server_version'), fsync=$(sql -c 'SHOW fsync'), synchronous_commit=$(sql -c 'SHOW synchronous_commit'), wal_sync_method=$(sql -c 'SHOW wal_sync_method'), local socket"
   echo "# schema:   $migrated"
   echo "# disk:     synchronous 8 kB write $(sync_write_us) us at start (a commit waits for one)"
+  echo "# events:   item-event triggers $events (BENCH_ITEM_EVENTS)"
   echo "# run:      $items items at site $site after a history of $history success items (analyzed), autovacuum=$(sql -c 'SHOW autovacuum')"
   echo "#           store: claim batch $batch, pool workers+2; baseline: pgbench -M prepared -n -j min(clients,2), -t items/clients"
   echo "# noise:    samples (every 0.5 s) with a foreign compiler/test/server running; 0 = clean."
@@ -203,6 +214,10 @@ store_run() { # workers [db]
     exit 1
   fi
   run_id=$(grep -o 'run=[0-9]*' "$log" | tail -1 | cut -d= -f2)
+  if [[ $db == sqlite:* && $events == off ]]; then
+    sqlite3 "${db#sqlite:}" 'DROP TRIGGER schedule_items_event_insert' \
+      'DROP TRIGGER schedule_items_event_update'
+  fi
   [[ $db == sqlite:* ]] || stats_reset
   if ! "$driver" --db "$db" --workers "$workers" --items "$items" --claim-batch "$batch" \
     --site "$site" --phase=process --run="$run_id" >"$log" 2>&1; then
@@ -347,6 +362,12 @@ fi
 # Every benchmark ends with OnceOrder's own invariant check (bench/lib.sh, oo_check) on the
 # PostgreSQL database it used, which still holds the last case's data: numbers from a run
 # that left a violated invariant behind do not count, so the run fails after saving them.
+if [[ $events == off ]]; then
+  item_event_triggers ENABLE
+  sql -c "INSERT INTO schedule_item_events (item_id, kind, status, attempt, owner, lease_until,
+      detail, at) SELECT i.item_id, 'imported', i.status, i.attempt, i.owner, i.lease_until,
+      i.error, i.updated_at FROM schedule_items i ORDER BY i.item_id"
+fi
 final_check=0
 { echo; oo_check "$bin" "$ONCEORDER_DB"; } | tee -a "$table" || final_check=1
 

@@ -2,10 +2,11 @@
 // operator actions (audit trail), invariants, recent runs, and the lists the server pages
 // (schedule items by state, site, order and run; orders by status and customer; stock per
 // warehouse with reserved quantities; document scopes with their gap audit; stuck claims),
-// one order with its receipts (and its cancel, after a preview of what that releases), and
-// one scope with its documents; live refresh on request. The scheduling actions (a manual run
-// of given lines, re-queueing orders that reached the attempt limit, stopping a run, a reaper
-// pass) each show a preview of what they touch and are sent only once confirmed.
+// one order with its receipts and its timeline (and its cancel, after a preview of what that
+// releases), one schedule item's timeline (a click on an item or a claim), and one scope with
+// its documents; live refresh on request. The scheduling actions (a manual run of given
+// lines, re-queueing orders that reached the attempt limit, stopping a run, a reaper pass)
+// each show a preview of what they touch and are sent only once confirmed.
 // Plain DOM code, no dependencies; every value is inserted as text, never as HTML.
 "use strict";
 
@@ -317,6 +318,58 @@ const lists = {
 };
 
 
+// Timeline rows: every value as text; `columns` picks the entry's fields in column order.
+function timelineRows(tbody, entries, columns) {
+  tbody.replaceChildren();
+  for (const e of entries) {
+    const row = document.createElement("tr");
+    columns(e).forEach((t) => cell(row, t === null || t === undefined ? "" : String(t)));
+    row.className = e.kind === "failed" || e.kind === "released" || e.kind === "aborted" ? "bad" : "";
+    row.dataset.kind = e.kind;
+    tbody.appendChild(row);
+  }
+}
+
+async function showItemTimeline(itemId) {
+  const summary = $("item-timeline-summary");
+  const info = $("item-timeline-info");
+  $("item-timeline-table").hidden = true;
+  info.hidden = true;
+  const r = await getJson(`/v1/schedule/items/${encodeURIComponent(itemId)}/timeline`);
+  if (r.status !== 200) return show(summary, problemText(r), "bad");
+  const i = r.body.item;
+  info.replaceChildren();
+  for (const [key, value] of [["item", i.item_id], ["run", i.run_id],
+                              ["order", `${i.site_code}/${i.order_no}/${i.lot_no}`],
+                              ["state", i.status], ["attempt", i.attempt]]) {
+    const dt = document.createElement("dt");
+    dt.textContent = key;
+    const dd = document.createElement("dd");
+    dd.textContent = String(value);
+    info.append(dt, dd);
+  }
+  info.hidden = false;
+  timelineRows($("item-timeline"), r.body.events, (e) =>
+    [e.at, e.kind, e.status, e.attempt, e.owner, e.lease_until, e.document_number, e.error]);
+  show(summary, `${r.body.events.length} event(s)${r.body.truncated ? ", the oldest 1000 shown" : ""}`, "");
+  $("item-timeline-table").hidden = false;
+}
+
+async function showOrderTimeline(orderId) {
+  const summary = $("order-timeline-summary");
+  const r = await getJson(`/v1/orders/${encodeURIComponent(orderId)}/timeline`);
+  summary.hidden = false;
+  if (r.status !== 200) return show(summary, "timeline: " + problemText(r), "bad");
+  const detail = (e) => (e.kind === "receipt" ? `${e.idempotency_key}: ${e.outcome}`
+    : e.kind === "source_order" ? `quantity ${e.quantity}` : e.error);
+  timelineRows($("order-timeline"), r.body.entries, (e) =>
+    [e.at, e.kind, e.lot_no, e.item_id, e.attempt, e.owner, e.lease_until, e.document_number,
+     detail(e)]);
+  show(summary, `timeline: ${r.body.entries.length} entries` +
+                (r.body.truncated ? " (item events cut at 1000)" : ""), "");
+  $("order-timeline-table").hidden = false;
+}
+
 async function lookUpOrder(orderId) {
   const err = $("order-error");
   const info = $("order-info");
@@ -327,6 +380,8 @@ async function lookUpOrder(orderId) {
   $("cancel-preview").hidden = true;
   $("order-lines-table").hidden = true;
   $("order-receipts-table").hidden = true;
+  $("order-timeline-table").hidden = true;
+  $("order-timeline-summary").hidden = true;
   $("order-lines").replaceChildren();
   const r = await getJson(`/v1/orders/${encodeURIComponent(orderId)}`);
   if (r.status !== 200) {
@@ -359,6 +414,7 @@ async function lookUpOrder(orderId) {
     }
   }
   $("order-receipts-table").hidden = receipts.status !== 200;
+  await showOrderTimeline(orderId);
   shownOrder = r.body;
   $("cancel-start").hidden = r.body.status !== "placed";
 }
@@ -596,6 +652,12 @@ $("orders").addEventListener("click", (e) => {
   $("order-id").value = row.firstChild.textContent;
   lookUpOrder(row.firstChild.textContent);
 });
+for (const id of ["items", "claims"]) {
+  $(id).addEventListener("click", (e) => {
+    const row = e.target.closest("tr");
+    if (row) showItemTimeline(row.firstChild.textContent);
+  });
+}
 $("cancel-start").addEventListener("click", previewCancel);
 $("cancel-back").addEventListener("click", () => { $("cancel-preview").hidden = true; });
 $("cancel-confirm").addEventListener("click", confirmCancel);

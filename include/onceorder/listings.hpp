@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -44,5 +45,42 @@ Result<std::vector<ClaimView>> list_claims(store::Database& db, std::chrono::mil
 // Every scope whose name sorts after `after` ("" for the first page), by name, with its audit.
 Result<std::vector<ScopeAudit>> list_scopes(store::Database& db, std::string_view after, int limit,
                                             store::Clock::time_point deadline);
+
+// The most events a timeline holds (an item's, or an order's items' together); the answer says
+// `truncated` when there were more (API.md, "Timelines").
+inline constexpr int kTimelineLimit = 1000;
+
+// `item_id` with its events, oldest first. not_found for an unknown item.
+Result<ItemTimeline> item_timeline(store::Database& db, std::int64_t item_id,
+                                   store::Clock::time_point deadline);
+
+// One entry of an order's timeline. `kind`: placed, receipt (`idempotency_key`, `outcome`),
+// source_order (`lot_no`, `quantity`), an item event's kind (`event`; `lot_no` is its line),
+// cancelled.
+struct OrderTimelineEntry {
+  std::string at = {};
+  std::string kind = {};
+  std::string lot_no = {};
+  std::optional<ItemEvent> event = std::nullopt;
+  std::string idempotency_key = {};
+  std::string outcome = {};
+  std::int64_t quantity = 0;
+};
+
+struct OrderTimeline {
+  std::int64_t order_id = 0;
+  std::string order_no;
+  std::int64_t customer_id = 0;
+  std::string status;                       // placed | cancelled
+  std::vector<OrderTimelineEntry> entries;  // by `at`, ties in the order they happened
+  bool truncated = false;                   // more than kTimelineLimit item events
+};
+
+// The order's life: placed, its receipts, its lines' source orders, every event of their
+// schedule items (with the production order's number), cancelled; one read transaction.
+// not_found as list_order_receipts.
+Result<OrderTimeline> order_timeline(store::Database& db, std::int64_t order_id,
+                                     std::optional<std::int64_t> only_customer,
+                                     store::Clock::time_point deadline);
 
 }  // namespace onceorder

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "onceorder/progress.hpp"
 #include "onceorder/schedule_status.hpp"
@@ -106,6 +107,33 @@ struct ExhaustedFilter {
   std::optional<std::string> site_code;
   OrderKey after;  // the last key of the previous page; empty parts: from the start
   int limit = 100;
+};
+
+// One change in an item's history (schedule_item_events, migration 19), written with the
+// change itself. `kind`: created | imported | claimed | produced | failed | released |
+// aborted | resolved; `status` and `attempt` are the item's after the change, `owner` and
+// `lease_until` the claim's (fencing owner and lease end) where it had one, `detail` the
+// item's error. `document_number` is the production order's for a `produced` event.
+struct ItemEvent {
+  std::int64_t event_id = 0;
+  std::int64_t item_id = 0;
+  std::int64_t run_id = 0;
+  std::string lot_no;
+  std::string kind;
+  std::string status;
+  int attempt = 0;
+  std::string owner;
+  std::string lease_until;
+  std::string detail;
+  std::string at;
+  std::string document_number;
+};
+
+// An item with its events, oldest first; `truncated` when there were more than were read.
+struct ItemTimeline {
+  ScheduleItem item;
+  std::vector<ItemEvent> events;
+  bool truncated = false;
 };
 
 // The one rule for the document scope of a site's production orders ("PO-" + site): the

@@ -197,6 +197,8 @@ Response Api::dispatch(const RouteMatch& m, const Principal& who, const Request&
       return get ? list_orders(s, who, req, deadline) : post_order(s, who, req, deadline);
     case RouteId::order_receipts:
       return list_order_receipts(s, who, m, req, deadline);
+    case RouteId::order_timeline:
+      return get_order_timeline(s, who, m, req, deadline);
     case RouteId::warehouse_skus:
       return list_skus(s, m, req, deadline);
     case RouteId::scopes:
@@ -213,6 +215,8 @@ Response Api::dispatch(const RouteMatch& m, const Principal& who, const Request&
       return get_run(s, m, req, deadline);
     case RouteId::schedule_items:
       return list_items(s, req, deadline);
+    case RouteId::item_timeline:
+      return get_item_timeline(s, m, req, deadline);
     case RouteId::schedule_claims:
       return list_claims(s, req, deadline);
     case RouteId::schedule_run_stop:

@@ -35,6 +35,7 @@ const std::array kRoutes{
     Route{RouteId::warehouse_skus, "/v1/warehouses/{warehouse_id}/skus", kGet, Access::staff},
     Route{RouteId::orders, "/v1/orders", kGetPost, Access::orders, Access::readers},
     Route{RouteId::order_receipts, "/v1/orders/{order_id}/receipts", kGet, Access::readers},
+    Route{RouteId::order_timeline, "/v1/orders/{order_id}/timeline", kGet, Access::readers},
     Route{RouteId::order, "/v1/orders/{order_id}", kGet, Access::orders},
     Route{RouteId::order_cancel,
           "/v1/orders/{order_id}/cancel",
@@ -56,6 +57,7 @@ const std::array kRoutes{
           {"run.create", "run_id"}},
     Route{RouteId::schedule_run, "/v1/schedule/runs/{run_id}", kGet, Access::staff},
     Route{RouteId::schedule_items, "/v1/schedule/items", kGet, Access::staff},
+    Route{RouteId::item_timeline, "/v1/schedule/items/{item_id}/timeline", kGet, Access::staff},
     Route{RouteId::schedule_claims, "/v1/schedule/claims", kGet, Access::staff},
     Route{RouteId::schedule_run_stop,
           "/v1/schedule/runs/{run_id}/stop",
@@ -172,12 +174,16 @@ std::optional<RouteMatch> match_api(std::span<const std::string_view> segs) {
     if (n == 2) return match(RouteId::order, {segs[1]});
     if (n == 3 && segs[2] == "cancel") return match(RouteId::order_cancel, {segs[1]});
     if (n == 3 && segs[2] == "receipts") return match(RouteId::order_receipts, {segs[1]});
+    if (n == 3 && segs[2] == "timeline") return match(RouteId::order_timeline, {segs[1]});
   }
   if (head == "source-orders" && n == 1) return match(RouteId::source_orders);
   if (head == "schedule" && n >= 2) {
     if (segs[1] == "runs" && n == 2) return match(RouteId::schedule_runs);
     if (segs[1] == "runs" && n == 3) return match(RouteId::schedule_run, {segs[2]});
     if (segs[1] == "items" && n == 2) return match(RouteId::schedule_items);
+    if (segs[1] == "items" && n == 4 && segs[3] == "timeline") {
+      return match(RouteId::item_timeline, {segs[2]});
+    }
     if (segs[1] == "claims" && n == 2) return match(RouteId::schedule_claims);
     if (segs[1] == "runs" && n == 4 && segs[3] == "stop") {
       return match(RouteId::schedule_run_stop, {segs[2]});

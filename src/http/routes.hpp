@@ -64,6 +64,10 @@ Response list_order_receipts(Services& s, const Principal& who, const RouteMatch
 Response list_skus(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
 Response list_scopes(Services& s, const Request& req, Deadline deadline);
 Response list_claims(Services& s, const Request& req, Deadline deadline);
+// Timelines (API.md, "Timelines"): an item's events; an order's life with its items' events.
+Response get_item_timeline(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response get_order_timeline(Services& s, const Principal& who, const RouteMatch& m,
+                            const Request& req, Deadline deadline);
 
 Response post_source_orders(Services& s, const Request& req, Deadline deadline);
 Response post_run(Services& s, const Request& req, Deadline deadline);

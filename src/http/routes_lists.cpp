@@ -45,6 +45,25 @@ json cart_lines(std::string_view text) {
   return lines;
 }
 
+json null_if_empty(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
+
+// One item event as both timelines show it. `owner` names a worker process (host and pid):
+// staff see it, a customer reading its own order does not.
+json event_json(const ItemEvent& e, bool show_owner = true) {
+  return {{"event_id", e.event_id},
+          {"at", e.at},
+          {"kind", e.kind},
+          {"item_id", e.item_id},
+          {"run_id", e.run_id},
+          {"lot_no", e.lot_no},
+          {"status", e.status},
+          {"attempt", e.attempt},
+          {"owner", show_owner ? null_if_empty(e.owner) : json(nullptr)},
+          {"lease_until", null_if_empty(e.lease_until)},
+          {"document_number", null_if_empty(e.document_number)},
+          {"error", null_if_empty(e.detail)}};
+}
+
 }  // namespace
 
 Response list_orders(Services& s, const Principal& who, const Request& req, Deadline deadline) {
@@ -210,6 +229,71 @@ Response list_claims(Services& s, const Request& req, Deadline deadline) {
   return json_response(
       bhttp::status::ok,
       {{"claims", std::move(out)}, {"next_after", page_cursor(claims->size(), limit, last)}});
+}
+
+Response get_item_timeline(Services& s, const RouteMatch& m, const Request& req,
+                           Deadline deadline) {
+  if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
+  std::vector<FieldError> errors;
+  const auto ids = path_ids(m.ids, {"item_id"}, errors);
+  if (!errors.empty()) {
+    return problem_response(Status(Code::invalid_request, "invalid path", std::move(errors)));
+  }
+  auto t = onceorder::item_timeline(s.db, ids[0], deadline);
+  if (!t.ok()) return problem_response(t.status());
+  const ScheduleItem& i = t->item;
+  json events = json::array();
+  for (const ItemEvent& e : t->events) events.push_back(event_json(e));
+  json item = {{"item_id", i.item_id},
+               {"run_id", i.run_id},
+               {"site_code", i.key.site_code},
+               {"order_no", i.key.order_no},
+               {"lot_no", i.key.lot_no},
+               {"status", to_string(i.status)},
+               {"attempt", i.attempt},
+               {"owner", null_if_empty(i.owner)},
+               {"lease_until", null_if_empty(i.lease_until)},
+               {"error", null_if_empty(i.error)},
+               {"created_at", i.created_at},
+               {"updated_at", i.updated_at}};
+  return json_response(
+      bhttp::status::ok,
+      {{"item", std::move(item)}, {"events", std::move(events)}, {"truncated", t->truncated}});
+}
+
+Response get_order_timeline(Services& s, const Principal& who, const RouteMatch& m,
+                            const Request& req, Deadline deadline) {
+  if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
+  std::vector<FieldError> errors;
+  const auto ids = path_ids(m.ids, {"order_id"}, errors);
+  if (!errors.empty()) {
+    return problem_response(Status(Code::invalid_request, "invalid path", std::move(errors)));
+  }
+  const auto only = who.is_customer() ? std::optional<std::int64_t>(who.customer_id) : std::nullopt;
+  auto t = onceorder::order_timeline(s.db, ids[0], only, deadline);
+  if (!t.ok()) return problem_response(t.status());
+  json entries = json::array();
+  for (const OrderTimelineEntry& e : t->entries) {
+    if (e.event) {
+      entries.push_back(event_json(*e.event, !who.is_customer()));
+    } else if (e.kind == "receipt") {
+      entries.push_back({{"at", e.at},
+                         {"kind", e.kind},
+                         {"idempotency_key", e.idempotency_key},
+                         {"outcome", e.outcome}});
+    } else if (e.kind == "source_order") {
+      entries.push_back(
+          {{"at", e.at}, {"kind", e.kind}, {"lot_no", e.lot_no}, {"quantity", e.quantity}});
+    } else {
+      entries.push_back({{"at", e.at}, {"kind", e.kind}});
+    }
+  }
+  return json_response(bhttp::status::ok, {{"order_id", std::to_string(t->order_id)},
+                                           {"order_no", t->order_no},
+                                           {"customer_id", t->customer_id},
+                                           {"status", t->status},
+                                           {"entries", std::move(entries)},
+                                           {"truncated", t->truncated}});
 }
 
 }  // namespace onceorder::http

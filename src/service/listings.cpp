@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "store/intake_store.hpp"
 #include "store/listing_store.hpp"
+#include "store/scheduling_store.hpp"
 
 namespace onceorder {
 namespace {
@@ -91,6 +93,88 @@ Result<std::vector<ScopeAudit>> list_scopes(store::Database& db, std::string_vie
   return store::transact<std::vector<ScopeAudit>>(
       db, store::read_tx(deadline), [&](store::Connection& c) -> Result<std::vector<ScopeAudit>> {
         return listing.scopes(c, after, limit);
+      });
+}
+
+Result<ItemTimeline> item_timeline(store::Database& db, std::int64_t item_id,
+                                   store::Clock::time_point deadline) {
+  store::ListingStore listing(db.dialect());
+  store::SchedulingStore scheduling(db.dialect());
+  return store::transact<ItemTimeline>(
+      db, store::read_tx(deadline), [&](store::Connection& c) -> Result<ItemTimeline> {
+        ItemFilter one;
+        one.after = item_id - 1;
+        one.limit = 1;
+        OO_ASSIGN_OR_RETURN(auto items, scheduling.list_items(c, one));
+        if (items.empty() || items.front().item_id != item_id) {
+          return Status(Code::not_found, fmt::format("schedule item {} does not exist", item_id));
+        }
+        ItemTimeline t;
+        t.item = std::move(items.front());
+        // One more than shown tells whether there were more.
+        OO_ASSIGN_OR_RETURN(t.events, listing.item_events(c, item_id, kTimelineLimit + 1));
+        if (t.events.size() > static_cast<size_t>(kTimelineLimit)) {
+          t.events.resize(kTimelineLimit);
+          t.truncated = true;
+        }
+        return t;
+      });
+}
+
+Result<OrderTimeline> order_timeline(store::Database& db, std::int64_t order_id,
+                                     std::optional<std::int64_t> only_customer,
+                                     store::Clock::time_point deadline) {
+  store::ListingStore listing(db.dialect());
+  return store::transact<OrderTimeline>(
+      db, store::read_tx(deadline), [&](store::Connection& c) -> Result<OrderTimeline> {
+        OO_ASSIGN_OR_RETURN(auto head, listing.order_head(c, order_id));
+        if (!head || (only_customer && head->customer_id != *only_customer)) {
+          return Status(Code::not_found, fmt::format("order {} does not exist", order_id));
+        }
+        OrderTimeline t;
+        t.order_id = order_id;
+        t.order_no = head->order_no;
+        t.customer_id = head->customer_id;
+        t.status = head->status;
+        std::vector<OrderTimelineEntry>& out = t.entries;
+        out.push_back({.at = head->created_at, .kind = "placed"});
+        OO_ASSIGN_OR_RETURN(auto receipts, listing.order_receipts(c, head->customer_id, order_id));
+        for (OrderReceiptView& r : receipts) {
+          out.push_back({.at = r.created_at,
+                         .kind = "receipt",
+                         .idempotency_key = std::move(r.idempotency_key),
+                         .outcome = std::move(r.outcome)});
+        }
+        // The lines' keys (source_order_key): site W<warehouse>, the order's number, lot =
+        // line number. Every line shares the site and number, so one look-up finds them all.
+        const std::string site = source_order_key(head->warehouse_id, head->order_no, 1).site_code;
+        OO_ASSIGN_OR_RETURN(auto sources, listing.order_sources(c, site, head->order_no));
+        for (store::SourceOrderView& so : sources) {
+          out.push_back({.at = so.created_at,
+                         .kind = "source_order",
+                         .lot_no = so.lot_no,
+                         .quantity = so.quantity});
+        }
+        OO_ASSIGN_OR_RETURN(auto events,
+                            listing.order_events(c, site, head->order_no, kTimelineLimit + 1));
+        if (events.size() > static_cast<size_t>(kTimelineLimit)) {
+          events.resize(kTimelineLimit);
+          t.truncated = true;
+        }
+        for (ItemEvent& e : events) {
+          OrderTimelineEntry entry{.at = e.at, .kind = e.kind, .lot_no = e.lot_no};
+          entry.event = std::move(e);
+          out.push_back(std::move(entry));
+        }
+        if (!head->cancelled_at.empty()) {
+          out.push_back({.at = head->cancelled_at, .kind = "cancelled"});
+        }
+        // Every time is ISO 8601 UTC text of one width, so text order is time order; entries
+        // of one instant (one transaction on PostgreSQL) keep the order they happened in.
+        std::stable_sort(
+            out.begin(), out.end(),
+            [](const OrderTimelineEntry& a, const OrderTimelineEntry& b) { return a.at < b.at; });
+        return t;
       });
 }
 

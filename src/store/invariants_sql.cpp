@@ -181,6 +181,17 @@ namespace {
   "WHERE r.answer IS NULL OR (r.route = 'schedule_run' AND (s.kind IS NULL OR s.kind <> "       \
   "'manual'))"
 
+// An item's history agrees with its state: its last event (schedule_item_events, migration 19)
+// records the status and attempt the item has now. A statement that changed an item without
+// its event (a trigger dropped or bypassed, an event deleted) leaves the last event behind.
+// Items from before migration 19 got an `imported` event from it, so none is exempt.
+#define OO_I17_SQL                                                                                \
+  "SELECT 'item ' || i.item_id || ' is ' || i.status || ' (attempt ' || i.attempt || ') but its " \
+  "last event is ' || coalesce(e.kind || ' (' || e.status || ', attempt ' || e.attempt || ')', "  \
+  "'missing') FROM schedule_items i LEFT JOIN schedule_item_events e ON e.event_id = (SELECT "    \
+  "max(x.event_id) FROM schedule_item_events x WHERE x.item_id = i.item_id) WHERE e.event_id IS " \
+  "NULL OR e.status <> i.status OR e.attempt <> i.attempt"
+
 // I10: the objects the design relies on, each from the schema version that creates it (a
 // database not yet migrated that far is /readyz's finding, not a violation).
 #define OO_SCHEMA_VERSION "(SELECT coalesce(max(version), 0) FROM schema_migrations)"
@@ -191,42 +202,48 @@ namespace {
 
 // PostgreSQL: constraints by definition (and name where the design names them), validated
 // (not NOT VALID) and with a valid index; the live index with its exact columns and predicate.
-#define OO_I10_POSTGRES                                                                          \
-  "WITH e(since, tbl, name, def) AS (VALUES "                                                    \
-  "(4, 'orders', NULL, 'UNIQUE (order_no)'), "                                                   \
-  "(2, 'production_orders', NULL, 'PRIMARY KEY (site_code, order_no, lot_no)'), "                \
-  "(2, 'production_orders', NULL, 'UNIQUE (item_id)'), "                                         \
-  "(1, 'documents', NULL, 'PRIMARY KEY (scope, value)'), "                                       \
-  "(1, 'doc_scopes', NULL, 'CHECK (((last_value >= 0) AND (last_value <= max_value)))'), "       \
-  "(4, 'stock', NULL, 'CHECK ((available >= 0))'), "                                             \
-  "(4, 'order_receipts', NULL, 'PRIMARY KEY (customer_id, idempotency_key)'), "                  \
-  "(1, 'document_receipts', NULL, 'PRIMARY KEY (scope, idempotency_key)'), "                     \
-  "(10, 'request_receipts', NULL, 'PRIMARY KEY (route, scope, idempotency_key)'), "              \
-  "(12, 'leader_leases', NULL, 'PRIMARY KEY (name)'), "                                          \
-  "(4, 'reservations', NULL, 'PRIMARY KEY (order_id, line_no)'), "                               \
-  "(5, 'production_orders', 'production_orders_live_source', 'FOREIGN KEY (site_code, "          \
-  "order_no, lot_no, source_live) REFERENCES source_orders(site_code, order_no, lot_no, live)%'" \
-  "), (5, 'source_orders', 'source_orders_live_key', 'UNIQUE %'), "                              \
-  "(5, 'production_orders', 'production_orders_source_live_check', 'CHECK %')) "                 \
-  "SELECT e.tbl || ': constraint ' || coalesce(e.name, e.def) || ' is missing or not "           \
-  "validated' FROM e WHERE e.since <= " OO_SCHEMA_VERSION                                        \
-  " AND NOT EXISTS (SELECT 1 FROM "                                                              \
-  "pg_constraint c WHERE c.conrelid = to_regclass(e.tbl) AND (e.name IS NULL OR c.conname = "    \
-  "e.name) AND pg_get_constraintdef(c.oid) LIKE e.def AND c.convalidated AND (c.conindid = 0 "   \
-  "OR EXISTS (SELECT 1 FROM pg_index x WHERE x.indexrelid = c.conindid AND x.indisvalid AND "    \
-  "x.indisready))) UNION ALL SELECT " OO_LIVE_INDEX_TEXT " WHERE 3 <= " OO_SCHEMA_VERSION        \
-  " AND NOT EXISTS (SELECT 1 FROM pg_index x WHERE x.indexrelid = "                              \
-  "to_regclass('schedule_items_live') AND x.indrelid = to_regclass('schedule_items') AND "       \
-  "x.indisunique AND x.indisvalid AND x.indisready AND (pg_get_indexdef(x.indexrelid) LIKE '% "  \
-  "USING btree (site_code, order_no, lot_no) WHERE (status <> ALL "                              \
-  "(ARRAY[''failed''::text, ''aborted''::text]))' OR pg_get_indexdef(x.indexrelid) LIKE '% "     \
-  "USING btree (site_code, order_no, lot_no) WHERE ((status <> ALL (ARRAY[''failed''::text, "    \
-  "''aborted''::text])) AND (item_id > %))')) UNION ALL SELECT 'function "                       \
-  "oo_assert(boolean, text) is missing' WHERE 5 <= " OO_SCHEMA_VERSION                           \
-  " AND to_regprocedure('oo_assert(boolean, text)') IS NULL UNION ALL SELECT 'index ' || "       \
-  "c.relname || ' is INVALID (a concurrent build is running or failed): `onceorder legacy "      \
-  "dedup` if duplicates blocked it, then `onceorder migrate` drops and rebuilds it' FROM "       \
-  "pg_index x JOIN pg_class c ON c.oid = x.indexrelid WHERE c.relnamespace = "                   \
+#define OO_I10_POSTGRES                                                                           \
+  "WITH e(since, tbl, name, def) AS (VALUES "                                                     \
+  "(4, 'orders', NULL, 'UNIQUE (order_no)'), "                                                    \
+  "(2, 'production_orders', NULL, 'PRIMARY KEY (site_code, order_no, lot_no)'), "                 \
+  "(2, 'production_orders', NULL, 'UNIQUE (item_id)'), "                                          \
+  "(1, 'documents', NULL, 'PRIMARY KEY (scope, value)'), "                                        \
+  "(1, 'doc_scopes', NULL, 'CHECK (((last_value >= 0) AND (last_value <= max_value)))'), "        \
+  "(4, 'stock', NULL, 'CHECK ((available >= 0))'), "                                              \
+  "(4, 'order_receipts', NULL, 'PRIMARY KEY (customer_id, idempotency_key)'), "                   \
+  "(1, 'document_receipts', NULL, 'PRIMARY KEY (scope, idempotency_key)'), "                      \
+  "(10, 'request_receipts', NULL, 'PRIMARY KEY (route, scope, idempotency_key)'), "               \
+  "(12, 'leader_leases', NULL, 'PRIMARY KEY (name)'), "                                           \
+  "(4, 'reservations', NULL, 'PRIMARY KEY (order_id, line_no)'), "                                \
+  "(5, 'production_orders', 'production_orders_live_source', 'FOREIGN KEY (site_code, "           \
+  "order_no, lot_no, source_live) REFERENCES source_orders(site_code, order_no, lot_no, live)%'"  \
+  "), (5, 'source_orders', 'source_orders_live_key', 'UNIQUE %'), "                               \
+  "(5, 'production_orders', 'production_orders_source_live_check', 'CHECK %')) "                  \
+  "SELECT e.tbl || ': constraint ' || coalesce(e.name, e.def) || ' is missing or not "            \
+  "validated' FROM e WHERE e.since <= " OO_SCHEMA_VERSION                                         \
+  " AND NOT EXISTS (SELECT 1 FROM "                                                               \
+  "pg_constraint c WHERE c.conrelid = to_regclass(e.tbl) AND (e.name IS NULL OR c.conname = "     \
+  "e.name) AND pg_get_constraintdef(c.oid) LIKE e.def AND c.convalidated AND (c.conindid = 0 "    \
+  "OR EXISTS (SELECT 1 FROM pg_index x WHERE x.indexrelid = c.conindid AND x.indisvalid AND "     \
+  "x.indisready))) UNION ALL SELECT " OO_LIVE_INDEX_TEXT " WHERE 3 <= " OO_SCHEMA_VERSION         \
+  " AND NOT EXISTS (SELECT 1 FROM pg_index x WHERE x.indexrelid = "                               \
+  "to_regclass('schedule_items_live') AND x.indrelid = to_regclass('schedule_items') AND "        \
+  "x.indisunique AND x.indisvalid AND x.indisready AND (pg_get_indexdef(x.indexrelid) LIKE '% "   \
+  "USING btree (site_code, order_no, lot_no) WHERE (status <> ALL "                               \
+  "(ARRAY[''failed''::text, ''aborted''::text]))' OR pg_get_indexdef(x.indexrelid) LIKE '% "      \
+  "USING btree (site_code, order_no, lot_no) WHERE ((status <> ALL (ARRAY[''failed''::text, "     \
+  "''aborted''::text])) AND (item_id > %))')) UNION ALL SELECT 'function "                        \
+  "oo_assert(boolean, text) is missing' WHERE 5 <= " OO_SCHEMA_VERSION                            \
+  " AND to_regprocedure('oo_assert(boolean, text)') IS NULL UNION ALL SELECT "                    \
+  "'schedule_items: trigger ' || t.name || ' is missing or disabled' FROM (VALUES "               \
+  "('schedule_items_event_insert'), ('schedule_items_event_update')) AS t(name) WHERE 13 "        \
+  "<= " OO_SCHEMA_VERSION                                                                         \
+  " AND NOT EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = "                                \
+  "to_regclass('schedule_items') AND g.tgname = t.name AND g.tgenabled <> 'D') UNION ALL SELECT " \
+  "'index ' || "                                                                                  \
+  "c.relname || ' is INVALID (a concurrent build is running or failed): `onceorder legacy "       \
+  "dedup` if duplicates blocked it, then `onceorder migrate` drops and rebuilds it' FROM "        \
+  "pg_index x JOIN pg_class c ON c.oid = x.indexrelid WHERE c.relnamespace = "                    \
   "to_regnamespace(current_schema()) AND NOT (x.indisvalid AND x.indisready)"
 
 // SQLite: unique and primary-key indexes by their columns, CHECKs in the table's text,
@@ -247,7 +264,9 @@ namespace {
   "(4, 'stock', 'CHECK (available >= 0)')), "                                                    \
   "t(since, tbl, name) AS (VALUES "                                                              \
   "(5, 'production_orders', 'production_orders_live_source'), "                                  \
-  "(5, 'source_orders', 'source_orders_cancel_unproduced')) "                                    \
+  "(5, 'source_orders', 'source_orders_cancel_unproduced'), "                                    \
+  "(13, 'schedule_items', 'schedule_items_event_insert'), "                                      \
+  "(13, 'schedule_items', 'schedule_items_event_update')) "                                      \
   "SELECT u.tbl || ': ' || CASE u.origin WHEN 'pk' THEN 'PRIMARY KEY' ELSE 'UNIQUE' END || "     \
   "' (' || u.cols || ') is missing' FROM u WHERE u.since <= " OO_SCHEMA_VERSION                  \
   " AND NOT EXISTS (SELECT 1 FROM pragma_index_list(u.tbl) l WHERE l.\"unique\" = 1 AND "        \
@@ -303,6 +322,8 @@ constexpr std::string_view kI15 =
 constexpr std::string_view kI16 =
     "a source-order, run or adjustment receipt holds its answer; a run receipt points at a "
     "manual run";
+constexpr std::string_view kI17 =
+    "an item's last event records its current status and attempt (every change has its event)";
 
 #define OO_WATERMARK_ENGINE OO_WATERMARK_SQLITE
 constexpr InvariantSql kSqlite[] = {
@@ -333,6 +354,7 @@ constexpr InvariantSql kSqlite[] = {
     {"I14", kI14, {"inv_i14", OO_I14_SQL}},
     {"I15", kI15, {"inv_i15", OO_I15_SQL}},
     {"I16", kI16, {"inv_i16", OO_I16_SQL}},
+    {"I17", kI17, {"inv_i17", OO_I17_SQL}},
 };
 
 #undef OO_WATERMARK_ENGINE
@@ -363,6 +385,7 @@ constexpr InvariantSql kPostgres[] = {
     {"I14", kI14, {"inv_i14", OO_I14_SQL}},
     {"I15", kI15, {"inv_i15", OO_I15_SQL}},
     {"I16", kI16, {"inv_i16", OO_I16_SQL}},
+    {"I17", kI17, {"inv_i17", OO_I17_SQL}},
 };
 
 }  // namespace

@@ -9,6 +9,24 @@ Param optional_text(const std::optional<std::string>& v) {
 
 Param optional_id(const std::optional<std::int64_t>& v) { return v ? Param(*v) : Param(nullptr); }
 
+// The item_events / order_events columns.
+ItemEvent event_from(const Row& r) {
+  ItemEvent e;
+  e.event_id = r.i64(0);
+  e.item_id = r.i64(1);
+  e.run_id = r.i64(2);
+  e.lot_no = r.text(3);
+  e.kind = r.text(4);
+  e.status = r.text(5);
+  e.attempt = static_cast<int>(r.i64(6));
+  e.owner = r.text(7);
+  e.lease_until = r.text(8);
+  e.detail = r.text(9);
+  e.at = r.text(10);
+  e.document_number = r.text(11);
+  return e;
+}
+
 }  // namespace
 
 ListingStore::ListingStore(const Dialect& dialect) : sql_(dialect.listing) {}
@@ -93,6 +111,45 @@ Result<std::vector<ClaimView>> ListingStore::claims(store::Connection& c, std::i
     v.expired = r.i64(9) != 0;
     out.push_back(std::move(v));
   }
+  return out;
+}
+
+Result<std::vector<ItemEvent>> ListingStore::item_events(store::Connection& c, std::int64_t item_id,
+                                                         int limit) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.item_events, {item_id, std::int64_t{limit}}));
+  std::vector<ItemEvent> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) out.push_back(event_from(r));
+  return out;
+}
+
+Result<std::optional<OrderTimelineHead>> ListingStore::order_head(store::Connection& c,
+                                                                  std::int64_t order_id) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.order_head, {order_id}));
+  if (rows.empty()) return std::optional<OrderTimelineHead>();
+  const Row& r = rows.front();
+  return std::optional<OrderTimelineHead>(
+      OrderTimelineHead{r.text(0), r.i64(1), r.i64(2), r.text(3), r.text(4), r.text(5)});
+}
+
+Result<std::vector<SourceOrderView>> ListingStore::order_sources(store::Connection& c,
+                                                                 std::string_view site_code,
+                                                                 std::string_view order_no) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.order_sources, {site_code, order_no}));
+  std::vector<SourceOrderView> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) out.push_back({r.text(0), r.i64(1), r.text(2), r.text(3)});
+  return out;
+}
+
+Result<std::vector<ItemEvent>> ListingStore::order_events(store::Connection& c,
+                                                          std::string_view site_code,
+                                                          std::string_view order_no, int limit) {
+  OO_ASSIGN_OR_RETURN(auto rows,
+                      c.query(sql_.order_events, {site_code, order_no, std::int64_t{limit}}));
+  std::vector<ItemEvent> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) out.push_back(event_from(r));
   return out;
 }
 

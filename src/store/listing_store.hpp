@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -53,6 +55,34 @@ struct ListingSql {
   // lease_until, expired: processing items whose lease ends within `within` or has ended,
   // through the partial index schedule_items_processing.
   store::Statement list_claims;
+  // (item, limit) → the item's events oldest first: event, item, run, lot, kind, status,
+  // attempt, owner, lease_until, detail, at, document number (schedule_item_events_by_item).
+  store::Statement item_events;
+  // (order) → order_no, customer, warehouse, status, created_at, cancelled_at
+  store::Statement order_head;
+  // (site, order_no) → lot, quantity, created_at, cancelled_at: an order's source orders
+  store::Statement order_sources;
+  // (site, order_no, limit) → the item_events columns for every item of the order's keys,
+  // oldest first (schedule_items_by_key, then the events by item).
+  store::Statement order_events;
+};
+
+// An order as its timeline starts: when it was placed and, if so, cancelled.
+struct OrderTimelineHead {
+  std::string order_no;
+  std::int64_t customer_id = 0;
+  std::int64_t warehouse_id = 0;
+  std::string status;
+  std::string created_at;
+  std::string cancelled_at;  // "" while placed
+};
+
+// A source order of an order line, as the order's timeline shows it.
+struct SourceOrderView {
+  std::string lot_no;
+  std::int64_t quantity = 0;
+  std::string created_at;
+  std::string cancelled_at;
 };
 
 class ListingStore {
@@ -68,6 +98,15 @@ class ListingStore {
   Result<std::vector<ClaimView>> claims(store::Connection& c, std::int64_t within_ms,
                                         std::int64_t after_item, int limit);
   Result<std::vector<ScopeAudit>> scopes(store::Connection& c, std::string_view after, int limit);
+  // The events of `item_id`, oldest first, `limit` at most.
+  Result<std::vector<ItemEvent>> item_events(store::Connection& c, std::int64_t item_id, int limit);
+  Result<std::optional<OrderTimelineHead>> order_head(store::Connection& c, std::int64_t order_id);
+  Result<std::vector<SourceOrderView>> order_sources(store::Connection& c,
+                                                     std::string_view site_code,
+                                                     std::string_view order_no);
+  // The events of every item of (site_code, order_no, any lot), oldest first, `limit` at most.
+  Result<std::vector<ItemEvent>> order_events(store::Connection& c, std::string_view site_code,
+                                              std::string_view order_no, int limit);
 
  private:
   const ListingSql& sql_;

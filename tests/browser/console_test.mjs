@@ -159,6 +159,33 @@ try {
   await page.waitForFunction(() => document.querySelector("#items-summary").textContent === "7 item(s)");
   check(await page.locator("#items tr").count() === 7, "run 1's successful items");
 
+  // A click on an item shows its timeline: created, claimed, produced with its number.
+  await page.locator("#items tr").first().click();
+  await page.waitForSelector("#item-timeline-table:not([hidden])");
+  const itemKinds = await page.locator("#item-timeline tr").evaluateAll(
+    (rows) => rows.map((r) => r.dataset.kind));
+  check(JSON.stringify(itemKinds) === JSON.stringify(["created", "claimed", "produced"]),
+        `the item's timeline: ${JSON.stringify(itemKinds)}`);
+  const producedCells = await page.locator("#item-timeline tr[data-kind=produced] td").allTextContents();
+  check(producedCells.length === 8 && producedCells[6] !== "" && producedCells[3] === "1",
+        `the produced event has attempt 1 and a document number: ${JSON.stringify(producedCells)}`);
+
+  // A demo order (it went through the run) looked up: its timeline, placed to produced.
+  await page.waitForSelector("#orders tr:nth-child(2)");
+  await page.locator("#orders tr").nth(1).click();
+  await page.waitForSelector("#order-timeline-table:not([hidden])");
+  const orderKinds = await page.locator("#order-timeline tr").evaluateAll(
+    (rows) => rows.map((r) => r.dataset.kind));
+  check(orderKinds.slice(0, 2).includes("placed") && orderKinds.includes("receipt") &&
+        orderKinds.includes("source_order") && orderKinds.includes("claimed") &&
+        orderKinds.at(-1) === "produced",
+        `a demo order's timeline runs from placed to produced: ${JSON.stringify(orderKinds)}`);
+  const orderProduced = await page.locator("#order-timeline tr[data-kind=produced]").first()
+    .locator("td").allTextContents();
+  check(orderProduced[7] !== "" && orderProduced[2] !== "",
+        `its produced entry names the line and the document: ${JSON.stringify(orderProduced)}`);
+  await page.screenshot({ path: join(artifacts, `${engine}-1b-timelines.png`), fullPage: true });
+
 
   // A look-up (a click on the order in the list), its receipts, then the action: its preview
   // first, nothing sent until it is confirmed.

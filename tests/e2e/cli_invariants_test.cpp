@@ -148,8 +148,8 @@ std::string substitute(std::string sql, const Workload& w) {
   return sql;
 }
 
-const std::vector<std::string> kIds = {"I1", "I2",  "I3",  "I4",  "I5",  "I6",  "I7",  "I8",
-                                       "I9", "I10", "I11", "I12", "I13", "I14", "I15", "I16"};
+const std::vector<std::string> kIds = {"I1",  "I2",  "I3",  "I4",  "I5",  "I6",  "I7",  "I8", "I9",
+                                       "I10", "I11", "I12", "I13", "I14", "I15", "I16", "I17"};
 
 // A violation as a real bug leaves it. `sql` is for both engines unless `postgres` differs
 // ("-" skips the engine); `also` lists invariants the same shape necessarily breaks too.
@@ -306,6 +306,22 @@ const Planted kPlanted[] = {
      nullptr,
      {},
      "has no answer"},
+    // A status change that wrote no event (a statement past the triggers, or its event lost):
+    // F1/A1's item is success, its history still ends at the claim.
+    {"ProducedWithoutItsEvent",
+     "I17",
+     "DELETE FROM schedule_item_events WHERE kind = 'produced' AND item_id = (SELECT item_id FROM "
+     "schedule_items WHERE site_code = 'F1' AND order_no = 'A1')",
+     nullptr,
+     {},
+     "last event is claimed (processing, attempt 1)"},
+    // The trigger that writes the events is gone: the next change would have none.
+    {"EventTriggerDropped",
+     "I10",
+     "DROP TRIGGER schedule_items_event_update",
+     "DROP TRIGGER schedule_items_event_update ON schedule_items",
+     {},
+     "schedule_items_event_update"},
 };
 
 class CliInvariantsTest : public ::testing::TestWithParam<Engine> {};

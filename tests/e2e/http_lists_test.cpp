@@ -190,6 +190,71 @@ TEST_P(ListsHttpTest, ClaimsShowOwnerAttemptAndLease) {
   expect_field_error("/v1/schedule/claims?after=x", "after");
 }
 
+// Timelines over HTTP (API.md, "Timelines"): a produced order from placed to produced, its
+// item's timeline with the claim's owner for staff; a customer sees its own order's timeline
+// without worker names and another customer's not at all.
+TEST_P(ListsHttpTest, TimelinesShowTheOrderAndItsItems) {
+  put_sku(1, 10);
+  const std::string mine = place(7, 1, "a");
+  const std::string theirs = place(8, 1, "b");
+  SchedulerOptions o;
+  o.owner = "w-9";
+  Scheduler worker(db(), o);
+  auto run = worker.create_run(RunKind::batch, std::nullopt, soon());
+  ASSERT_TRUE(run.ok()) << run.status().to_string();
+  ASSERT_TRUE(worker.process_run(run->run.run_id).ok());
+  ServerOptions options;
+  options.tokens_file = write_file("tokens", "o operator\nv viewer\nc customer:7\n");
+  start_server(options);
+
+  const auto staff = client().get("/v1/orders/" + mine + "/timeline", bearer("o"));
+  ASSERT_EQ(staff.status, 200) << staff.body;
+  const json t = staff.json();
+  EXPECT_EQ(t["order_id"], mine);
+  EXPECT_EQ(t["status"], "placed");
+  std::vector<std::string> kinds;
+  std::int64_t item = 0;
+  for (const json& e : t["entries"]) {
+    kinds.push_back(e["kind"]);
+    if (e["kind"] == "claimed") {
+      EXPECT_EQ(e["owner"], "w-9") << e;
+      EXPECT_EQ(e["attempt"], 1) << e;
+      item = e["item_id"];
+    }
+    if (e["kind"] == "produced") {
+      EXPECT_TRUE(e["document_number"].is_string()) << e;
+      EXPECT_EQ(e["lot_no"], "1") << e;
+    }
+  }
+  ASSERT_EQ(kinds.size(), 6u) << t;
+  EXPECT_EQ((std::vector<std::string>(kinds.begin() + 3, kinds.end())),
+            (std::vector<std::string>{"created", "claimed", "produced"}))
+      << t;
+  ASSERT_NE(item, 0);
+
+  const auto own = client().get("/v1/orders/" + mine + "/timeline", bearer("c"));
+  ASSERT_EQ(own.status, 200) << own.body;
+  for (const json& e : own.json()["entries"]) {
+    if (e.contains("owner")) {
+      EXPECT_TRUE(e["owner"].is_null()) << e;
+    }
+  }
+  const auto other = client().get("/v1/orders/" + theirs + "/timeline", bearer("c"));
+  EXPECT_EQ(other.status, 404) << other.body;
+  EXPECT_EQ(other.json()["code"], "not_found");
+
+  const auto it = client().get(fmt::format("/v1/schedule/items/{}/timeline", item), bearer("v"));
+  ASSERT_EQ(it.status, 200) << it.body;
+  EXPECT_EQ(it.json()["item"]["status"], "success");
+  EXPECT_EQ(it.json()["events"].size(), 3u) << it.body;
+  EXPECT_EQ(it.json()["events"][1]["owner"], "w-9");
+  EXPECT_EQ(client().get(fmt::format("/v1/schedule/items/{}/timeline", item), bearer("c")).status,
+            403);
+  EXPECT_EQ(client().get("/v1/schedule/items/99999/timeline", bearer("o")).status, 404);
+  const auto bad = client().get("/v1/schedule/items/1/timeline?x=1", bearer("o"));
+  EXPECT_EQ(bad.status, 400) << bad.body;
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, ListsHttpTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 

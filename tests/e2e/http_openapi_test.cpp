@@ -663,6 +663,18 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
   EXPECT_EQ(get("/v1/stats/activity?minutes=5").status, 200);
   EXPECT_EQ(get("/v1/stats/activity").status, 200);
   EXPECT_EQ(get("/v1/stats/activity?minutes=1441").status, 400);
+  // Timelines.
+  const std::int64_t item_id = items.json()["items"][0]["item_id"];
+  const auto item_timeline = get(fmt::format("/v1/schedule/items/{}/timeline", item_id));
+  EXPECT_EQ(item_timeline.status, 200);
+  EXPECT_FALSE(item_timeline.json()["events"].empty()) << item_timeline.body;
+  EXPECT_EQ(get("/v1/schedule/items/999999/timeline").status, 404);
+  EXPECT_EQ(get("/v1/schedule/items/abc/timeline").status, 400);
+  const auto order_timeline = get("/v1/orders/" + produced_id + "/timeline");
+  EXPECT_EQ(order_timeline.status, 200);
+  EXPECT_FALSE(order_timeline.json()["entries"].empty()) << order_timeline.body;
+  EXPECT_EQ(get("/v1/orders/999/timeline").status, 404);
+  EXPECT_EQ(get("/v1/orders/abc/timeline").status, 400);
   // Refused by the server before any handler, as the shared answer says.
   EXPECT_EQ(post("/v1/source-orders", std::string(1024 * 1024 + 1, ' ')).status, 413);
 
@@ -705,6 +717,11 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
   EXPECT_EQ(get("/v1/stats/activity", bearer("v")).status, 200);
   EXPECT_EQ(get("/v1/stats/activity", bearer("c")).status, 403);
   EXPECT_EQ(get("/v1/stats/activity").status, 401);
+  EXPECT_EQ(get("/v1/orders/" + produced_id + "/timeline", bearer("c")).status, 404);
+  EXPECT_EQ(get("/v1/orders/" + order_id + "/timeline", bearer("c")).status, 200);
+  EXPECT_EQ(get("/v1/orders/" + order_id + "/timeline", bearer("v")).status, 200);
+  EXPECT_EQ(get(fmt::format("/v1/schedule/items/{}/timeline", item_id), bearer("v")).status, 200);
+  EXPECT_EQ(get(fmt::format("/v1/schedule/items/{}/timeline", item_id), bearer("c")).status, 403);
   EXPECT_EQ(get("/healthz", bearer("wrong")).status, 200);
 
   // Each operation's own answers were all seen, but the one that needs a server stopping

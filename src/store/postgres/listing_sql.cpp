@@ -3,6 +3,15 @@
 
 namespace onceorder::store::postgres {
 
+// An item's events with the item's run and lot, and the production order's number for the
+// `produced` one (production_orders is unique on item_id): the ListingSql::item_events columns.
+#define OO_PG_EVENT_COLUMNS \
+  "SELECT e.event_id, e.item_id, i.run_id, i.lot_no, e.kind, e.status, e.attempt, " \
+  "e.owner, "   \
+  OO_PG_UTC("e.lease_until") ", e.detail, " OO_PG_UTC("e.at") ", p.document_number FROM "      \
+  "schedule_items i JOIN schedule_item_events e ON e.item_id = i.item_id LEFT JOIN "            \
+  "production_orders p ON p.item_id = e.item_id AND e.kind = 'produced'"
+
 const ListingSql& listing_sql() {
   static const ListingSql sql{
       .list_orders =
@@ -41,6 +50,19 @@ const ListingSql& listing_sql() {
                                            "(i.lease_until IS NULL OR i.lease_until < now() + "
                                            "$1::bigint * interval '1 millisecond') AND i.item_id "
                                            "> $2 ORDER BY i.item_id LIMIT $3"},
+      .item_events = {"ls_item_events", OO_PG_EVENT_COLUMNS " WHERE e.item_id = $1 ORDER BY "
+                                                            "e.event_id LIMIT $2"},
+      .order_head = {"ls_order_head",
+                     "SELECT order_no, customer_id, warehouse_id, status, " OO_PG_UTC(
+                         "created_at") ", " OO_PG_UTC("cancelled_at") " FROM orders WHERE "
+                                                                      "order_id = $1"},
+      .order_sources = {"ls_order_sources",
+                        "SELECT lot_no, quantity, " OO_PG_UTC("created_at") ", " OO_PG_UTC(
+                            "cancelled_at") " FROM source_orders WHERE site_code = $1::text AND "
+                                            "order_no = $2::text ORDER BY length(lot_no), lot_no"},
+      .order_events = {"ls_order_events",
+                       OO_PG_EVENT_COLUMNS " WHERE i.site_code = $1::text AND i.order_no = "
+                                           "$2::text ORDER BY e.event_id LIMIT $3"},
   };
   return sql;
 }

@@ -3,6 +3,14 @@
 
 namespace onceorder::store::sqlite {
 
+// An item's events with the item's run and lot, and the production order's number for the
+// `produced` one (production_orders is unique on item_id): the ListingSql::item_events columns.
+#define OO_SQLITE_EVENT_COLUMNS                                                              \
+  "SELECT e.event_id, e.item_id, i.run_id, i.lot_no, e.kind, e.status, e.attempt, e.owner, " \
+  "e.lease_until, e.detail, e.at, p.document_number FROM schedule_items i JOIN "             \
+  "schedule_item_events e ON e.item_id = i.item_id LEFT JOIN production_orders p ON "        \
+  "p.item_id = e.item_id AND e.kind = 'produced'"
+
 // The claims walk the partial index of processing items (few: workers × claim batch), never
 // the item table, whatever the planner would guess from item_id order.
 const ListingSql& listing_sql() {
@@ -44,6 +52,16 @@ const ListingSql& listing_sql() {
                           "'now', '+' || (?1 / 1000.0) || ' seconds'") ") AND "
                                                                        "i.item_id > ?2 ORDER BY "
                                                                        "i.item_id LIMIT ?3"},
+      .item_events = {"ls_item_events",
+                      OO_SQLITE_EVENT_COLUMNS " WHERE e.item_id = ?1 ORDER BY e.event_id LIMIT ?2"},
+      .order_head = {"ls_order_head",
+                     "SELECT order_no, customer_id, warehouse_id, status, created_at, cancelled_at "
+                     "FROM orders WHERE order_id = ?1"},
+      .order_sources = {"ls_order_sources",
+                        "SELECT lot_no, quantity, created_at, cancelled_at FROM source_orders "
+                        "WHERE site_code = ?1 AND order_no = ?2 ORDER BY length(lot_no), lot_no"},
+      .order_events = {"ls_order_events", OO_SQLITE_EVENT_COLUMNS
+                       " WHERE i.site_code = ?1 AND i.order_no = ?2 ORDER BY e.event_id LIMIT ?3"},
   };
   return sql;
 }
