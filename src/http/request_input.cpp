@@ -55,6 +55,14 @@ std::vector<std::int64_t> path_ids(const std::vector<std::string>& ids,
   return out;
 }
 
+Result<std::vector<std::int64_t>> path_ids(const std::vector<std::string>& ids,
+                                           std::initializer_list<std::string_view> names) {
+  std::vector<FieldError> errors;
+  auto out = path_ids(ids, names, errors);
+  if (!errors.empty()) return Status(Code::invalid_request, "invalid path", std::move(errors));
+  return out;
+}
+
 Result<QueryReader> QueryReader::parse(std::string_view target) {
   OO_ASSIGN_OR_RETURN(auto params, parse_query(split_target(target).second));
   // Every parameter is checked here, once, whichever way a route reads it: invalid UTF-8

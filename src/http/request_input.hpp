@@ -28,6 +28,10 @@ std::optional<std::int64_t> parse_id(std::string_view text);
 std::vector<std::int64_t> path_ids(const std::vector<std::string>& ids,
                                    std::initializer_list<std::string_view> names,
                                    std::vector<FieldError>& errors);
+// The same for a handler with nothing else to check first: the ids, or invalid_request
+// ("invalid path") with those field errors.
+Result<std::vector<std::int64_t>> path_ids(const std::vector<std::string>& ids,
+                                           std::initializer_list<std::string_view> names);
 
 // Reads query parameters by name; finish() reports the ones nobody asked for.
 class QueryReader {

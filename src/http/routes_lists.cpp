@@ -112,11 +112,9 @@ Response list_orders(Services& s, const Principal& who, const Request& req, Dead
 Response list_order_receipts(Services& s, const Principal& who, const RouteMatch& m,
                              const Request& req, Deadline deadline) {
   if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
-  std::vector<FieldError> errors;
-  const auto ids = path_ids(m.ids, {"order_id"}, errors);
-  if (!errors.empty()) {
-    return problem_response(Status(Code::invalid_request, "invalid path", std::move(errors)));
-  }
+  const auto checked = path_ids(m.ids, {"order_id"});
+  if (!checked.ok()) return problem_response(checked.status());
+  const std::vector<std::int64_t>& ids = *checked;
   const auto only = who.is_customer() ? std::optional<std::int64_t>(who.customer_id) : std::nullopt;
   auto receipts = onceorder::list_order_receipts(s.db, ids[0], only, deadline);
   if (!receipts.ok()) return problem_response(receipts.status());
@@ -234,11 +232,9 @@ Response list_claims(Services& s, const Request& req, Deadline deadline) {
 Response get_item_timeline(Services& s, const RouteMatch& m, const Request& req,
                            Deadline deadline) {
   if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
-  std::vector<FieldError> errors;
-  const auto ids = path_ids(m.ids, {"item_id"}, errors);
-  if (!errors.empty()) {
-    return problem_response(Status(Code::invalid_request, "invalid path", std::move(errors)));
-  }
+  const auto checked = path_ids(m.ids, {"item_id"});
+  if (!checked.ok()) return problem_response(checked.status());
+  const std::vector<std::int64_t>& ids = *checked;
   auto t = onceorder::item_timeline(s.db, ids[0], deadline);
   if (!t.ok()) return problem_response(t.status());
   const ScheduleItem& i = t->item;
@@ -264,11 +260,9 @@ Response get_item_timeline(Services& s, const RouteMatch& m, const Request& req,
 Response get_order_timeline(Services& s, const Principal& who, const RouteMatch& m,
                             const Request& req, Deadline deadline) {
   if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
-  std::vector<FieldError> errors;
-  const auto ids = path_ids(m.ids, {"order_id"}, errors);
-  if (!errors.empty()) {
-    return problem_response(Status(Code::invalid_request, "invalid path", std::move(errors)));
-  }
+  const auto checked = path_ids(m.ids, {"order_id"});
+  if (!checked.ok()) return problem_response(checked.status());
+  const std::vector<std::int64_t>& ids = *checked;
   const auto only = who.is_customer() ? std::optional<std::int64_t>(who.customer_id) : std::nullopt;
   auto t = onceorder::order_timeline(s.db, ids[0], only, deadline);
   if (!t.ok()) return problem_response(t.status());

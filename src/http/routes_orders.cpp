@@ -58,9 +58,7 @@ Status no_such_order(std::int64_t order_id) {
 
 // The order in the path, or the answer to give instead.
 Result<std::int64_t> order_path(const RouteMatch& m) {
-  std::vector<FieldError> errors;
-  const auto ids = path_ids(m.ids, {"order_id"}, errors);
-  if (!errors.empty()) return Status(Code::invalid_request, "invalid path", std::move(errors));
+  OO_ASSIGN_OR_RETURN(auto ids, path_ids(m.ids, {"order_id"}));
   return ids[0];
 }
 

@@ -204,11 +204,9 @@ Response post_run(Services& s, const Request& req, Deadline deadline) {
 
 Response get_run(Services& s, const RouteMatch& m, const Request& req, Deadline deadline) {
   if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
-  std::vector<FieldError> errors;
-  const auto ids = path_ids(m.ids, {"run_id"}, errors);
-  if (!errors.empty()) {
-    return problem_response(Status(Code::invalid_request, "invalid path", std::move(errors)));
-  }
+  const auto checked = path_ids(m.ids, {"run_id"});
+  if (!checked.ok()) return problem_response(checked.status());
+  const std::vector<std::int64_t>& ids = *checked;
   auto run = s.scheduler.get_run(ids[0], deadline);
   if (!run.ok()) return problem_response(run.status());
   return json_response(bhttp::status::ok, run_json(*run));
@@ -291,11 +289,9 @@ Response post_reap(Services& s, const Request& req, Deadline deadline) {
 Response post_run_stop(Services& s, const RouteMatch& m, const Request& req, Deadline deadline) {
   if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
   if (Status st = empty_body(req); !st.ok()) return problem_response(st);
-  std::vector<FieldError> errors;
-  const auto ids = path_ids(m.ids, {"run_id"}, errors);
-  if (!errors.empty()) {
-    return problem_response(Status(Code::invalid_request, "invalid path", std::move(errors)));
-  }
+  const auto checked = path_ids(m.ids, {"run_id"});
+  if (!checked.ok()) return problem_response(checked.status());
+  const std::vector<std::int64_t>& ids = *checked;
   auto run = s.scheduler.request_stop(ids[0], deadline);
   if (!run.ok()) return problem_response(run.status());
   // Accepted: the run ends at its next batch boundary, in whichever process runs it.

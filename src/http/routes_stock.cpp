@@ -54,11 +54,9 @@ Response put_sku(Services& s, const RouteMatch& m, const Request& req, Deadline 
 
 Response get_sku(Services& s, const RouteMatch& m, const Request& req, Deadline deadline) {
   if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
-  std::vector<FieldError> errors;
-  const auto ids = path_ids(m.ids, {"warehouse_id", "sku_id"}, errors);
-  if (!errors.empty()) {
-    return problem_response(Status(Code::invalid_request, "invalid path", std::move(errors)));
-  }
+  const auto checked = path_ids(m.ids, {"warehouse_id", "sku_id"});
+  if (!checked.ok()) return problem_response(checked.status());
+  const std::vector<std::int64_t>& ids = *checked;
   auto sku = s.intake.get_sku(ids[0], ids[1], deadline);
   if (!sku.ok()) return problem_response(sku.status());
   return json_response(bhttp::status::ok, sku_json(*sku));
