@@ -2,6 +2,7 @@
 # belongs. Unit tests (*_test.cpp beside the code) are listed by tests/CMakeLists.txt.
 set(ONCEORDER_CORE_SOURCES
   src/core/cart.cpp
+  src/core/cart_lanes.cpp
   src/core/csv.cpp
   src/core/db_url.cpp
   src/core/duration.cpp

@@ -9,10 +9,12 @@
 // receipt commit together. A lock timeout or deadlock is never a decision: the whole
 // transaction is rolled back and re-run, then `busy`.
 //
-// Placements that queue behind one another are combined (onceorder/combiner.hpp), keyed by
-// (warehouse, lowest SKU of the cart): the first runs alone at once; those that queued meanwhile
-// run as one transaction (place_batch), each decided in arrival order on the stock the ones
-// before it left, with one commit for all.
+// Placements that queue behind one another are combined (onceorder/combiner.hpp), in the lane
+// onceorder/cart_lanes.hpp picks: a cart that shares a stock row with one in flight joins its
+// warehouse's collision lane, any other the lane of its (warehouse, lowest SKU). The first of
+// a lane runs alone at once; those that queued meanwhile run as one transaction
+// (place_batch), each decided in arrival order on the stock the ones before it left, with one
+// commit for all.
 //
 // Thread-safety: an Intake is safe to use from many threads at once.
 #pragma once
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "onceorder/cart.hpp"
+#include "onceorder/cart_lanes.hpp"
 #include "onceorder/combiner.hpp"
 #include "onceorder/counters.hpp"
 #include "onceorder/id_generator.hpp"
@@ -123,6 +126,8 @@ class Intake {
   static constexpr std::size_t kMaxBatch = 64;
   // How many requests `place`'s runs carried so far (a lone request is a batch of 1).
   CombinerStats combining() const;
+  // Placements whose cart shared a stock row with one in flight (onceorder/cart_lanes.hpp).
+  std::uint64_t lane_collisions() const { return cart_lanes_.collisions(); }
   Result<Order> get_order(std::int64_t order_id, store::Clock::time_point deadline);
   // Idempotent; in_production once any line has a production order.
   Result<Order> cancel(std::int64_t order_id, store::Clock::time_point deadline);
@@ -187,7 +192,8 @@ class Intake {
   std::unique_ptr<IdGenerator> ids_;
   std::atomic<std::uint64_t> id_collisions_{0};
   OutcomeCounters<OrderOutcome> outcomes_;
-  std::unique_ptr<Combiner<const Job*, Answer>> combiner_;  // keyed by (warehouse, lowest sku)
+  CartLanes cart_lanes_;                                    // the combiner's lane of a cart
+  std::unique_ptr<Combiner<const Job*, Answer>> combiner_;  // keyed by cart_lanes_' lanes
 };
 
 // Node-id leases: one row per node id; a process holds one while its lease lasts, and

@@ -114,8 +114,12 @@ Response get_metrics(const Services& s) {
                    numbering_runs);
   prom_batch_sizes(out, "onceorder_order_batch_size",
                    "Placements per transaction: 1 for a lone request, more when placements of "
-                   "one lane (warehouse, lowest SKU) queued and were combined.",
+                   "one lane (onceorder/cart_lanes.hpp) queued and were combined.",
                    order_runs);
+  prom_value(out, "onceorder_order_lane_collisions_total", "counter",
+             "Placements whose cart shared a stock row with one in flight and so joined its "
+             "warehouse's collision lane.",
+             s.intake.lane_collisions());
   prom_durations(out, "onceorder_numbering_batch_duration_seconds",
                  "Time of each transaction issuing document numbers (one request or a batch), "
                  "its retries included.",

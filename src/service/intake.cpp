@@ -242,13 +242,11 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
   enter(req);
   std::optional<Answer> answer;
   if (combines()) {
-    // The lane: carts sharing their lowest SKU meet (a hot SKU is every cart's lowest
-    // often enough); carts over many SKUs rarely do and stay on the lone path. Correctness
-    // never depends on it: two lanes' transactions lock rows in the one global order. Where
-    // the database has one writer (SQLite), every placement waits for every other: one lane.
-    const std::string lane = store_->one_writer() ? std::string()
-                                                  : fmt::format("{}/{}", job.cart.warehouse_id,
-                                                                job.cart.lines[0].sku_id);
+    // Correctness never depends on the lane (onceorder/cart_lanes.hpp). Where the database
+    // has one writer (SQLite), every placement waits for every other: one lane.
+    std::optional<CartLanes::Entry> entry;
+    if (!store_->one_writer()) entry.emplace(cart_lanes_.enter(job.cart));
+    const std::string_view lane = entry ? std::string_view(entry->lane()) : std::string_view();
     answer = combiner_->run(lane, &job, deadline);
     if (!answer) {
       answer.emplace(Answer{Status(Code::busy,

@@ -1,0 +1,111 @@
+#include "onceorder/cart_lanes.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <barrier>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace onceorder {
+namespace {
+
+Cart cart(std::int64_t warehouse, std::vector<std::int64_t> skus) {
+  Cart c{warehouse, {}};
+  for (auto s : skus) c.lines.push_back({s, 1});
+  return c;
+}
+
+TEST(CartLanes, ACartAloneTakesTheLaneOfItsLowestSku) {
+  CartLanes lanes;
+  const Cart a = cart(1, {7, 9});
+  auto entry = lanes.enter(a);
+  EXPECT_EQ(entry.lane(), "1/7");
+  EXPECT_FALSE(entry.collided());
+  EXPECT_EQ(lanes.rows_in_flight(), 2u);
+}
+
+TEST(CartLanes, DisjointCartsKeepTheirOwnLanes) {
+  CartLanes lanes;
+  const Cart a = cart(1, {1, 2}), b = cart(1, {3, 4}), c = cart(2, {1, 2});
+  auto ea = lanes.enter(a);
+  auto eb = lanes.enter(b);
+  auto ec = lanes.enter(c);  // the same SKUs in another warehouse are other rows
+  EXPECT_EQ(ea.lane(), "1/1");
+  EXPECT_EQ(eb.lane(), "1/3");
+  EXPECT_EQ(ec.lane(), "2/1");
+  EXPECT_FALSE(eb.collided() || ec.collided());
+}
+
+TEST(CartLanes, ACartSharingARowInFlightJoinsItsWarehousesCollisionLane) {
+  CartLanes lanes;
+  const Cart a = cart(1, {1, 5}), b = cart(1, {2, 5}), c = cart(1, {3, 5, 8});
+  auto ea = lanes.enter(a);
+  auto eb = lanes.enter(b);  // shares SKU 5, not its lowest: still a collision
+  auto ec = lanes.enter(c);
+  EXPECT_EQ(ea.lane(), "1/1");
+  EXPECT_TRUE(eb.collided());
+  EXPECT_EQ(eb.lane(), "1/*");
+  EXPECT_EQ(ec.lane(), "1/*");  // every colliding cart of the warehouse meets in one lane
+  EXPECT_EQ(lanes.collisions(), 2u);
+}
+
+TEST(CartLanes, LeavingFreesTheRows) {
+  CartLanes lanes;
+  const Cart a = cart(1, {1, 5}), b = cart(1, {5});
+  {
+    auto ea = lanes.enter(a);
+    auto eb = lanes.enter(b);
+    EXPECT_TRUE(eb.collided());
+    EXPECT_EQ(lanes.rows_in_flight(), 2u);
+    EXPECT_EQ(lanes.collisions(), 1u);
+  }
+  EXPECT_EQ(lanes.rows_in_flight(), 0u);
+  auto again = lanes.enter(b);
+  EXPECT_FALSE(again.collided());
+  EXPECT_EQ(again.lane(), "1/5");
+}
+
+TEST(CartLanes, AMovedEntryLeavesOnce) {
+  CartLanes lanes;
+  const Cart a = cart(1, {4});
+  std::optional<CartLanes::Entry> kept;
+  {
+    auto e = lanes.enter(a);
+    kept.emplace(std::move(e));
+  }
+  EXPECT_EQ(lanes.rows_in_flight(), 1u);  // the moved-from entry released nothing
+  kept.reset();
+  EXPECT_EQ(lanes.rows_in_flight(), 0u);
+}
+
+// Many threads entering and leaving carts over a few rows at once: the counts never go
+// wrong (every row freed at the end), and a cart entering while another holds its row
+// always collides.
+TEST(CartLanes, ConcurrentCartsCountEveryRow) {
+  CartLanes lanes;
+  constexpr int kThreads = 8, kRounds = 2000;
+  const Cart held = cart(1, {3});
+  auto holder = lanes.enter(held);  // row (1, 3) is in flight throughout
+  std::barrier start(kThreads);
+  std::vector<std::thread> threads;
+  std::atomic<int> missed{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      for (int i = 0; i < kRounds; ++i) {
+        const Cart mine = cart(1, {1 + (t + i) % 5, 6 + t});
+        auto e = lanes.enter(mine);
+        const bool touches_held = mine.lines.front().sku_id == 3;
+        if (touches_held && !e.collided()) missed.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(missed.load(), 0);
+  EXPECT_EQ(lanes.rows_in_flight(), 1u);
+}
+
+}  // namespace
+}  // namespace onceorder
