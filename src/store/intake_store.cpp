@@ -22,6 +22,26 @@ std::string join(const std::vector<std::int64_t>& values) {
   return out;
 }
 
+// A PostgreSQL text[] literal ("{"a","b\"c"}"): every element quoted, `"` and `\` escaped,
+// so any text (commas and braces too) comes back as it went in. Batches pass their receipt
+// keys so, and not as JSON: the row estimate of unnest over a parameter (10) keeps the
+// receipt lookups on their index, where jsonb_to_recordset's (100) made PostgreSQL hash the
+// whole receipts table for every batch (docs/BENCHMARKS.md, "Receipts on their index").
+std::string text_array(const std::vector<std::string_view>& values) {
+  std::string out = "{";
+  for (std::string_view v : values) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    for (char ch : v) {
+      if (ch == '"' || ch == '\\') out += '\\';
+      out += ch;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
 // The receipt's shortages column: "sku:requested:available,…".
 std::string shortages_text(const std::vector<Shortage>& s) {
   std::string out;
@@ -219,15 +239,15 @@ Result<std::vector<std::optional<StoredReceipt>>> IntakeStore::find_receipts(
     }
     return out;
   }
-  std::string json = "[";
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (i > 0) json += ',';
-    json += fmt::format(R"({{"i":{},"c":{},"k":)", i, keys[i].customer_id);
-    append_json_string(json, keys[i].key);
-    json += '}';
+  std::vector<std::int64_t> customers;
+  std::vector<std::string_view> key_texts;
+  for (const ReceiptKey& k : keys) {
+    customers.push_back(k.customer_id);
+    key_texts.push_back(k.key);
   }
-  json += ']';
-  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.find_receipts, {std::string_view(json)}));
+  const std::string cs = join(customers), ks = text_array(key_texts);
+  OO_ASSIGN_OR_RETURN(auto rows,
+                      c.query(sql_.find_receipts, {std::string_view(cs), std::string_view(ks)}));
   // Columns: i, 6 receipt columns (1–6), 7 order columns (7–13), 4 line columns (14–17).
   for (const auto& r : rows) {
     auto& slot = out.at(static_cast<size_t>(r.i64(0)));
@@ -260,27 +280,28 @@ Result<std::vector<std::string>> IntakeStore::write_outcomes(store::Connection& 
     }
     return created;
   }
-  std::string orders = "[", lines = "[", short_of = "[";
+  std::string orders = "[", lines = "[";
   std::map<std::int64_t, size_t> at;  // order_id → its outcome
+  std::vector<std::int64_t> placed_ids, placed_customers, short_customers;
+  std::vector<std::string_view> placed_keys, short_keys;
+  std::vector<std::string> short_texts;
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const BatchOutcome& w = outcomes[i];
     if (!w.order) {
-      if (short_of.size() > 1) short_of += ',';
-      short_of += fmt::format(R"({{"c":{},"k":)", w.customer_id);
-      append_json_string(short_of, w.key);
-      short_of += R"(,"s":)";
-      append_json_string(short_of, shortages_text(*w.shortages));
-      short_of += '}';
+      short_customers.push_back(w.customer_id);
+      short_keys.push_back(w.key);
+      short_texts.push_back(shortages_text(*w.shortages));
       continue;
     }
     const Order& o = *w.order;
     at[o.order_id] = i;
+    placed_ids.push_back(o.order_id);
+    placed_customers.push_back(o.customer_id);
+    placed_keys.push_back(w.key);
     if (orders.size() > 1) orders += ',';
     orders += fmt::format(R"({{"id":{},"c":{},"w":{},"t":{},"ono":)", o.order_id, o.customer_id,
                           o.warehouse_id, o.total_cents);
     append_json_string(orders, o.order_no);
-    orders += R"(,"k":)";
-    append_json_string(orders, w.key);
     orders += '}';
     for (const auto& l : o.lines) {
       // The source orders' site and lots come from source_order_key, the rule's one home.
@@ -298,7 +319,6 @@ Result<std::vector<std::string>> IntakeStore::write_outcomes(store::Connection& 
   }
   orders += ']';
   lines += ']';
-  short_of += ']';
   std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> deduct;  // (warehouse, sku)
   for (const BatchOutcome& w : outcomes)
     if (w.order)
@@ -310,12 +330,18 @@ Result<std::vector<std::string>> IntakeStore::write_outcomes(store::Connection& 
     quantities.push_back(quantity);
   }
   const std::string dw = join(warehouses), ds = join(skus), dq = join(quantities);
+  const std::string pi = join(placed_ids), pc = join(placed_customers),
+                    pk = text_array(placed_keys);
+  const std::string sc = join(short_customers), sk = text_array(short_keys),
+                    st = text_array({short_texts.begin(), short_texts.end()});
   // The statement itself raised if a deduction missed: nothing was committed.
-  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.place_many,
-                                         {std::string_view(orders), std::string_view(lines),
-                                          std::string_view(short_of), std::string_view(dw),
-                                          std::string_view(ds), std::string_view(dq)},
-                                         then));
+  OO_ASSIGN_OR_RETURN(
+      auto rows, c.query(sql_.place_many,
+                         {std::string_view(orders), std::string_view(lines), std::string_view(sc),
+                          std::string_view(dw), std::string_view(ds), std::string_view(dq),
+                          std::string_view(sk), std::string_view(st), std::string_view(pi),
+                          std::string_view(pc), std::string_view(pk)},
+                         then));
   for (const auto& r : rows) {
     if (r.is_null(0)) continue;
     auto it = at.find(r.i64(0));

@@ -109,26 +109,28 @@ const IntakeSql& intake_sql() {
                           "ORDER BY r.i ON CONFLICT DO NOTHING "
                           "RETURNING customer_id, idempotency_key"},
       .find_receipts = {"in_find_receipts",
-                        "SELECT q.i, r.warehouse_id, r.normalized, r.normalization, r.outcome, "
+                        "SELECT q.n - 1, r.warehouse_id, r.normalized, r.normalization, r.outcome, "
                         "r.order_id, r.shortages, o.order_id, o.order_no, o.status, "
                         "o.customer_id, o.warehouse_id, o.total_cents, "
                         // clang-format off
                         "" OO_PG_UTC("o.created_at") ", "
                                             // clang-format on
                                             "l.line_no, l.sku_id, l.quantity, l.unit_price_cents "
-                                            "FROM jsonb_to_recordset($1::jsonb) AS q(i bigint, c "
-                                            "bigint, k text) "
+                                            "FROM unnest(string_to_array($1, ',')::bigint[], "
+                                            "$2::text[]) WITH ORDINALITY AS q(c, k, n) "
                                             "JOIN order_receipts r "
                                             "ON r.customer_id = q.c AND r.idempotency_key = q.k "
                                             "LEFT JOIN orders o ON o.order_id = r.order_id "
                                             "LEFT JOIN order_lines l ON l.order_id = o.order_id "
-                                            "ORDER BY q.i, l.line_no"},
+                                            "ORDER BY q.n, l.line_no"},
       // in_place_all for many orders, and the batch's out-of-stock receipts. Deductions come
       // summed per stock row (`d`, $4–$6): an UPDATE … FROM applies only one matching source
-      // row; as arrays, whose row estimate (10) keeps the stock update on its index.
+      // row. Deductions and receipt keys come as arrays, whose row estimate (10) keeps the
+      // stock and receipt updates on their indexes; jsonb_to_recordset's (100) made the
+      // receipt updates hash the whole receipts table (docs/BENCHMARKS.md).
       .place_many = {"in_place_many",
                      "WITH o AS (SELECT * FROM jsonb_to_recordset($1::jsonb) "
-                     "AS t(id bigint, ono text, c bigint, w bigint, t bigint, k text)), "
+                     "AS t(id bigint, ono text, c bigint, w bigint, t bigint)), "
                      "l AS (SELECT * FROM jsonb_to_recordset($2::jsonb) "
                      "AS t(id bigint, n integer, w bigint, sku bigint, q bigint, p bigint, "
                      "site text, ono text, lot text)), "
@@ -149,11 +151,13 @@ const IntakeSql& intake_sql() {
                      "order_id, line_no) SELECT w, sku, -q, 'reservation', id, n FROM l), "
                      "so AS (INSERT INTO source_orders (site_code, order_no, lot_no, quantity) "
                      "SELECT site, ono, lot, q FROM l), "
-                     "rc AS (UPDATE order_receipts r SET outcome = 'placed', order_id = o.id "
-                     "FROM o WHERE r.customer_id = o.c AND r.idempotency_key = o.k), "
+                     "rc AS (UPDATE order_receipts r SET outcome = 'placed', order_id = x.id "
+                     "FROM unnest(string_to_array($9, ',')::bigint[], "
+                     "string_to_array($10, ',')::bigint[], $11::text[]) AS x(id, c, k) "
+                     "WHERE r.customer_id = x.c AND r.idempotency_key = x.k), "
                      "ro AS (UPDATE order_receipts r SET outcome = 'out_of_stock', "
-                     "shortages = x.s FROM jsonb_to_recordset($3::jsonb) "
-                     "AS x(c bigint, k text, s text) "
+                     "shortages = x.s FROM unnest(string_to_array($3, ',')::bigint[], "
+                     "$7::text[], $8::text[]) AS x(c, k, s) "
                      "WHERE r.customer_id = x.c AND r.idempotency_key = x.k), "
                      "ok AS (SELECT oo_assert(" OO_PG_BATCH_DEDUCTED
                      ", 'a locked stock row did not take its deduction') AS ok) "
