@@ -26,7 +26,8 @@ std::string join(const std::vector<std::int64_t>& values) {
 // so any text (commas and braces too) comes back as it went in. Batches pass their receipt
 // keys so, and not as JSON: the row estimate of unnest over a parameter (10) keeps the
 // receipt lookups on their index, where jsonb_to_recordset's (100) made PostgreSQL hash the
-// whole receipts table for every batch (docs/BENCHMARKS.md, "Receipts on their index").
+// whole receipts table for every batch (docs/BENCHMARKS.md, "Collision lanes and receipts on
+// their index").
 std::string text_array(const std::vector<std::string_view>& values) {
   std::string out = "{";
   for (std::string_view v : values) {
