@@ -6,7 +6,10 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <random>
+
+#include <nlohmann/json.hpp>
 
 #include "onceorder/db_url.hpp"
 #include "onceorder/invariants.hpp"
@@ -98,6 +101,31 @@ store::Rows TestDb::sql(const std::string& text) {
   auto rows = (*conn)->query(stmt, {});
   EXPECT_TRUE(rows.ok()) << rows.status().to_string() << " in: " << text;
   return rows.ok() ? std::move(rows).value() : store::Rows{};
+}
+
+void expect_index_reads(RawPg& pg, const store::Statement& statement, const std::string& args,
+                        const std::string& relation) {
+  // "Seq Scan ", "Index Scan order_receipts_pkey", "Bitmap Heap Scan " (over an index), …
+  std::vector<std::string> reads;
+  std::function<void(const nlohmann::json&)> walk = [&](const nlohmann::json& node) {
+    if (node.value("Relation Name", "") == relation && node.value("Node Type", "") != "ModifyTable")
+      reads.push_back(node.value("Node Type", "") + " " + node.value("Index Name", ""));
+    for (const auto& child : node.value("Plans", nlohmann::json::array())) walk(child);
+  };
+  pg.exec("DEALLOCATE ALL");
+  pg.exec("PREPARE probe AS " + std::string(statement.sql));
+  for (const char* mode : {"force_generic_plan", "force_custom_plan"}) {
+    pg.exec(std::string("SET plan_cache_mode = ") + mode);
+    const auto plan = nlohmann::json::parse(pg.scalar("EXPLAIN (FORMAT JSON) EXECUTE probe" + args),
+                                            nullptr, /*allow_exceptions=*/false);
+    reads.clear();
+    if (plan.is_array() && !plan.empty()) walk(plan.at(0).at("Plan"));
+    EXPECT_FALSE(reads.empty()) << statement.name << ", " << mode << ": no read of " << relation
+                                << " in " << plan.dump();
+    for (const std::string& how : reads)
+      EXPECT_NE(how.rfind("Seq Scan", 0), 0u) << statement.name << ", " << mode << ": " << how;
+  }
+  pg.exec("RESET plan_cache_mode");
 }
 
 RawPg::RawPg(const std::string& url) {

@@ -57,6 +57,14 @@ class RawPg {
   void* conn_;
 };
 
+// PREPAREs `statement` on `pg` and checks that its generic plan and its custom plan for
+// `args` (an EXECUTE argument list, "('a', '{1,2}')") read `relation`, and only through an
+// index (an index, index-only or bitmap scan), never by a sequential scan, whatever the row
+// estimates of its parameters. The ModifyTable node of an UPDATE of `relation` is the write
+// itself and is not counted.
+void expect_index_reads(RawPg& pg, const store::Statement& statement, const std::string& args,
+                        const std::string& relation);
+
 store::Clock::time_point soon(int seconds = 10);
 
 // Every invariant of `db` holds (onceorder/invariants.hpp); a violation fails the test with

@@ -4,7 +4,6 @@
 // engine. Order ids, numbers and timestamps differ between the two runs and are left out.
 // The combiner's races are in intake_race_test.cpp.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <functional>
@@ -335,29 +334,8 @@ TEST_P(IntakeBatchTest, ReceiptLookupsOfABatchStayOnTheirIndex) {
        R"('{"s","s"}', '1', '3', '{"k7"}'))"},
       {&sql.find_receipts, R"(('3,4', '{"k7","k8"}'))"},
   };
-  // The plan's nodes that read order_receipts, by how ("Seq Scan", "Index Scan", …).
-  std::function<void(const nlohmann::json&, std::vector<std::string>&)> scans =
-      [&](const nlohmann::json& node, std::vector<std::string>& out) {
-        if (node.value("Relation Name", "") == "order_receipts" &&
-            node.value("Node Type", "") != "ModifyTable")  // the updates themselves
-          out.push_back(node.value("Node Type", "") + " " + node.value("Index Name", ""));
-        for (const auto& child : node.value("Plans", nlohmann::json::array())) scans(child, out);
-      };
   RawPg pg(tdb.url());
-  for (const auto& c : cases) {
-    pg.exec("DEALLOCATE ALL");
-    pg.exec("PREPARE probe AS " + std::string(c.statement->sql));
-    for (const char* mode : {"force_generic_plan", "force_custom_plan"}) {
-      pg.exec(std::string("SET plan_cache_mode = ") + mode);
-      const auto plan =
-          nlohmann::json::parse(pg.scalar("EXPLAIN (FORMAT JSON) EXECUTE probe" + c.args));
-      std::vector<std::string> found;
-      scans(plan.at(0).at("Plan"), found);
-      EXPECT_FALSE(found.empty()) << c.statement->name << ", " << mode << ": " << plan.dump();
-      for (const std::string& how : found)
-        EXPECT_EQ(how.rfind("Index", 0), 0u) << c.statement->name << ", " << mode << ": " << how;
-    }
-  }
+  for (const auto& c : cases) expect_index_reads(pg, *c.statement, c.args, "order_receipts");
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, IntakeBatchTest, ::testing::ValuesIn(engines_under_test()),

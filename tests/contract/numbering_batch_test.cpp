@@ -10,6 +10,8 @@
 
 #include "common/test_db.hpp"
 #include "onceorder/numbering.hpp"
+#include "store/dialect.hpp"
+#include "store/numbering_store.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -186,6 +188,30 @@ TEST_P(NumberingBatchTest, ARequestTheDatabaseRefusesFailsAloneAndTheOthersAreIs
       {"Q", "q1", std::nullopt},
   };
   expect_same(seq, {seq.size()}, poison);
+}
+
+// A batch's stored-receipt lookup stays on the receipts' primary key for a scope of 5,000
+// receipts (next to another scope's 5,000), in the generic plan and in a custom one. With
+// the keys as `IN (SELECT jsonb_array_elements_text(…))`, estimated at 100 rows, PostgreSQL
+// read every receipt of the table for every batch that carried a key.
+TEST_P(NumberingBatchTest, ReceiptLookupOfABatchStaysOnItsIndex) {
+  if (GetParam() != Engine::postgres) GTEST_SKIP() << "PostgreSQL's planner";
+  Side side(GetParam());
+  for (const char* scope : {"HOT", "COLD"}) {
+    ASSERT_TRUE(side.numbering.configure(scope, ScopeFormat{9, 10, 999999999}, soon()).ok());
+    side.tdb.sql(std::string("INSERT INTO documents (scope, value, number, origin, scheme, title) "
+                             "SELECT '") +
+                 scope +
+                 "', g, lpad(g::text, 9, '0'), 'issued', 'r10w9', 't' FROM generate_series(1, "
+                 "5000) g");
+    side.tdb.sql(std::string("INSERT INTO document_receipts (scope, idempotency_key, title, "
+                             "value) SELECT '") +
+                 scope + "', 'k' || g, 't', g FROM generate_series(1, 5000) g");
+  }
+  side.tdb.sql("ANALYZE");
+  RawPg pg(side.tdb.url());
+  expect_index_reads(pg, side.db->dialect().numbering.find_receipts,
+                     R"(('HOT', '["k5", "k77", "new"]'))", "document_receipts");
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, NumberingBatchTest, ::testing::ValuesIn(engines_under_test()),

@@ -84,12 +84,15 @@ const NumberingSql& numbering_sql() {
       .raise_last = {"num_raise_last",
                      "UPDATE doc_scopes SET last_value = greatest(last_value, $2) "
                      "WHERE scope = $1"},
+      // The keys as an array (= ANY): an IN over the JSON elements, estimated at 100 rows,
+      // made PostgreSQL read all of the scope's receipts for a scope of a few thousand
+      // (docs/BENCHMARKS.md, "Collision lanes and receipts on their index").
       .find_receipts = {"num_find_receipts",
                         "SELECT r.idempotency_key, r.title, " OO_PG_DOC_COLS(
                             "d") " FROM document_receipts r "
                                  "JOIN documents d ON d.scope = r.scope AND d.value = r.value "
-                                 "WHERE r.scope = $1 AND r.idempotency_key IN "
-                                 "(SELECT jsonb_array_elements_text($2::jsonb))"},
+                                 "WHERE r.scope = $1 AND r.idempotency_key = ANY (ARRAY("
+                                 "SELECT jsonb_array_elements_text($2::jsonb)))"},
       // One statement for the whole batch: the counter (locked by the caller), the documents
       // and their receipts. The receipts' foreign key is checked at the end of the statement,
       // when the documents are in.
