@@ -214,6 +214,25 @@ TEST_P(NumberingBatchTest, ReceiptLookupOfABatchStaysOnItsIndex) {
                      R"(('HOT', '["k5", "k77", "new"]'))", "document_receipts");
 }
 
+// A batch over several scopes finds its counters by the primary key among 5,000 scopes, when
+// it locks them and when it moves them, in the generic plan and in a custom one: with the
+// scopes as the JSON alone (estimated at 100 rows) both read every scope.
+TEST_P(NumberingBatchTest, ScopeCountersOfABatchStayOnTheirIndex) {
+  if (GetParam() != Engine::postgres) GTEST_SKIP() << "PostgreSQL's planner";
+  Side side(GetParam());
+  ASSERT_TRUE(side.numbering.configure("S1", ScopeFormat{9, 10, 999999999}, soon()).ok());
+  side.tdb.sql(
+      "INSERT INTO doc_scopes (scope, width, radix, max_value, last_value) SELECT 'S' || g, 9, "
+      "10, 999999999, 0 FROM generate_series(2, 5000) g");
+  side.tdb.sql("ANALYZE");
+  RawPg pg(side.tdb.url());
+  const auto& sql = side.db->dialect().numbering;
+  expect_index_reads(pg, sql.lock_scopes, R"(('["S5", "S77"]'))", "doc_scopes");
+  expect_index_reads(pg, sql.insert_scopes,
+                     R"(('[["S5", 1], ["S77", 1]]', '[["S5", 1, "t"], ["S77", 1, "t"]]', '[]'))",
+                     "doc_scopes");
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, NumberingBatchTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 
