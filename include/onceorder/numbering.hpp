@@ -3,13 +3,12 @@
 // after that transaction committed: a rollback leaves no gap, two callers never share a
 // number, and different scopes never wait for each other.
 //
-// Requests that queue up behind each other in a lane (a quarter of the scopes, by name) are
-// combined (onceorder/combiner.hpp), whatever their scopes: they run as one transaction that takes
-// each counter once and writes their documents and receipts together, one commit flush for all,
-// each answered as if they had run one at a time. A lone request runs at once on its caller's
-// thread, as one statement. The combining lane never waits for a counter another transaction holds
-// (a production run, a `configure`, another process): such a request leaves the lane and waits
-// alone.
+// Requests that queue up behind each other are combined (onceorder/combiner.hpp), in one lane
+// for every scope: they run as one transaction that takes each counter once and writes their
+// documents and receipts together, one commit flush for all, each answered as if they had run
+// one at a time. A lone request runs at once on its caller's thread, as one statement. The
+// combining lane never waits for a counter another transaction holds (a production run, a
+// `configure`, another process): such a request leaves the lane and waits alone.
 //
 // Thread-safety: a Numbering is safe to use from many threads at once.
 #pragma once
@@ -112,9 +111,6 @@ class Numbering {
   // database connection (64 for the benchmarks' 16), so a process rarely queues more; the bound
   // keeps one statement's arrays, and the time the scope's row is held, small.
   static constexpr std::size_t kMaxBatch = 64;
-  // Combining lanes on an engine with row locks (PostgreSQL): a scope always meets its own
-  // requests in one lane, and up to this many batches of other scopes are in flight at once.
-  static constexpr std::size_t kLanes = 4;
   // How many requests `issue`'s runs carried so far (a lone request is a batch of 1).
   CombinerStats combining() const;
 
@@ -161,7 +157,7 @@ class Numbering {
   store::Database& db_;
   NumberingOptions options_;
   std::unique_ptr<store::NumberingStore> store_;
-  std::unique_ptr<Combiner<IssueRequest, LaneAnswer>> combiner_;  // kLanes lanes of scopes
+  std::unique_ptr<Combiner<IssueRequest, LaneAnswer>> combiner_;  // one lane for every scope
 };
 
 // Field validation shared with the HTTP layer (also used by tests).

@@ -215,19 +215,14 @@ CombinerStats Numbering::combining() const { return combiner_->stats(); }
 Result<Issued> Numbering::issue(const IssueRequest& req, store::Clock::time_point deadline) {
   OO_RETURN_IF_ERROR(validate_issue_request(req));
   if (options_.fault_after_allocate) return issue_one(req, deadline);
-  // A few lanes, each for a quarter of the scopes (by a hash of the name): whatever queues in
-  // a lane is combined, whatever its scope. A lane per scope ran 64 scopes at about half the
-  // raw SQL's rate (such requests rarely queue on the same scope); one lane for all left one
-  // batch in flight at a time (docs/BENCHMARKS.md, "Lanes that never wait"). One lane where
-  // the database has one writer (SQLite): every request waits for the same lock anyway.
-  // Seed 003 still holds: different scopes never wait for each other, because nothing in a
-  // lane waits for a counter another transaction holds. A request whose counter is held
-  // comes back unanswered and runs alone here, outside the lane, where its wait holds up
-  // only itself.
-  static constexpr std::string_view kLaneNames[kLanes] = {"0", "1", "2", "3"};
-  const std::size_t lane =
-      store_->one_writer() ? 0 : std::hash<std::string_view>{}(req.scope) % kLanes;
-  auto answer = combiner_->run(kLaneNames[lane], req, deadline);
+  // One lane for every scope: whatever queues is combined, whatever its scope; more traffic
+  // makes bigger batches (up to kMaxBatch), not more of them. On the 2-core machine
+  // one lane beat four (by a hash of the scope) and a lane per scope, which rarely combined
+  // (docs/BENCHMARKS.md, "One numbering lane"). Seed 003 still holds: different scopes never
+  // wait for each other, because nothing in the lane waits for a counter another transaction
+  // holds. A request whose counter is held comes back unanswered and runs alone here,
+  // outside the lane, where its wait holds up only itself.
+  auto answer = combiner_->run({}, req, deadline);
   if (!answer) {
     return Status(Code::busy,
                   "the request waited for its scope until its deadline; nothing was written, "

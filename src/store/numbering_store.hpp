@@ -82,9 +82,6 @@ struct ScopeWrite {
 class NumberingStore {
  public:
   explicit NumberingStore(const Dialect& dialect);
-  // True when the engine has one write lock for the whole database (SQLite): every write
-  // waits for every other, so all requests share one combining lane.
-  bool one_writer() const { return !dialect_.row_locks; }
   Result<std::optional<DocumentReceipt>> find_receipt(store::Connection& c, std::string_view scope,
                                                       std::string_view key);
   // Takes the next value and inserts the document: nullopt when the scope is exhausted.

@@ -89,6 +89,40 @@ TEST_P(NumberingTest, QueuedRequestsOnOneHotScopeAreCombinedGaplessRace) {
   expect_invariants_hold();
 }
 
+// One lane for every scope: callers that each keep to a scope of their own still queue behind
+// one another, and what queues is combined across scopes. Each caller issues one after
+// another, so a run of more than one request must have mixed scopes: a lane per scope (which
+// never combines here) fails. Every scope stays 1..N in its caller's order.
+TEST_P(NumberingTest, QueuedRequestsOfDifferentScopesAreCombinedRace) {
+  constexpr int kThreads = 16, kEach = 30;
+  // Existing scopes: a batch hands a scope used for the first time back to run alone.
+  for (int t = 0; t < kThreads; ++t) ASSERT_TRUE(issue("OWN" + std::to_string(t), "first").ok());
+  const CombinerStats before = numbering_.combining();
+  std::barrier start(kThreads);
+  std::vector<std::vector<std::int64_t>> got(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      for (int i = 0; i < kEach; ++i) {
+        auto r = issue("OWN" + std::to_string(t), "#" + std::to_string(i));
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        got[t].push_back(r->document.value);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(got[t].size(), static_cast<std::size_t>(kEach));
+    for (int i = 0; i < kEach; ++i) EXPECT_EQ(got[t][i], i + 2) << "scope OWN" << t;
+    EXPECT_EQ(last_value("OWN" + std::to_string(t)), kEach + 1);
+  }
+  const CombinerStats after = numbering_.combining();
+  EXPECT_EQ(after.requests - before.requests, static_cast<std::uint64_t>(kThreads * kEach));
+  EXPECT_GT(after.largest, 1u) << "requests of different scopes were never combined";
+  expect_invariants_hold();
+}
+
 TEST_P(NumberingTest, EmptyScopeRaceGivesOneToN) {
   // Many first allocations at once in scopes that do not exist yet, round after round.
   constexpr int kThreads = 8, kRounds = 15;
