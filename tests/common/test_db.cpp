@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <random>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -132,6 +133,12 @@ RawPg::RawPg(const std::string& url) {
   PGconn* c = PQconnectdb(url.c_str());
   EXPECT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
   conn_ = c;
+  PQsetNoticeReceiver(
+      c,
+      [](void* self, const PGresult* r) {
+        static_cast<std::vector<std::string>*>(self)->emplace_back(PQresultErrorMessage(r));
+      },
+      &notices_);
 }
 
 RawPg::~RawPg() { PQfinish(static_cast<PGconn*>(conn_)); }
@@ -152,6 +159,12 @@ std::string RawPg::scalar(const std::string& sql) {
   if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0) out = PQgetvalue(r, 0, 0);
   PQclear(r);
   return out;
+}
+
+std::vector<std::string> RawPg::notices(const std::string& sql) {
+  notices_.clear();
+  exec(sql);
+  return std::exchange(notices_, {});
 }
 
 void expect_invariants_hold(store::Database& db) {

@@ -48,13 +48,19 @@ std::string engine_param_name(const ::testing::TestParamInfo<Engine>& info);
 class RawPg {
  public:
   explicit RawPg(const std::string& url);
+  RawPg(const RawPg&) = delete;  // the notice receiver holds `this`
+  RawPg& operator=(const RawPg&) = delete;
   ~RawPg();
   void exec(const std::string& sql);
   // The first column of the first row as text ("" when there is none).
   std::string scalar(const std::string& sql);
+  // Runs `sql` and returns the server's messages it raised (NOTICE and the like, as
+  // client_min_messages lets through), each one element.
+  std::vector<std::string> notices(const std::string& sql);
 
  private:
   void* conn_;
+  std::vector<std::string> notices_;  // filled by the connection's notice receiver
 };
 
 // PREPAREs `statement` on `pg` and checks that its generic plan and its custom plan for

@@ -284,6 +284,49 @@ TEST_P(TimelineTest, InvariantI17FindsAChangeWithoutItsEvent) {
   }
 }
 
+// The event triggers' inserts are never JIT-compiled (PostgreSQL migration 20): PL/pgSQL keeps
+// their plan for the connection, and a plan made for a large change once made every later
+// small claim compile, about 200 ms each. Here the session asks for JIT on everything
+// (jit_above_cost = 0) and auto_explain sends every plan, nested ones too, back as a notice:
+// a statement outside the triggers shows "JIT:", the triggers' inserts must not.
+TEST_P(TimelineTest, EventTriggersNeverCompileWithJit) {
+  if (GetParam() != Engine::postgres) GTEST_SKIP() << "JIT is PostgreSQL's";
+  Scheduler s(*db_);
+  ASSERT_TRUE(s.import_source_orders(make_orders("S1", "J", 3), soon()).ok());
+  ASSERT_TRUE(s.create_run(RunKind::batch, std::nullopt, soon()).ok());
+  RawPg pg(tdb_.url());
+  pg.exec("LOAD 'auto_explain'");
+  pg.exec(
+      "SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; "
+      "SET auto_explain.log_level = notice; SET client_min_messages = notice; SET jit = on; "
+      "SET jit_above_cost = 0");
+  const auto jitted = [](const std::vector<std::string>& plans, std::string_view text) {
+    int n = 0, with_jit = 0;
+    for (const std::string& p : plans) {
+      if (p.find(text) == std::string::npos) continue;
+      ++n;
+      if (p.find("JIT:") != std::string::npos) ++with_jit;
+    }
+    return std::pair{n, with_jit};
+  };
+  const auto outside = jitted(pg.notices("SELECT count(*) FROM schedule_items"), "schedule_items");
+  ASSERT_EQ(outside.first, 1);
+  if (outside.second == 0) GTEST_SKIP() << "this PostgreSQL has no JIT provider (llvmjit)";
+
+  const std::string kEvents = "INSERT INTO schedule_item_events";
+  const auto updated =
+      jitted(pg.notices("UPDATE schedule_items SET status = 'aborted', error = 'test' WHERE "
+                        "item_id = (SELECT min(item_id) FROM schedule_items)"),
+             kEvents);
+  EXPECT_EQ(updated, std::pair(1, 0)) << "the update trigger's insert was JIT-compiled";
+  const auto inserted = jitted(
+      pg.notices("INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) "
+                 "SELECT run_id, site_code, order_no, lot_no, 'wait' FROM schedule_items "
+                 "WHERE status = 'aborted'"),
+      kEvents);
+  EXPECT_EQ(inserted, std::pair(1, 0)) << "the insert trigger's insert was JIT-compiled";
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, TimelineTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 

@@ -555,6 +555,23 @@ DROP FUNCTION oo_item_events_inserted();
 DROP TABLE schedule_item_events;
 )sql";
 
+// Migration 19's event triggers run their INSERT … SELECT from PL/pgSQL, which plans it once
+// per connection and keeps the plan, its JIT decision included. When the first change on a
+// connection was large (the reaper aborting a dead run of thousands of items), the kept plan's
+// cost (estimated from that statement's transition tables) passed jit_above_cost, and from
+// then on every claim and completion on that connection compiled the insert with LLVM, about
+// 200 ms each: a restarted run of 4,000 items took over a minute (docs/BENCHMARKS.md, "JIT in
+// the item-event triggers"). The insert writes one row per changed item and never gains from
+// compiling.
+constexpr std::string_view kItemEventsWithoutJitUp = R"sql(
+ALTER FUNCTION oo_item_events_inserted() SET jit = off;
+ALTER FUNCTION oo_item_events_updated() SET jit = off;
+)sql";
+constexpr std::string_view kItemEventsWithoutJitDown = R"sql(
+ALTER FUNCTION oo_item_events_updated() RESET jit;
+ALTER FUNCTION oo_item_events_inserted() RESET jit;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
     {2, "production_scheduling", kSchedulingUp, kSchedulingDown},
@@ -581,6 +598,7 @@ constexpr Migration kMigrations[] = {
     {17, "schedule_actions", kScheduleActionsUp, kScheduleActionsDown},
     {18, "schedule_items_failed", kFailedItemsUp, kFailedItemsDown, true, "schedule_items_failed"},
     {19, "schedule_item_events", kItemEventsUp, kItemEventsDown},
+    {20, "item_events_without_jit", kItemEventsWithoutJitUp, kItemEventsWithoutJitDown},
 };
 
 }  // namespace
