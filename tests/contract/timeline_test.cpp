@@ -319,11 +319,11 @@ TEST_P(TimelineTest, EventTriggersNeverCompileWithJit) {
                         "item_id = (SELECT min(item_id) FROM schedule_items)"),
              kEvents);
   EXPECT_EQ(updated, std::pair(1, 0)) << "the update trigger's insert was JIT-compiled";
-  const auto inserted = jitted(
-      pg.notices("INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) "
-                 "SELECT run_id, site_code, order_no, lot_no, 'wait' FROM schedule_items "
-                 "WHERE status = 'aborted'"),
-      kEvents);
+  const auto inserted =
+      jitted(pg.notices("INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) "
+                        "SELECT run_id, site_code, order_no, lot_no, 'wait' FROM schedule_items "
+                        "WHERE status = 'aborted'"),
+             kEvents);
   EXPECT_EQ(inserted, std::pair(1, 0)) << "the insert trigger's insert was JIT-compiled";
 }
 
