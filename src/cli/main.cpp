@@ -50,9 +50,9 @@ CLI::Option* add_duration(CLI::App* app, const std::string& name, std::chrono::m
   return app
       ->add_option_function<std::string>(
           name,
-          [&out](const std::string& text) {
+          [&out, name](const std::string& text) {
             auto d = parse_duration(text);
-            if (!d.ok()) throw CLI::ValidationError(d.status().message());
+            if (!d.ok()) throw CLI::ValidationError(name, d.status().message());
             out = *d;
           },
           help)
@@ -114,6 +114,16 @@ int main(int argc, char** argv) {
                "time between the background invariant runs /metrics shows (30s)");
   add_duration(serve, "--batch-interval", maint.batch_interval, "time between batch runs (4h)");
   add_duration(serve, "--reap-interval", maint.reap_interval, "time between reaper passes (60s)");
+  // At least 2 s: it is renewed every half lease and given up a quarter lease early, and each
+  // renewal is a database round trip that must not race its own lease.
+  add_duration(serve, "--leader-lease", maint.leader_lease,
+               "how long the maintenance leadership lasts unrenewed; a dead leader is replaced "
+               "within it (30s, at least 2s)")
+      ->check([](const std::string& text) -> std::string {
+        auto d = parse_duration(text);
+        if (d.ok() && *d < std::chrono::seconds(2)) return "must be at least 2s";
+        return "";
+      });
   add_duration(serve, "--receipt-retention", maint.receipt_retention,
                "how long an Idempotency-Key's receipt lives (30d)");
   add_sched_options(serve);

@@ -350,6 +350,21 @@ TEST_F(CliTest, ATokensFileReadableByOthersIsWarnedAbout) {
   EXPECT_EQ(tight.find("readable by"), std::string::npos) << tight;
 }
 
+// A leader lease too short to be renewed in time is refused before anything starts (2 s is the
+// least), and so is one that is not a duration; either error names the option.
+TEST_F(CliTest, ALeaderLeaseShorterThanTwoSecondsIsRefused) {
+  for (const std::string lease : {"1s", "500ms", "0s", "-3s", "soon"}) {
+    SCOPED_TRACE(lease);
+    auto r = run(db_ + " serve --listen 127.0.0.1:0 --leader-lease " + lease, 10);
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.exit_code, 124) << "it started serving: " << r.output;
+    EXPECT_NE(r.output.find("--leader-lease"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("serving"), std::string::npos) << r.output;
+  }
+  const std::string ok = run(db_ + " serve --listen 127.0.0.1:0 --leader-lease 2s", 3).output;
+  EXPECT_NE(ok.find("serving"), std::string::npos) << ok;
+}
+
 TEST_F(CliTest, ServeRefusesNonLoopbackWithoutTokens) {
   auto r = run(db_ + " serve --listen 0.0.0.0:0");
   EXPECT_EQ(r.exit_code, 2) << r.output;

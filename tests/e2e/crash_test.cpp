@@ -60,7 +60,8 @@ pid_t start_serve(const std::string& url) {
     freopen(log.c_str(), "a", stderr);
     execl(onceorder_bin().c_str(), onceorder_bin().c_str(), "--db", url.c_str(), "serve",
           "--listen", "127.0.0.1:0", "--batch-interval", "300ms", "--reap-interval", "200ms",
-          "--run-timeout", "1s", "--lease", "2s", static_cast<char*>(nullptr));
+          "--run-timeout", "1s", "--lease", "2s", "--leader-lease", "3s",
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   return pid;
