@@ -44,15 +44,18 @@ Result<std::unique_ptr<store::Database>> open_db(const std::string& url, int poo
   return db;
 }
 
-// "4h"-style options, checked by CLI11 so that a bad value is a usage error.
+// "4h"-style options, checked by CLI11 so that a bad value (or one below `least`, written as
+// `least_text`) is a usage error naming the option.
 CLI::Option* add_duration(CLI::App* app, const std::string& name, std::chrono::milliseconds& out,
-                          const std::string& help) {
+                          const std::string& help, std::chrono::milliseconds least = {},
+                          const std::string& least_text = {}) {
   return app
       ->add_option_function<std::string>(
           name,
-          [&out, name](const std::string& text) {
+          [&out, name, least, least_text](const std::string& text) {
             auto d = parse_duration(text);
             if (!d.ok()) throw CLI::ValidationError(name, d.status().message());
+            if (*d < least) throw CLI::ValidationError(name, "must be at least " + least_text);
             out = *d;
           },
           help)
@@ -118,12 +121,8 @@ int main(int argc, char** argv) {
   // renewal is a database round trip that must not race its own lease.
   add_duration(serve, "--leader-lease", maint.leader_lease,
                "how long the maintenance leadership lasts unrenewed; a dead leader is replaced "
-               "within it (30s, at least 2s)")
-      ->check([](const std::string& text) -> std::string {
-        auto d = parse_duration(text);
-        if (d.ok() && *d < std::chrono::seconds(2)) return "must be at least 2s";
-        return "";
-      });
+               "within it (30s, at least 2s)",
+               std::chrono::seconds(2), "2s");
   add_duration(serve, "--receipt-retention", maint.receipt_retention,
                "how long an Idempotency-Key's receipt lives (30d)");
   add_sched_options(serve);
