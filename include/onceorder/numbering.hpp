@@ -100,10 +100,11 @@ class Numbering {
   // used earlier in the batch, idempotency_key_reused, scope_exhausted from the first request
   // that finds its scope full). Invalid requests get their validation error and take no part.
   // Every scope's counter is locked at once, skipping those another transaction holds: the
-  // requests of those scopes (and of scopes used for the first time) run alone afterwards, in
-  // order. If the transaction fails as `busy`, every request gets that answer; if it fails for
-  // any other reason, each request is run alone instead, so one bad request cannot sink the
-  // others. `issue` runs the same for what queued; tests call it to force a batch.
+  // requests of those scopes (and of scopes used for the first time) run afterwards, in
+  // order, in their scope's waiting lane, as `issue` runs a request the lane handed back. If the
+  // transaction fails as `busy`, every request gets that answer; if it fails for any other reason,
+  // each request is run alone instead, so one bad request cannot sink the others. `issue` runs the
+  // same for what queued; tests call it to force a batch.
   std::vector<Result<Issued>> issue_batch(std::span<const IssueRequest> requests,
                                           store::Clock::time_point deadline);
 
@@ -138,26 +139,32 @@ class Numbering {
  private:
   // What the combining lane did for a request: its answer, or nullopt when its counter is
   // held by another transaction (or its scope does not exist yet). Nothing was written for it
-  // then; it runs alone, outside the lane, where a wait holds up no other scope.
+  // then; it waits in its scope's waiting lane, where a wait holds up no other scope.
   using LaneAnswer = std::optional<Result<Issued>>;
 
   // One request in its own transaction: the path of a request handed back by the lane, and
   // of every request while the test seam is set.
   Result<Issued> issue_one(const IssueRequest& request, store::Clock::time_point deadline);
-  // A request the lane handed back (nullopt), run outside the lane.
+  // A request the lane handed back (nullopt), run in its scope's waiting lane.
   Result<Issued> issue_handed_back(const IssueRequest& request, store::Clock::time_point deadline);
+  // The waiting lane's lone request: the lane's statement again, then issue_one's.
+  Result<Issued> issue_waiting(const IssueRequest& request, store::Clock::time_point deadline);
   // issue_one's work; `in_lane`: the lane's lone request, which never waits for a held
   // counter (nullopt instead).
   Result<std::optional<Issued>> issue_alone(const IssueRequest& request,
                                             store::Clock::time_point deadline, bool in_lane);
-  // issue_batch's transaction, run in the lane: no request waits for a held counter.
+  // issue_batch's transaction. In the lane (`wait` false) no request waits for a held counter
+  // or creates a scope (nullopt instead); in a waiting lane (`wait`) every one does, and
+  // nullopt means: run it alone (the batch failed other than as busy).
   std::vector<LaneAnswer> lane_batch(std::span<const IssueRequest> requests,
-                                     store::Clock::time_point deadline);
+                                     store::Clock::time_point deadline, bool wait);
 
   store::Database& db_;
   NumberingOptions options_;
   std::unique_ptr<store::NumberingStore> store_;
   std::unique_ptr<Combiner<IssueRequest, LaneAnswer>> combiner_;  // one lane for every scope
+  // A lane per scope for the requests combiner_ handed back, whose runs wait for the counter.
+  std::unique_ptr<Combiner<IssueRequest, Result<Issued>>> waiting_;
 };
 
 // Field validation shared with the HTTP layer (also used by tests).

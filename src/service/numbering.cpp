@@ -36,6 +36,12 @@ Status scope_exhausted(std::string_view scope, std::int64_t max) {
                             scope, max));
 }
 
+Status waited_out() {
+  return Status(Code::busy,
+                "the request waited for its scope until its deadline; nothing was written, "
+                "retry the request");
+}
+
 Status key_reused() {
   return Status(Code::idempotency_key_reused,
                 "this Idempotency-Key was used for a document with another title");
@@ -44,6 +50,17 @@ Status key_reused() {
 Result<Issued> replay_or_refuse(const store::DocumentReceipt& receipt, const IssueRequest& req) {
   if (receipt.title != req.title) return key_reused();
   return Issued{receipt.document, true};
+}
+
+// A batch's answers: the lane's, and for each request it left unanswered, `rest`'s.
+template <class Rest>
+std::vector<Result<Issued>> completed(std::vector<std::optional<Result<Issued>>> lane,
+                                      std::span<const IssueRequest> reqs, Rest rest) {
+  std::vector<Result<Issued>> out;
+  out.reserve(reqs.size());
+  for (std::size_t i = 0; i < reqs.size(); ++i)
+    out.push_back(lane[i] ? std::move(*lane[i]) : rest(reqs[i]));
+  return out;
 }
 
 // What issue_batch decided, per request (its index in the batch), before it is handed out.
@@ -138,12 +155,13 @@ void answer_scope(const ScopePlan& p, const std::vector<Document>& docs, BatchAn
 }
 
 // Every scope of a batch in one transaction: per scope its stored receipts (when it has
-// keys), every counter locked at once without waiting, every decision, then one write for
-// all scopes carrying the commit. A scope whose counter is held elsewhere, or that does not
-// exist yet, is not locked: its requests that still need a number go to `handed_back`, to be
-// run alone outside the lane (where they may wait, or create the scope).
+// keys), every counter locked at once, every decision, then one write for all scopes
+// carrying the commit. Without `wait`, a scope whose counter is held elsewhere, or that does
+// not exist yet, is not locked: its requests that still need a number go to `handed_back`.
+// With `wait` (the waiting lane of one scope), a new scope is created and a held counter
+// waited for.
 Status issue_scopes(store::NumberingStore& store, Connection& c, std::span<const IssueRequest> reqs,
-                    const std::map<std::string_view, std::vector<std::size_t>>& by_scope,
+                    const std::map<std::string_view, std::vector<std::size_t>>& by_scope, bool wait,
                     BatchAnswers& answers, std::vector<std::size_t>& handed_back) {
   std::vector<ScopePlan> plans;
   std::vector<std::string_view> scopes;
@@ -161,7 +179,16 @@ Status issue_scopes(store::NumberingStore& store, Connection& c, std::span<const
     plans.push_back(std::move(p));
   }
   if (plans.empty()) return Status::Ok();
-  OO_ASSIGN_OR_RETURN(auto rows, store.lock_scopes_if_free(c, scopes));
+  std::map<std::string, store::ScopeRow, std::less<>> rows;
+  if (!wait) {
+    OO_ASSIGN_OR_RETURN(rows, store.lock_scopes_if_free(c, scopes));
+  } else {
+    for (std::string_view scope : scopes) {
+      OO_RETURN_IF_ERROR(store.ensure_scope(c, scope, ScopeFormat{}));
+      OO_ASSIGN_OR_RETURN(auto row, store.lock_scope(c, scope));
+      if (row) rows.emplace(std::string(scope), *row);
+    }
+  }
   std::vector<ScopeWrite> writes;
   std::vector<std::size_t> written;  // per write, its plan
   std::vector<bool> locked(plans.size(), false);
@@ -205,7 +232,14 @@ Numbering::Numbering(store::Database& db, NumberingOptions options)
             return LaneAnswer(std::move(**done));
           },
           [this](std::span<const IssueRequest> rs, store::Clock::time_point d) {
-            return lane_batch(rs, d);
+            return lane_batch(rs, d, /*wait=*/false);
+          })),
+      waiting_(std::make_unique<Combiner<IssueRequest, Result<Issued>>>(
+          kMaxBatch,
+          [this](const IssueRequest& r, store::Clock::time_point d) { return issue_waiting(r, d); },
+          [this](std::span<const IssueRequest> rs, store::Clock::time_point d) {
+            return completed(lane_batch(rs, d, /*wait=*/true), rs,
+                             [&](const IssueRequest& r) { return issue_waiting(r, d); });
           })) {}
 
 Numbering::~Numbering() = default;
@@ -220,22 +254,33 @@ Result<Issued> Numbering::issue(const IssueRequest& req, store::Clock::time_poin
   // one lane beat four (by a hash of the scope) and a lane per scope, which rarely combined
   // (docs/BENCHMARKS.md, "One numbering lane"). Seed 003 still holds: different scopes never
   // wait for each other, because nothing in the lane waits for a counter another transaction
-  // holds. A request whose counter is held comes back unanswered and runs alone here,
-  // outside the lane, where its wait holds up only itself.
+  // holds. A request whose counter is held comes back unanswered and waits outside the lane,
+  // where its wait holds up only itself.
   auto answer = combiner_->run({}, req, deadline);
-  if (!answer) {
-    return Status(Code::busy,
-                  "the request waited for its scope until its deadline; nothing was written, "
-                  "retry the request");
-  }
+  if (!answer) return waited_out();
   if (!*answer) return issue_handed_back(req, deadline);
   return std::move(**answer);
 }
 
 Result<Issued> Numbering::issue_handed_back(const IssueRequest& req,
                                             store::Clock::time_point deadline) {
+  // The requests a lane handed back wait in a lane of their scope: one transaction of the
+  // process at a time waits for the counter (or creates the scope), the rest queue here and
+  // go as one batch when it ends. Before, each waited on the counter's row lock itself; the
+  // queue on that lock held the counter one request after another, so the lane missed it
+  // again and handed back the next requests, which queued in turn: a hot scope stuck at one
+  // request per commit, 625–1,307 against 2,973–5,803 numbers/s (docs/BENCHMARKS.md,
+  // "Refusals and handed-back requests").
+  auto answer = waiting_->run(req.scope, req, deadline);
+  if (!answer) return waited_out();
+  return std::move(*answer);
+}
+
+Result<Issued> Numbering::issue_waiting(const IssueRequest& req,
+                                        store::Clock::time_point deadline) {
   // First as the lane's lone request would have run (the same statements, so the same
-  // answer, errors included), then, if its counter is still held or its scope new, alone.
+  // answer, errors included), then, if its counter is still held or its scope new, the
+  // waiting upsert.
   OO_ASSIGN_OR_RETURN(auto done, issue_alone(req, deadline, /*in_lane=*/true));
   if (done) return std::move(*done);
   return issue_one(req, deadline);
@@ -266,10 +311,14 @@ Result<std::optional<Issued>> Numbering::issue_alone(const IssueRequest& req,
     OO_ASSIGN_OR_RETURN(auto doc, in_lane ? store_->allocate_if_free(c, req.scope, req.title, then)
                                           : store_->allocate(c, req.scope, req.title, then));
     if (!doc) {
-      // In the lane: held elsewhere, new or full, told apart alone (nothing was written).
+      // Full, or (in the lane) held elsewhere or new. A full scope is answered here from the
+      // counter as it is, unlocked: a request that writes nothing needs no lock and no WAL
+      // flush, and waits for no holder. The rest go out of the lane (nothing was written).
+      OO_ASSIGN_OR_RETURN(auto row, store_->read_scope(c, req.scope));
+      if (row && row->last_value >= row->format.max)
+        return scope_exhausted(req.scope, row->format.max);
       if (in_lane) return Out();
-      OO_ASSIGN_OR_RETURN(auto info, store_->scope_info(c, req.scope));
-      return scope_exhausted(req.scope, info ? info->format.max : 0);
+      return scope_exhausted(req.scope, row ? row->format.max : 0);
     }
     if (options_.fault_after_allocate) OO_RETURN_IF_ERROR(options_.fault_after_allocate());
     if (req.idempotency_key) {
@@ -285,7 +334,8 @@ Result<std::optional<Issued>> Numbering::issue_alone(const IssueRequest& req,
 }
 
 std::vector<Numbering::LaneAnswer> Numbering::lane_batch(std::span<const IssueRequest> reqs,
-                                                         store::Clock::time_point deadline) {
+                                                         store::Clock::time_point deadline,
+                                                         bool wait) {
   std::vector<LaneAnswer> out(reqs.size());
   // The valid requests by scope, each scope's in arrival order; scopes in name order, the one
   // order in which a batch locks counters.
@@ -307,7 +357,8 @@ std::vector<Numbering::LaneAnswer> Numbering::lane_batch(std::span<const IssueRe
   auto decided =
       store::transact<Decided>(db_, write_tx(deadline), [&](Connection& c) -> Result<Decided> {
         Decided d;
-        OO_RETURN_IF_ERROR(issue_scopes(*store_, c, reqs, by_scope, d.answers, d.handed_back));
+        OO_RETURN_IF_ERROR(
+            issue_scopes(*store_, c, reqs, by_scope, wait, d.answers, d.handed_back));
         return d;
       });
   if (decided.ok()) {
@@ -325,12 +376,8 @@ std::vector<Numbering::LaneAnswer> Numbering::lane_batch(std::span<const IssueRe
 
 std::vector<Result<Issued>> Numbering::issue_batch(std::span<const IssueRequest> reqs,
                                                    store::Clock::time_point deadline) {
-  std::vector<LaneAnswer> lane = lane_batch(reqs, deadline);
-  std::vector<Result<Issued>> out;
-  out.reserve(reqs.size());
-  for (std::size_t i = 0; i < reqs.size(); ++i)
-    out.push_back(lane[i] ? std::move(*lane[i]) : issue_handed_back(reqs[i], deadline));
-  return out;
+  return completed(lane_batch(reqs, deadline, /*wait=*/false), reqs,
+                   [&](const IssueRequest& r) { return issue_handed_back(r, deadline); });
 }
 
 Result<Numbering::Configured> Numbering::configure(std::string_view scope,

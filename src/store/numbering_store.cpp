@@ -213,7 +213,18 @@ Status NumberingStore::insert_receipt(store::Connection& c, std::string_view sco
 
 Result<std::optional<ScopeRow>> NumberingStore::lock_scope(store::Connection& c,
                                                            std::string_view scope) {
-  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.lock_scope, {scope}));
+  return scope_row(c, sql_.lock_scope, scope);
+}
+
+Result<std::optional<ScopeRow>> NumberingStore::read_scope(store::Connection& c,
+                                                           std::string_view scope) {
+  return scope_row(c, sql_.read_scope, scope);
+}
+
+Result<std::optional<ScopeRow>> NumberingStore::scope_row(store::Connection& c,
+                                                          const store::Statement& statement,
+                                                          std::string_view scope) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(statement, {scope}));
   if (rows.empty()) return std::optional<ScopeRow>();
   const Row& r = rows[0];
   return std::optional<ScopeRow>(ScopeRow{

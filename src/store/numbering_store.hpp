@@ -21,6 +21,7 @@ struct NumberingSql {
   store::Statement insert_issued;      // (scope, title) → document; no row when exhausted
   store::Statement insert_receipt;     // (scope, key, title, value)
   store::Statement lock_scope;         // (scope) → width, radix, max, last_value (row locked)
+  store::Statement read_scope;         // (scope) → width, radix, max, last_value (no lock)
   store::Statement upsert_format;      // (scope, width, radix, max)
   store::Statement ensure_scope;       // (scope) created with defaults if missing
   store::Statement scope_info;       // (scope) → scope, width, radix, max, last, issued, imported
@@ -45,7 +46,8 @@ struct NumberingSql {
   // elsewhere or the scope does not exist yet.
   store::Statement insert_if_free = {};
   // (scopes JSON array) → scope, width, radix, max, last_value of those found and not held
-  // elsewhere, locked in the statement's own order.
+  // elsewhere, locked in the statement's own order; a full counter (last_value = max) comes
+  // back unlocked, held or not.
   store::Statement lock_scopes = {};
   // (counters JSON array of [scope, new last], documents JSON array of [scope, value, title],
   // receipts JSON array of [scope, key, title, value]) → the documents: a batch over several
@@ -112,9 +114,14 @@ class NumberingStore {
                                                              std::span<const ScopeWrite> writes,
                                                              store::Then then);
   Result<std::optional<ScopeRow>> lock_scope(store::Connection& c, std::string_view scope);
+  // The counter as the statement's snapshot sees it, without locking it.
+  Result<std::optional<ScopeRow>> read_scope(store::Connection& c, std::string_view scope);
   // The counters of `scopes` (distinct) that exist, locked, by scope. Where the engine has
   // row locks, one statement that skips a counter another transaction holds (it is missing
-  // from the answer, like a scope that does not exist) instead of waiting for it.
+  // from the answer, like a scope that does not exist) instead of waiting for it. A full
+  // counter is read, not locked: it answers every request of its scope with scope_exhausted
+  // and writes nothing, so it needs no lock (and a transaction that locks nothing commits
+  // without a WAL flush).
   Result<std::map<std::string, ScopeRow, std::less<>>> lock_scopes_if_free(
       store::Connection& c, std::span<const std::string_view> scopes);
   Status upsert_format(store::Connection& c, std::string_view scope, const ScopeFormat& f);
@@ -130,6 +137,10 @@ class NumberingStore {
   Status raise_last_value(store::Connection& c, std::string_view scope, std::int64_t value);
 
  private:
+  // (scope) → width, radix, max, last_value by `statement`.
+  Result<std::optional<ScopeRow>> scope_row(store::Connection& c, const store::Statement& statement,
+                                            std::string_view scope);
+
   const Dialect& dialect_;
   const NumberingSql& sql_;
 };

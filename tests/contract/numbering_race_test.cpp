@@ -361,6 +361,84 @@ TEST_F(PgScopeLockTest, CallersOfOtherScopesNeverQueueBehindAHeldCounterRace) {
             std::to_string(3 + free_callers * kEach));
 }
 
+// Requests whose counter is held are handed back by the lane and wait in their scope's
+// waiting lane: however many, one session of the process waits on the counter's row lock,
+// and the rest go as one batch after it. (Each waiting on the lock itself, they would hold
+// the counter one after another, the lane would miss it again and hand back the requests
+// behind them, which would queue in turn: a hot scope stuck at one request per commit.)
+// Once the holder ends, every one is answered, gapless, in one or two transactions.
+TEST_F(PgScopeLockTest, ManyHandedBackRequestsAndOneLockWaiterRace) {
+  Numbering& numbering = *numbering_;
+  ASSERT_TRUE(numbering.issue({"H", "h1", {}}, soon()).ok());
+  RawPg& holder = hold("H");
+  constexpr int kThreads = 8;
+  std::atomic<int> done{0};
+  std::vector<Result<Issued>> answers(kThreads, Status(Code::internal, "not run"));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      answers[t] = numbering.issue({"H", "t" + std::to_string(t), {}}, soon(30));
+      done.fetch_add(1);
+    });
+  }
+  RawPg reader(tdb_->url());
+  const std::string lock_waiters =
+      "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND "
+      "wait_event_type = 'Lock'";
+  int most = 0;
+  for (int i = 0; i < 40; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    most = std::max(most, std::stoi(reader.scalar(lock_waiters)));
+  }
+  EXPECT_EQ(most, 1) << "sessions queued on the held counter";
+  EXPECT_EQ(done.load(), 0) << "a request did not wait for the held counter";
+  const CombinerStats before = numbering.combining();
+  holder.exec("COMMIT");
+  for (auto& th : threads) th.join();
+  std::set<std::int64_t> values;
+  for (const auto& a : answers) {
+    ASSERT_TRUE(a.ok()) << a.status().to_string();
+    values.insert(a->document.value);
+  }
+  EXPECT_EQ(values.size(), static_cast<std::size_t>(kThreads));
+  EXPECT_EQ(*values.begin(), 2);
+  EXPECT_EQ(*values.rbegin(), 1 + kThreads);
+  // Nothing went back through the main lane after the holder ended: the waiting lane
+  // answered them all.
+  EXPECT_EQ(numbering.combining().requests, before.requests);
+}
+
+// A full scope is answered while another transaction holds its counter, alone and in a
+// batch: a request that can only be refused writes nothing, so it neither locks the counter nor
+// waits for it. (Locking it first, such a request would wait out the holder and its deadline:
+// busy instead of scope_exhausted; and every refusal would cost a commit flush.)
+TEST_F(PgScopeLockTest, AFullScopeIsRefusedWhileItsCounterIsHeldRace) {
+  Numbering& numbering = *numbering_;
+  ASSERT_TRUE(numbering.configure("FULL", ScopeFormat{4, 10, 2}, soon()).ok());
+  ASSERT_TRUE(numbering.issue({"FULL", "f1", {}}, soon()).ok());
+  ASSERT_TRUE(numbering.issue({"FULL", "f2", {}}, soon()).ok());
+  ASSERT_TRUE(numbering.issue({"B", "b1", {}}, soon()).ok());
+
+  RawPg& holder = hold("FULL");
+  auto alone = numbering.issue({"FULL", "f3", std::string("k3")}, soon(3));
+  EXPECT_EQ(alone.status().code(), Code::scope_exhausted) << alone.status().to_string();
+
+  const std::vector<IssueRequest> batch{
+      {"FULL", "f4", {}}, {"B", "b2", {}}, {"FULL", "f5", std::string("k5")}};
+  auto answers = numbering.issue_batch(batch, soon(3));
+  ASSERT_EQ(answers.size(), batch.size());
+  EXPECT_EQ(answers[0].status().code(), Code::scope_exhausted) << answers[0].status().to_string();
+  ASSERT_TRUE(answers[1].ok()) << answers[1].status().to_string();
+  EXPECT_EQ(answers[1]->document.value, 2);
+  EXPECT_EQ(answers[2].status().code(), Code::scope_exhausted) << answers[2].status().to_string();
+  holder.exec("COMMIT");
+
+  RawPg reader(tdb_->url());
+  EXPECT_EQ(reader.scalar("SELECT last_value FROM doc_scopes WHERE scope = 'FULL'"), "2");
+  EXPECT_EQ(reader.scalar("SELECT count(*) FROM documents WHERE scope = 'FULL'"), "2");
+  EXPECT_EQ(reader.scalar("SELECT count(*) FROM document_receipts WHERE scope = 'FULL'"), "0");
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, NumberingTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 

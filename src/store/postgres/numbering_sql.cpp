@@ -56,6 +56,9 @@ const NumberingSql& numbering_sql() {
       .lock_scope = {"num_lock_scope",
                      "SELECT width, radix, max_value, last_value FROM doc_scopes "
                      "WHERE scope = $1 FOR UPDATE"},
+      .read_scope = {"num_read_scope",
+                     "SELECT width, radix, max_value, last_value FROM doc_scopes "
+                     "WHERE scope = $1"},
       .upsert_format = {"num_upsert_format",
                         "INSERT INTO doc_scopes (scope, width, radix, max_value) "
                         "VALUES ($1, $2, $3, $4) ON CONFLICT (scope) DO UPDATE SET "
@@ -113,10 +116,18 @@ const NumberingSql& numbering_sql() {
                           "FROM jsonb_array_elements($5::jsonb) AS e) "
                           "SELECT " OO_PG_DOC_COLS("d") " FROM d ORDER BY d.value"},
       .insert_if_free = kInsertIfFree,
+      // Two reads of one snapshot: the counters with room, locked unless held elsewhere, and
+      // the full ones, unlocked. A row lock would give the transaction an xid and its commit
+      // a WAL flush, for requests that write nothing.
       .lock_scopes = {"num_lock_scopes",
+                      "WITH l AS (SELECT scope, width, radix, max_value, last_value "
+                      "FROM doc_scopes WHERE scope = ANY (ARRAY(SELECT "
+                      "jsonb_array_elements_text($1::jsonb))) AND last_value < max_value "
+                      "ORDER BY scope FOR NO KEY UPDATE SKIP LOCKED) "
+                      "SELECT * FROM l UNION ALL "
                       "SELECT scope, width, radix, max_value, last_value FROM doc_scopes "
                       "WHERE scope = ANY (ARRAY(SELECT jsonb_array_elements_text($1::jsonb))) "
-                      "ORDER BY scope FOR NO KEY UPDATE SKIP LOCKED"},
+                      "AND last_value >= max_value"},
       // Every scope of the batch at once: counters, documents and receipts; the receipts'
       // foreign key is checked at the end of the statement, when the documents are in. The
       // scopes also as an array (= ANY), as in num_lock_scopes: joined to the JSON alone

@@ -27,7 +27,10 @@ const NumberingSql& numbering_sql() {
       .insert_receipt = {"num_insert_receipt",
                          "INSERT INTO document_receipts (scope, idempotency_key, title, value) "
                          "VALUES (?1, ?2, ?3, ?4)"},
+      // The lane holds the database's one write lock: reading the counter is locking it.
       .lock_scope = {"num_lock_scope",
+                     "SELECT width, radix, max_value, last_value FROM doc_scopes WHERE scope = ?1"},
+      .read_scope = {"num_read_scope",
                      "SELECT width, radix, max_value, last_value FROM doc_scopes WHERE scope = ?1"},
       .upsert_format = {"num_upsert_format",
                         "INSERT INTO doc_scopes (scope, width, radix, max_value) "
