@@ -142,8 +142,8 @@ class Numbering {
   // then; it waits in its scope's waiting lane, where a wait holds up no other scope.
   using LaneAnswer = std::optional<Result<Issued>>;
 
-  // One request in its own transaction: the path of a request handed back by the lane, and
-  // of every request while the test seam is set.
+  // One request in its own transaction, waiting for its counter: the waiting lane's last
+  // step, and the path of every request while the test seam is set.
   Result<Issued> issue_one(const IssueRequest& request, store::Clock::time_point deadline);
   // A request the lane handed back (nullopt), run in its scope's waiting lane.
   Result<Issued> issue_handed_back(const IssueRequest& request, store::Clock::time_point deadline);

@@ -254,8 +254,8 @@ Result<Issued> Numbering::issue(const IssueRequest& req, store::Clock::time_poin
   // one lane beat four (by a hash of the scope) and a lane per scope, which rarely combined
   // (docs/BENCHMARKS.md, "One numbering lane"). Seed 003 still holds: different scopes never
   // wait for each other, because nothing in the lane waits for a counter another transaction
-  // holds. A request whose counter is held comes back unanswered and waits outside the lane,
-  // where its wait holds up only itself.
+  // holds. A request whose counter is held comes back unanswered and waits in its scope's
+  // waiting lane, where its wait holds up only that scope.
   auto answer = combiner_->run({}, req, deadline);
   if (!answer) return waited_out();
   if (!*answer) return issue_handed_back(req, deadline);
