@@ -11,33 +11,13 @@ namespace {
 using namespace std::chrono_literals;
 using json = nlohmann::json;
 
-json action_key(const std::string& site, const std::string& order, const std::string& lot) {
-  return {{"site_code", site}, {"order_no", order}, {"lot_no", lot}};
-}
-
-// Production that takes its time (a run to stop mid-way) or fails (attempts to use up).
-class ActionStep final : public ProductionStep {
- public:
-  ActionStep(std::chrono::milliseconds delay, bool fail) : delay_(delay), fail_(fail) {}
-  Result<ProductionOrder> produce(const Claim& claim, DocumentIssuer& issuer) override {
-    std::this_thread::sleep_for(delay_);
-    if (fail_) return Status(Code::invalid_request, "this site cannot produce");
-    return inner_->produce(claim, issuer);
-  }
-
- private:
-  std::chrono::milliseconds delay_;
-  bool fail_;
-  std::shared_ptr<ProductionStep> inner_ = standard_production_step();
-};
-
 class ActionsHttpTest : public HttpTest {
  protected:
   // Site BAD always fails, at most 2 attempts; BAD/O/1 and BAD/O/2 used them up, A/O/1 made.
   void exhaust() {
     SchedulerOptions options;
     options.max_attempts = 2;
-    options.site_steps["BAD"] = std::make_shared<ActionStep>(0ms, /*fail=*/true);
+    options.site_steps["BAD"] = std::make_shared<SlowOrFailingStep>(0ms, /*fail=*/true);
     open_database({}, options);
     if (HasFatalFailure()) return;
     start_server({});
@@ -88,12 +68,12 @@ TEST_P(ActionsHttpTest, ExhaustedOrdersAreListedPagedAndRequeued) {
   EXPECT_TRUE(site_a["orders"].empty());
 
   // Preview, then the real thing: the same answer; the dry run changed nothing.
-  const std::vector<json> keys = {action_key("BAD", "O", "1"), action_key("A", "O", "1"),
-                                  action_key("BAD", "NONE", "1")};
+  const std::vector<json> keys = {source_key("BAD", "O", "1"), source_key("A", "O", "1"),
+                                  source_key("BAD", "NONE", "1")};
   const auto dry = client().post("/v1/schedule/requeue", requeue_body(keys, true).dump());
   ASSERT_EQ(dry.status, 200) << dry.body;
   EXPECT_EQ(dry.json()["dry_run"], true);
-  EXPECT_EQ(dry.json()["requeued"], (json::array({action_key("BAD", "O", "1")})));
+  EXPECT_EQ(dry.json()["requeued"], (json::array({source_key("BAD", "O", "1")})));
   EXPECT_EQ(dry.json()["skipped"].size(), 2u);
   EXPECT_EQ(exhausted_count(), 2u);
   const auto done = client().post("/v1/schedule/requeue", requeue_body(keys, false).dump());
@@ -170,7 +150,7 @@ TEST_P(ActionsHttpTest, AViewerReadsTheListAndMayNotAct) {
   const json seen = get_json("/v1/schedule/exhausted", viewer);
   EXPECT_EQ(seen["orders"].size(), 2u);
   EXPECT_EQ(client().get("/v1/schedule/exhausted", customer).status, 403);
-  const std::string body = requeue_body({action_key("BAD", "O", "1")}, false).dump();
+  const std::string body = requeue_body({source_key("BAD", "O", "1")}, false).dump();
   expect_problem(client().post("/v1/schedule/requeue", body, viewer), 403, "forbidden");
   expect_problem(client().post("/v1/schedule/runs/1/stop", "", viewer), 403, "forbidden");
   expect_problem(client().post("/v1/schedule/requeue", body, customer), 403, "forbidden");
@@ -183,7 +163,7 @@ TEST_P(ActionsHttpTest, AViewerReadsTheListAndMayNotAct) {
 
 TEST_P(ActionsHttpTest, ABackgroundRunStoppedMidWayEndsInErrorAndItsOrdersWaitAgain) {
   SchedulerOptions options;
-  options.default_step = std::make_shared<ActionStep>(50ms, false);
+  options.default_step = std::make_shared<SlowOrFailingStep>(50ms, false);
   options.claim_batch = 1;
   open_database({}, options);
   ASSERT_FALSE(HasFatalFailure());

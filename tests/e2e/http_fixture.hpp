@@ -11,6 +11,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -29,6 +30,29 @@ inline std::string random_suffix() {
   std::random_device rd;
   return fmt::format("{:08x}{:08x}", rd(), rd());
 }
+
+// A source order's business key, as the scheduling and console routes take it.
+inline nlohmann::json source_key(const std::string& site, const std::string& order,
+                                 const std::string& lot) {
+  return {{"site_code", site}, {"order_no", order}, {"lot_no", lot}};
+}
+
+// Production that takes its time (to catch a run in progress, or stop one) or fails (to use
+// up attempts); otherwise it produces as the product does.
+class SlowOrFailingStep final : public ProductionStep {
+ public:
+  SlowOrFailingStep(std::chrono::milliseconds delay, bool fail) : delay_(delay), fail_(fail) {}
+  Result<ProductionOrder> produce(const Claim& claim, DocumentIssuer& issuer) override {
+    std::this_thread::sleep_for(delay_);
+    if (fail_) return Status(Code::invalid_request, "this site cannot produce");
+    return inner_->produce(claim, issuer);
+  }
+
+ private:
+  std::chrono::milliseconds delay_;
+  bool fail_;
+  std::shared_ptr<ProductionStep> inner_ = standard_production_step();
+};
 
 class HttpTest : public ::testing::TestWithParam<Engine> {
  protected:

@@ -11,32 +11,12 @@ namespace {
 using namespace std::chrono_literals;
 using json = nlohmann::json;
 
-json key(const std::string& site, const std::string& order, const std::string& lot) {
-  return {{"site_code", site}, {"order_no", order}, {"lot_no", lot}};
-}
-
 json source(const std::string& site, const std::string& order, const std::string& lot,
             std::int64_t quantity) {
-  json k = key(site, order, lot);
+  json k = source_key(site, order, lot);
   k["quantity"] = quantity;
   return k;
 }
-
-// Production that takes its time (to catch a run in progress) or fails (to use up attempts).
-class TestStep final : public ProductionStep {
- public:
-  TestStep(std::chrono::milliseconds delay, bool fail) : delay_(delay), fail_(fail) {}
-  Result<ProductionOrder> produce(const Claim& claim, DocumentIssuer& issuer) override {
-    std::this_thread::sleep_for(delay_);
-    if (fail_) return Status(Code::invalid_request, "this site cannot produce");
-    return inner_->produce(claim, issuer);
-  }
-
- private:
-  std::chrono::milliseconds delay_;
-  bool fail_;
-  std::shared_ptr<ProductionStep> inner_ = standard_production_step();
-};
 
 class SchedulingHttpTest : public HttpTest {
  protected:
@@ -85,7 +65,7 @@ TEST_P(SchedulingHttpTest, BadSourceOrdersWriteNothing) {
       {{{"orders", json::array()}}, {"orders"}},
       {{{"orders", "A"}}, {"orders"}},
       {{{"orders", {1}}}, {"orders[0]"}},
-      {{{"orders", {key("A", "O", "1")}}}, {"orders[0].quantity"}},
+      {{{"orders", {source_key("A", "O", "1")}}}, {"orders[0].quantity"}},
       {{{"orders", {source("A", "O", "1", 1), source("A", "O", "2", 1), source("A", "O", "3", 0)}}},
        {"orders[2].quantity"}},
       {{{"orders", {source("A", "O", "1", 1000000001)}}}, {"orders[0].quantity"}},
@@ -124,7 +104,8 @@ TEST_P(SchedulingHttpTest, BadSourceOrdersWriteNothing) {
 
 TEST_P(SchedulingHttpTest, ManualRunForGivenOrders) {
   ASSERT_EQ(import({source("A", "O-1", "1", 5), source("A", "O-1", "2", 7)}).status, 200);
-  const auto r = run(json{{"orders", {key("A", "O-1", "1"), key("A", "NOPE", "1")}}}.dump());
+  const auto r =
+      run(json{{"orders", {source_key("A", "O-1", "1"), source_key("A", "NOPE", "1")}}}.dump());
   ASSERT_EQ(r.status, 201) << r.body;
   const json body = r.json();
   EXPECT_GT(body["run_id"].get<std::int64_t>(), 0);
@@ -141,7 +122,7 @@ TEST_P(SchedulingHttpTest, ManualRunForGivenOrders) {
   EXPECT_FALSE(body.contains("error"));
 
   // The same order again is already scheduled; a run of every candidate takes the other.
-  const auto again = run(json{{"orders", {key("A", "O-1", "1")}}}.dump());
+  const auto again = run(json{{"orders", {source_key("A", "O-1", "1")}}}.dump());
   ASSERT_EQ(again.status, 201) << again.body;
   EXPECT_EQ(again.json()["skipped"][0]["reason"], "already_scheduled");
   EXPECT_EQ(again.json()["counts"]["success"], 0);
@@ -171,7 +152,7 @@ TEST_P(SchedulingHttpTest, ManualRunForGivenOrders) {
 TEST_P(SchedulingHttpTest, SkippedReasons) {
   SchedulerOptions options;
   options.max_attempts = 1;
-  options.site_steps["BAD"] = std::make_shared<TestStep>(0ms, /*fail=*/true);
+  options.site_steps["BAD"] = std::make_shared<SlowOrFailingStep>(0ms, /*fail=*/true);
   restart_with(options);
   ASSERT_EQ(import({source("A", "O", "1", 1), source("BAD", "O", "1", 1)}).status, 200);
 
@@ -179,15 +160,15 @@ TEST_P(SchedulingHttpTest, SkippedReasons) {
   auto live = scheduler().create_run(RunKind::manual, std::vector<OrderKey>{{"A", "O", "1"}},
                                      store::Clock::now() + 5s);
   ASSERT_TRUE(live.ok()) << live.status().to_string();
-  const auto busy = run(json{{"orders", {key("A", "O", "1")}}}.dump());
+  const auto busy = run(json{{"orders", {source_key("A", "O", "1")}}}.dump());
   ASSERT_EQ(busy.status, 201) << busy.body;
   EXPECT_EQ(busy.json()["skipped"][0]["reason"], "in_progress");
 
   // A failed attempt used up the only one allowed.
-  const auto failing = run(json{{"orders", {key("BAD", "O", "1")}}}.dump());
+  const auto failing = run(json{{"orders", {source_key("BAD", "O", "1")}}}.dump());
   ASSERT_EQ(failing.status, 201) << failing.body;
   EXPECT_EQ(failing.json()["counts"]["failed"], 1) << failing.body;
-  const auto stuck = run(json{{"orders", {key("BAD", "O", "1")}}}.dump());
+  const auto stuck = run(json{{"orders", {source_key("BAD", "O", "1")}}}.dump());
   EXPECT_EQ(stuck.json()["skipped"][0]["reason"], "max_attempts_reached") << stuck.body;
   const json items = get_json("/v1/schedule/items?site_code=BAD")["items"];
   ASSERT_EQ(items.size(), 1u);
@@ -207,7 +188,7 @@ TEST_P(SchedulingHttpTest, CancelledOrdersAreSkipped) {
   const std::string order_no = placed.json()["order_no"];
   const std::string id = placed.json()["order_id"];
   ASSERT_EQ(client().post("/v1/orders/" + id + "/cancel", "").status, 200);
-  const auto r = run(json{{"orders", {key("W3", order_no, "1")}}}.dump());
+  const auto r = run(json{{"orders", {source_key("W3", order_no, "1")}}}.dump());
   ASSERT_EQ(r.status, 201) << r.body;
   EXPECT_EQ(r.json()["skipped"][0]["reason"], "order_cancelled");
   EXPECT_EQ(r.json()["counts"]["success"], 0);
@@ -215,7 +196,7 @@ TEST_P(SchedulingHttpTest, CancelledOrdersAreSkipped) {
 
 TEST_P(SchedulingHttpTest, BackgroundRunAnswersAtOnceAndCompletes) {
   SchedulerOptions options;
-  options.default_step = std::make_shared<TestStep>(20ms, false);
+  options.default_step = std::make_shared<SlowOrFailingStep>(20ms, false);
   options.claim_batch = 2;
   restart_with(options);
   std::vector<json> orders;
@@ -241,7 +222,7 @@ TEST_P(SchedulingHttpTest, BackgroundRunAnswersAtOnceAndCompletes) {
 
 TEST_P(SchedulingHttpTest, StoppingTheServerEndsABackgroundRunCleanly) {
   SchedulerOptions options;
-  options.default_step = std::make_shared<TestStep>(50ms, false);
+  options.default_step = std::make_shared<SlowOrFailingStep>(50ms, false);
   options.claim_batch = 1;
   restart_with(options);
   // Long enough (10 s) to be still running when the answer comes: on SQLite the answer's audit
@@ -491,7 +472,9 @@ TEST_P(SchedulingHttpTest, IdempotencyKeyReplaysSourceOrdersAndRuns) {
 
   const Headers r = {{"Idempotency-Key", "run-1"}};
   const std::string body =
-      json{{"orders", {key("K", "O", "1"), key("K", "O", "2"), key("K", "none", "1")}}}.dump();
+      json{{"orders",
+            {source_key("K", "O", "1"), source_key("K", "O", "2"), source_key("K", "none", "1")}}}
+          .dump();
   const auto ran = client().post("/v1/schedule/runs", body, r);
   ASSERT_EQ(ran.status, 201) << ran.body;
   EXPECT_EQ(ran.json()["status"], "done");
@@ -511,7 +494,7 @@ TEST_P(SchedulingHttpTest, IdempotencyKeyReplaysSourceOrdersAndRuns) {
 // end and answers the same bytes: one run, two identical answers.
 TEST_P(SchedulingHttpTest, ReplayDuringTheRunWaitsForItsEnd) {
   SchedulerOptions options;
-  options.default_step = std::make_shared<TestStep>(40ms, false);
+  options.default_step = std::make_shared<SlowOrFailingStep>(40ms, false);
   options.claim_batch = 1;
   restart_with(options);
   std::vector<json> orders;
