@@ -375,6 +375,7 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
   const auto attempt = [&](Connection& c) -> Result<std::vector<Result<Placed>>> {
     more_refused = false;
     std::fill(waiting.begin(), waiting.end(), false);
+    OO_RETURN_IF_ERROR(store_->plan_for_batch(c));
     std::vector<std::optional<Result<Placed>>> decided(n);
     // 1. Receipts. Each key's first request in the batch takes part (`candidate`); a later
     // one with that key follows it (`first`) if it inserted the receipt, else replays too.

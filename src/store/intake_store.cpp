@@ -106,6 +106,11 @@ Result<std::optional<OrderReceipt>> IntakeStore::find_receipt(store::Connection&
                                                   r.text(3), r.i64(4), parse_shortages(r.text(5))});
 }
 
+Status IntakeStore::plan_for_batch(store::Connection& c) {
+  if (sql_.batch_plans.name.empty()) return Status::Ok();
+  return c.query(sql_.batch_plans, {}).status();
+}
+
 Result<std::vector<StockRow>> IntakeStore::lock_stock(store::Connection& c, const Cart& cart) {
   std::vector<std::int64_t> skus;
   for (const auto& l : cart.lines) skus.push_back(l.sku_id);

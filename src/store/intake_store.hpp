@@ -61,6 +61,11 @@ struct IntakeSql {
   //   out-of-stock json [{c, k, s}], "warehouse,…", "sku,…", "qty,…" summed per stock row)
   //   → order_id, created_at per order (one row of NULLs if none)
   store::Statement place_many = {};
+  // Run first in a batch's transaction (PostgreSQL): its statements join a few keys to
+  // tables that grow, and a plan PostgreSQL made and kept while a table was new hashed the
+  // whole table (docs/BENCHMARKS.md, "Index plans for order batches"). Plans made in the
+  // transaction read by index.
+  store::Statement batch_plans = {};
 };
 
 struct OrderReceipt {
@@ -133,6 +138,9 @@ class IntakeStore {
   Result<std::optional<OrderReceipt>> find_receipt(store::Connection& c, std::int64_t customer,
                                                    const std::string& key);
   Result<std::vector<StockRow>> lock_stock(store::Connection& c, const Cart& cart);
+  // First in a batch's transaction: plans made in it read by index (IntakeSql::batch_plans;
+  // nothing where the engine has no such statement).
+  Status plan_for_batch(store::Connection& c);
   Status record_out_of_stock(store::Connection& c, std::int64_t customer, const std::string& key,
                              const std::vector<Shortage>& shortages, store::Then then);
   // Writes the whole placement; returns created_at. Fails (internal) inside the

@@ -5,8 +5,10 @@
 // The combiner's races are in intake_race_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -306,8 +308,9 @@ TEST_P(IntakeBatchTest, ABatchSendsTheSameNumberOfStatementsWhateverItsSize) {
   const int small = sent(2, "s");
   const int large = sent(40, "l");
   EXPECT_EQ(small, large);
-  // Receipts, replays, the stock lock (one warehouse), the writes with the COMMIT.
-  EXPECT_LE(large, 4);
+  // The plan settings, receipts, replays, the stock lock (one warehouse), the writes with the
+  // COMMIT.
+  EXPECT_LE(large, 5);
 }
 
 // A batch's receipt lookups (the placed and out-of-stock updates, the stored receipts) stay
@@ -336,6 +339,58 @@ TEST_P(IntakeBatchTest, ReceiptLookupsOfABatchStayOnTheirIndex) {
   };
   RawPg pg(tdb.url());
   for (const auto& c : cases) expect_index_reads(pg, *c.statement, c.args, "order_receipts");
+}
+
+// The same statements planned while the tables are new (no rows, never analyzed), as on a
+// fresh database: with the batch's plan settings (`batch_plans`, first in every batch
+// transaction) they still read the receipts and the stock by index. Without them PostgreSQL
+// planned a hash join over a scan of the whole receipts table and kept that plan while the
+// table grew (docs/BENCHMARKS.md, "Index plans for order batches").
+TEST_P(IntakeBatchTest, BatchStatementsPlannedOnNewTablesReadByIndex) {
+  if (GetParam() != Engine::postgres) GTEST_SKIP() << "one statement per row on this engine";
+  TestDb tdb(GetParam());
+  auto db = tdb.open({.pool_size = 1});
+  const auto& sql = db->dialect().intake;
+  ASSERT_FALSE(sql.batch_plans.name.empty());
+  RawPg pg(tdb.url());
+  pg.exec("BEGIN");
+  pg.exec(std::string(sql.batch_plans.sql));
+  const std::string place_args =
+      R"(('[{"id":1,"ono":"N","c":3,"w":1,"t":1}]', '[]', '4,5', '1', '1', '1', '{"k9","k10"}', )"
+      R"('{"s","s"}', '1', '3', '{"k7"}'))";
+  expect_index_reads(pg, sql.place_many, place_args, "order_receipts");
+  expect_index_reads(pg, sql.place_many, place_args, "stock");
+  expect_index_reads(pg, sql.find_receipts, R"(('3,4', '{"k7","k8"}'))", "order_receipts");
+  pg.exec("ROLLBACK");
+}
+
+// A combined placement runs the plan settings first in its transaction, before any statement
+// that they are for.
+TEST_P(IntakeBatchTest, ABatchSetsItsPlansFirst) {
+  if (GetParam() != Engine::postgres) GTEST_SKIP() << "one statement per row on this engine";
+  std::mutex mu;
+  std::vector<std::string> sent;
+  TestDb tdb(GetParam());
+  auto db = tdb.open({.pool_size = 1, .statement_hook = [&](std::string_view name) {
+                        std::lock_guard lock(mu);
+                        sent.emplace_back(name);
+                      }});
+  Intake intake(*db);
+  ASSERT_TRUE(intake.put_sku(1, 101, 250, 10, soon()).ok());
+  {
+    std::lock_guard lock(mu);
+    sent.clear();
+  }
+  const std::vector<PlaceRequest> reqs = {{7, 1, {{101, 1}}, "a"}, {8, 1, {{101, 2}}, "b"}};
+  for (const auto& r : intake.place_batch(reqs, soon()))
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+  // (The order ids' node lease may come first, in a transaction of its own.)
+  std::lock_guard lock(mu);
+  const auto receipts = std::find(sent.begin(), sent.end(), "in_insert_receipts");
+  ASSERT_NE(receipts, sent.end()) << ::testing::PrintToString(sent);
+  ASSERT_NE(receipts, sent.begin()) << ::testing::PrintToString(sent);
+  EXPECT_EQ(*std::prev(receipts), db->dialect().intake.batch_plans.name)
+      << ::testing::PrintToString(sent);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, IntakeBatchTest, ::testing::ValuesIn(engines_under_test()),
