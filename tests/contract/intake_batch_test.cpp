@@ -313,6 +313,13 @@ TEST_P(IntakeBatchTest, ABatchSendsTheSameNumberOfStatementsWhateverItsSize) {
   EXPECT_LE(large, 5);
 }
 
+// EXECUTE arguments for the plan checks below: one order placed, two out of stock, and the
+// stored receipts of two keys.
+const std::string kPlaceManyArgs =
+    R"(('[{"id":1,"ono":"N","c":3,"w":1,"t":1}]', '[]', '4,5', '1', '1', '1', '{"k9","k10"}', )"
+    R"('{"s","s"}', '1', '3', '{"k7"}'))";
+const std::string kFindReceiptsArgs = R"(('3,4', '{"k7","k8"}'))";
+
 // A batch's receipt lookups (the placed and out-of-stock updates, the stored receipts) stay
 // on the receipts' primary key with a receipts table of 20,000 rows, in the generic plan and
 // in a custom one. With the keys as JSON (estimated at 100 rows) PostgreSQL hashed the whole
@@ -332,10 +339,8 @@ TEST_P(IntakeBatchTest, ReceiptLookupsOfABatchStayOnTheirIndex) {
     const store::Statement* statement;
     std::string args;
   } cases[] = {
-      {&sql.place_many,
-       R"(('[{"id":1,"ono":"N","c":3,"w":1,"t":1}]', '[]', '4,5', '1', '1', '1', '{"k9","k10"}', )"
-       R"('{"s","s"}', '1', '3', '{"k7"}'))"},
-      {&sql.find_receipts, R"(('3,4', '{"k7","k8"}'))"},
+      {&sql.place_many, kPlaceManyArgs},
+      {&sql.find_receipts, kFindReceiptsArgs},
   };
   RawPg pg(tdb.url());
   for (const auto& c : cases) expect_index_reads(pg, *c.statement, c.args, "order_receipts");
@@ -355,12 +360,9 @@ TEST_P(IntakeBatchTest, BatchStatementsPlannedOnNewTablesReadByIndex) {
   RawPg pg(tdb.url());
   pg.exec("BEGIN");
   pg.exec(std::string(sql.batch_plans.sql));
-  const std::string place_args =
-      R"(('[{"id":1,"ono":"N","c":3,"w":1,"t":1}]', '[]', '4,5', '1', '1', '1', '{"k9","k10"}', )"
-      R"('{"s","s"}', '1', '3', '{"k7"}'))";
-  expect_index_reads(pg, sql.place_many, place_args, "order_receipts");
-  expect_index_reads(pg, sql.place_many, place_args, "stock");
-  expect_index_reads(pg, sql.find_receipts, R"(('3,4', '{"k7","k8"}'))", "order_receipts");
+  expect_index_reads(pg, sql.place_many, kPlaceManyArgs, "order_receipts");
+  expect_index_reads(pg, sql.place_many, kPlaceManyArgs, "stock");
+  expect_index_reads(pg, sql.find_receipts, kFindReceiptsArgs, "order_receipts");
   pg.exec("ROLLBACK");
 }
 

@@ -165,9 +165,7 @@ const IntakeSql& intake_sql() {
                      "SELECT io.order_id, " OO_PG_UTC("io.created_at") " "
                                           // clang-format on
                                           "FROM ok LEFT JOIN io ON ok.ok"},
-      // Local to the transaction. Every join of a batch statement is a few keys to a table's
-      // primary key or stock's; planned while the table was new, PostgreSQL chose a hash join
-      // over a scan of the whole table and kept that plan while the table grew.
+      // Local to the transaction (IntakeSql::batch_plans says why).
       .batch_plans = {"in_batch_plans",
                       "SELECT set_config('enable_seqscan', 'off', true), "
                       "set_config('enable_hashjoin', 'off', true), "
