@@ -69,7 +69,11 @@ enum class TxMode { read, write };
 // What `query` does after the statement: `commit` sends COMMIT in the same round trip
 // where the engine allows (PostgreSQL pipeline), so a one-statement transaction costs
 // one round trip. After an ok answer with Then::commit the transaction has committed.
-enum class Then { stay, commit };
+// `with_next` holds the statement back and sends it in the round trip of the transaction's
+// next statement (or COMMIT), for a statement whose rows nobody reads (a transaction's
+// settings): it answers no rows, and an error it meets is the next statement's. Engines
+// without round trips (SQLite) run it at once.
+enum class Then { stay, commit, with_next };
 
 // Called on the connection's thread before each statement it sends (with the statement's
 // name) and before COMMIT ("COMMIT"). Tests set it to pause a session at every statement

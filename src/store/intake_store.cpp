@@ -108,7 +108,7 @@ Result<std::optional<OrderReceipt>> IntakeStore::find_receipt(store::Connection&
 
 Status IntakeStore::plan_for_batch(store::Connection& c) {
   if (sql_.batch_plans.name.empty()) return Status::Ok();
-  return c.query(sql_.batch_plans, {}).status();
+  return c.query(sql_.batch_plans, {}, store::Then::with_next).status();
 }
 
 Result<std::vector<StockRow>> IntakeStore::lock_stock(store::Connection& c, const Cart& cart) {

@@ -139,7 +139,8 @@ class IntakeStore {
                                                    const std::string& key);
   Result<std::vector<StockRow>> lock_stock(store::Connection& c, const Cart& cart);
   // First in a batch's transaction: plans made in it read by index (IntakeSql::batch_plans;
-  // nothing where the engine has no such statement).
+  // nothing where the engine has no such statement). Sent with the batch's next statement,
+  // so it costs no round trip of its own.
   Status plan_for_batch(store::Connection& c);
   Status record_out_of_stock(store::Connection& c, std::int64_t customer, const std::string& key,
                              const std::vector<Shortage>& shortages, store::Then then);

@@ -169,6 +169,85 @@ TEST_P(StoreTest, ErrorsAreClassified) {
   EXPECT_EQ((*conn)->query(kCheck, {}).status().code(), Code::check_violation);
 }
 
+// Then::with_next: a held statement is part of its transaction as if sent on its own, just
+// later: it runs before the next statement, commits and rolls back with the transaction, and
+// its error fails the transaction.
+TEST_P(StoreTest, AHeldStatementRunsWithItsTransaction) {
+  auto db = tdb_.open();
+  tdb_.sql("CREATE TABLE t_held (n integer NOT NULL CHECK (n > 0))");
+  static constexpr store::Statement kAdd{"t_held_add", "INSERT INTO t_held (n) VALUES (1)"};
+  static constexpr store::Statement kBad{"t_held_bad", "INSERT INTO t_held (n) VALUES (-1)"};
+  static constexpr store::Statement kCount{"t_held_count", "SELECT count(*) FROM t_held"};
+  const auto stored = [&] { return tdb_.sql("SELECT count(*) FROM t_held").at(0).i64(0); };
+  auto conn = db->acquire(soon());
+  ASSERT_TRUE(conn.ok());
+  store::Connection& c = **conn;
+
+  // Held, then read by the next statement of its transaction, then committed.
+  ASSERT_TRUE(c.begin(store::TxMode::write).ok());
+  auto held = c.query(kAdd, {}, store::Then::with_next);
+  ASSERT_TRUE(held.ok()) << held.status().to_string();
+  EXPECT_TRUE(held->empty());
+  auto seen = c.query(kCount, {});
+  ASSERT_TRUE(seen.ok()) << seen.status().to_string();
+  EXPECT_EQ(seen->at(0).i64(0), 1);
+  ASSERT_TRUE(c.commit().ok());
+  EXPECT_EQ(stored(), 1);
+
+  // Held, then the transaction rolled back: nothing of it stays.
+  ASSERT_TRUE(c.begin(store::TxMode::write).ok());
+  ASSERT_TRUE(c.query(kAdd, {}, store::Then::with_next).ok());
+  c.rollback();
+  EXPECT_EQ(stored(), 1);
+  EXPECT_FALSE(c.in_transaction());
+
+  // Held, then COMMIT with nothing in between: it goes with the COMMIT.
+  ASSERT_TRUE(c.begin(store::TxMode::write).ok());
+  ASSERT_TRUE(c.query(kAdd, {}, store::Then::with_next).ok());
+  ASSERT_TRUE(c.commit().ok());
+  EXPECT_EQ(stored(), 2);
+
+  // A held statement that fails: the transaction fails (on PostgreSQL at the next statement,
+  // which never runs; on SQLite at once), and rolled back it leaves nothing.
+  ASSERT_TRUE(c.begin(store::TxMode::write).ok());
+  auto bad = c.query(kBad, {}, store::Then::with_next);
+  auto next = bad.ok() ? c.query(kAdd, {}, store::Then::commit) : Result<store::Rows>(bad.status());
+  ASSERT_FALSE(next.ok());
+  EXPECT_EQ(next.status().code(), Code::check_violation) << next.status().to_string();
+  c.rollback();
+  EXPECT_EQ(stored(), 2);
+  auto after = c.query(kCount, {});
+  ASSERT_TRUE(after.ok()) << after.status().to_string();
+  EXPECT_EQ(after->at(0).i64(0), 2);
+}
+
+// On PostgreSQL a held statement costs no round trip of its own: it is not sent when held
+// (its lock is not taken yet), only with the next statement.
+TEST_P(StoreTest, AHeldStatementIsSentWithTheNextOne) {
+  if (GetParam() != Engine::postgres) GTEST_SKIP() << "no round trips on this engine";
+  auto db = tdb_.open();
+  RawPg other(tdb_.url());
+  static constexpr store::Statement kLock{"t_held_lock", "SELECT pg_advisory_xact_lock(7310)"};
+  static constexpr store::Statement kOne{"t_held_one", "SELECT 1"};
+  const auto locks = [&] {
+    return other.scalar(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = "
+        "7310 AND granted");
+  };
+  auto conn = db->acquire(soon());
+  ASSERT_TRUE(conn.ok());
+  store::Connection& c = **conn;
+  ASSERT_TRUE(c.begin(store::TxMode::write).ok());
+  ASSERT_TRUE(c.query(kLock, {}, store::Then::with_next).ok());
+  EXPECT_EQ(locks(), "0") << "the held statement was sent alone";
+  auto one = c.query(kOne, {});
+  ASSERT_TRUE(one.ok()) << one.status().to_string();
+  EXPECT_EQ(one->at(0).i64(0), 1) << "the next statement's rows are its own";
+  EXPECT_EQ(locks(), "1") << "the held statement was not sent with the next one";
+  c.rollback();
+  EXPECT_EQ(locks(), "0");
+}
+
 TEST(StoreOpenTest, BadUrlsAndUnreachableDatabasesSayWhat) {
   EXPECT_FALSE(parse_db_url("mysql://x").ok());
   auto missing_dir = store::Database::open(*parse_db_url("sqlite:/proc/nope/x.db"));

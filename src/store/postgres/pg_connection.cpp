@@ -5,8 +5,11 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+#include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "onceorder/redact.hpp"
 
@@ -52,11 +55,17 @@ class PgConnection final : public Connection {
     }
     // Sent lazily with the first statement (one round trip saved per transaction).
     pending_begin_ = true;
+    held_.clear();
     in_tx_ = true;
     return Status::Ok();
   }
 
   Status do_commit() override {
+    if (!held_.empty()) {  // the held statements go with the COMMIT
+      const bool send_begin = pending_begin_;
+      pending_begin_ = false;
+      return pipelined(nullptr, send_begin, true).status();
+    }
     if (pending_begin_) {  // nothing was sent: nothing to commit
       pending_begin_ = false;
       in_tx_ = false;
@@ -68,6 +77,7 @@ class PgConnection final : public Connection {
   }
 
   void rollback() override {
+    held_.clear();  // never sent
     if (pending_begin_) {
       pending_begin_ = false;
       in_tx_ = false;
@@ -96,6 +106,11 @@ class PgConnection final : public Connection {
   }
 
   Status exec_script(std::string_view sql) override {
+    if (!held_.empty()) {  // what was held goes first
+      const bool send_begin = pending_begin_;
+      pending_begin_ = false;
+      OO_RETURN_IF_ERROR(pipelined(nullptr, send_begin, false).status());
+    }
     if (pending_begin_) {  // the lazy BEGIN travels with the script
       pending_begin_ = false;
       return simple("BEGIN; " + settings_script() + std::string(sql));
@@ -135,13 +150,49 @@ class PgConnection final : public Connection {
  private:
   Result<Rows> query_once(const Statement& s, std::span<const Param> params, Then then) {
     commit_sent_ = false;
+    OO_ASSIGN_OR_RETURN(Outgoing out, outgoing(s, params));
+    if (then == Then::with_next) {
+      held_.push_back(std::move(out));
+      return Rows{};
+    }
+    const bool send_begin = pending_begin_;
+    const bool send_commit = then == Then::commit && in_tx_;
+    pending_begin_ = false;
+    const bool with_held = !held_.empty();
+    // Behind a pooler even a lone statement needs its transaction's settings.
+    if (send_begin && send_commit && !pooled() && !with_held) return alone(out);
+    if (!send_begin && !send_commit && !with_held) {
+      ResultPtr r(exec(out));
+      if (Status st = check(r.get(), out.label); !st.ok()) return st;
+      return rows_of(r.get());
+    }
+    return pipelined(&out, send_begin, send_commit);
+  }
+
+  // One statement as it goes out: a prepared name or (behind a pooler) its text, and its
+  // parameters as text (nullopt: NULL). It owns its strings, so it can be held back
+  // (Then::with_next) until the next statement is sent.
+  struct Outgoing {
+    std::string label;
+    const std::string* name = nullptr;  // the prepared statement's; nullptr: unnamed, `sql`
+    std::string sql;
+    std::vector<std::optional<std::string>> params;
+    std::vector<const char*> values() const {
+      std::vector<const char*> v;
+      v.reserve(params.size());
+      for (const auto& p : params) v.push_back(p ? p->c_str() : nullptr);
+      return v;
+    }
+  };
+
+  Result<Outgoing> outgoing(const Statement& s, std::span<const Param> params) {
+    Outgoing out;
+    out.label = std::string(s.name);
     // Behind a transaction-mode pooler a statement prepared on one server connection is
     // unknown on the next (and its name may be taken there): every statement is sent
     // unnamed, parsed with its parameters in the same round trip.
-    const char* name = nullptr;
-    std::string sql_text;
     if (pooled()) {
-      sql_text = std::string(s.sql);
+      out.sql = std::string(s.sql);
     } else {
       auto known = prepared_.find(s.name);
       if (known == prepared_.end()) {
@@ -150,70 +201,55 @@ class PgConnection final : public Connection {
         if (Status st = check(r.get(), s.name); !st.ok()) return st;
         known = prepared_.emplace(s.name, std::move(n)).first;
       }
-      name = known->second.c_str();
+      out.name = &known->second;
     }
-    const Sent sent{s.name, name, sql_text.c_str()};
     // Text parameters: both engines' SQL casts where it needs a type.
-    std::vector<std::string> storage(params.size());
-    std::vector<const char*> values(params.size(), nullptr);
-    for (size_t i = 0; i < params.size(); ++i) {
-      if (const auto* n = std::get_if<std::int64_t>(&params[i])) {
-        storage[i] = std::to_string(*n);
-        values[i] = storage[i].c_str();
-      } else if (const auto* v = std::get_if<std::string_view>(&params[i])) {
-        storage[i] = std::string(*v);
-        values[i] = storage[i].c_str();
-      }
+    out.params.reserve(params.size());
+    for (const Param& p : params) {
+      if (const auto* n = std::get_if<std::int64_t>(&p))
+        out.params.emplace_back(std::to_string(*n));
+      else if (const auto* v = std::get_if<std::string_view>(&p))
+        out.params.emplace_back(std::string(*v));
+      else
+        out.params.emplace_back(std::nullopt);
     }
-    const bool send_begin = pending_begin_;
-    const bool send_commit = then == Then::commit && in_tx_;
-    pending_begin_ = false;
-    // Behind a pooler even a lone statement needs its transaction's settings.
-    if (send_begin && send_commit && !pooled()) return alone(sent, values);
-    if (!send_begin && !send_commit) {
-      ResultPtr r(exec(sent, values));
-      if (Status st = check(r.get(), s.name); !st.ok()) return st;
-      return rows_of(r.get());
-    }
-    return pipelined(sent, values, send_begin, send_commit);
+    return out;
   }
 
-  // What one statement is sent as: a prepared name, or (behind a pooler) its text.
-  struct Sent {
-    std::string_view label;
-    const char* name;  // nullptr: unnamed
-    const char* sql;
-  };
-
-  PGresult* exec(const Sent& s, const std::vector<const char*>& values) {
+  PGresult* exec(const Outgoing& s) {
+    const auto values = s.values();
     if (s.name == nullptr)
-      return PQexecParams(conn_, s.sql, static_cast<int>(values.size()), nullptr, values.data(),
+      return PQexecParams(conn_, s.sql.c_str(), static_cast<int>(values.size()), nullptr,
+                          values.data(), nullptr, nullptr, 0);
+    return PQexecPrepared(conn_, s.name->c_str(), static_cast<int>(values.size()), values.data(),
                           nullptr, nullptr, 0);
-    return PQexecPrepared(conn_, s.name, static_cast<int>(values.size()), values.data(), nullptr,
-                          nullptr, 0);
   }
-  bool send(const Sent& s, const std::vector<const char*>& values) {
+  bool send(const Outgoing& s) {
+    const auto values = s.values();
     if (s.name == nullptr)
-      return PQsendQueryParams(conn_, s.sql, static_cast<int>(values.size()), nullptr,
+      return PQsendQueryParams(conn_, s.sql.c_str(), static_cast<int>(values.size()), nullptr,
                                values.data(), nullptr, nullptr, 0) == 1;
-    return PQsendQueryPrepared(conn_, s.name, static_cast<int>(values.size()), values.data(),
-                               nullptr, nullptr, 0) == 1;
+    return PQsendQueryPrepared(conn_, s.name->c_str(), static_cast<int>(values.size()),
+                               values.data(), nullptr, nullptr, 0) == 1;
   }
 
   // A transaction of one statement, sent alone: PostgreSQL runs a statement outside a
   // transaction block as its own transaction, all or nothing, so a BEGIN and a COMMIT
   // around it would only cost the server work.
-  Result<Rows> alone(const Sent& s, const std::vector<const char*>& values) {
+  Result<Rows> alone(const Outgoing& s) {
     commit_sent_ = true;  // a connection lost from here on may have committed it
-    ResultPtr r(exec(s, values));
+    ResultPtr r(exec(s));
     in_tx_ = false;  // committed, or rolled back by its own failure
     if (Status st = check(r.get(), s.label); !st.ok()) return st;
     return rows_of(r.get());
   }
 
-  // BEGIN? + settings? + statement + COMMIT? in one pipeline: one network round trip.
-  Result<Rows> pipelined(const Sent& s, const std::vector<const char*>& values, bool send_begin,
-                         bool send_commit) {
+  // BEGIN? + settings? + the held statements + `stmt`? + COMMIT? in one pipeline: one
+  // network round trip. The rows are `stmt`'s; the first error, whoever met it, is the answer
+  // (PostgreSQL skips the rest of the pipeline after it).
+  Result<Rows> pipelined(const Outgoing* stmt, bool send_begin, bool send_commit) {
+    std::vector<Outgoing> held = std::move(held_);
+    held_.clear();
     if (PQenterPipelineMode(conn_) != 1) return lost("cannot enter pipeline mode");
     const bool send_settings = send_begin && pooled();
     bool sent = true;
@@ -222,7 +258,8 @@ class PgConnection final : public Connection {
     if (send_settings)
       sent = sent && PQsendQueryParams(conn_, tx_settings_.c_str(), 0, nullptr, nullptr, nullptr,
                                        nullptr, 0);
-    sent = sent && send(s, values);
+    for (const Outgoing& h : held) sent = sent && send(h);
+    if (stmt) sent = sent && send(*stmt);
     // From here on, the server may have received COMMIT: a lost connection is not
     // replayed (it may have committed).
     commit_sent_ = send_commit;
@@ -231,17 +268,22 @@ class PgConnection final : public Connection {
     sent = sent && PQpipelineSync(conn_);
     if (!sent) return lost(PQerrorMessage(conn_));
 
+    // What each result answers, in the order sent: a label for errors; `stmt`'s rows are kept.
+    std::vector<std::string_view> labels;
+    if (send_begin) labels.emplace_back("BEGIN");
+    if (send_settings) labels.emplace_back("SET");
+    for (const Outgoing& h : held) labels.emplace_back(h.label);
+    const std::size_t at_stmt = labels.size();
+    if (stmt) labels.emplace_back(stmt->label);
+    if (send_commit) labels.emplace_back("COMMIT");
     Status first_error;
     Rows rows;
-    const int before = (send_begin ? 1 : 0) + (send_settings ? 1 : 0);
-    const int commands = before + 1 + (send_commit ? 1 : 0);
-    for (int i = 0; i < commands; ++i) {
+    for (std::size_t i = 0; i < labels.size(); ++i) {
       ResultPtr r(PQgetResult(conn_));
       if (!r) return lost("pipeline ended early");
-      const bool is_stmt = i == before;
       if (PQresultStatus(r.get()) != PGRES_PIPELINE_ABORTED && first_error.ok()) {
-        first_error = check(r.get(), is_stmt ? s.label : std::string_view("BEGIN/SET/COMMIT"));
-        if (first_error.ok() && is_stmt) rows = rows_of(r.get());
+        first_error = check(r.get(), labels[i]);
+        if (first_error.ok() && stmt && i == at_stmt) rows = rows_of(r.get());
       }
       while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);  // end of this command
     }
@@ -313,7 +355,8 @@ class PgConnection final : public Connection {
   bool in_tx_ = false;
   bool broken_ = false;
   bool lost_before_commit_ = false;
-  bool commit_sent_ = false;  // the last statement was sent with COMMIT behind it
+  bool commit_sent_ = false;    // the last statement was sent with COMMIT behind it
+  std::vector<Outgoing> held_;  // Then::with_next: sent with the next statement or COMMIT
   // Statements prepared on this connection: name → the name NUL-terminated, as libpq takes it.
   std::unordered_map<std::string_view, std::string> prepared_;
 };

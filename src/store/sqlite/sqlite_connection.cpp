@@ -74,6 +74,7 @@ class SqliteConnection final : public Connection {
       Status st = commit();
       if (!st.ok()) return st;
     }
+    if (rows.ok() && then == Then::with_next) return Rows{};
     return rows;
   }
 
