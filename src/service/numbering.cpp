@@ -83,7 +83,7 @@ struct ScopePlan {
   std::vector<Step> steps;
   std::vector<std::string_view> titles;              // per new document, in order
   std::map<std::string_view, std::size_t> new_keys;  // key → ordinal of its new document
-  std::size_t granted = 0;                           // how many new documents fit under max
+  std::size_t granted = 0;                           // how many got a number (fit under max)
   std::int64_t max = 0;
 };
 
@@ -117,22 +117,6 @@ ScopePlan plan_scope(std::string_view scope, std::span<const IssueRequest> reqs,
   return p;
 }
 
-using store::ScopeWrite;
-
-// The numbers up to max, handed out in arrival order from the locked counter `row`.
-ScopeWrite grant(ScopePlan& p, const store::ScopeRow& row) {
-  const std::int64_t room = std::max<std::int64_t>(0, row.format.max - row.last_value);
-  p.granted = std::min(p.titles.size(), static_cast<std::size_t>(room));
-  p.max = row.format.max;
-  ScopeWrite w{p.scope, row.last_value, {p.titles.begin(), p.titles.begin() + p.granted}, {}};
-  for (const auto& [key, ordinal] : p.new_keys) {
-    if (ordinal < p.granted)
-      w.receipts.push_back(
-          {key, p.titles[ordinal], row.last_value + static_cast<std::int64_t>(ordinal) + 1});
-  }
-  return w;
-}
-
 void answer_scope(const ScopePlan& p, const std::vector<Document>& docs, BatchAnswers& answers) {
   using Plan = ScopePlan::Plan;
   for (const ScopePlan::Step& s : p.steps) {
@@ -155,16 +139,16 @@ void answer_scope(const ScopePlan& p, const std::vector<Document>& docs, BatchAn
 }
 
 // Every scope of a batch in one transaction: per scope its stored receipts (when it has
-// keys), every counter locked at once, every decision, then one write for all scopes
-// carrying the commit. Without `wait`, a scope whose counter is held elsewhere, or that does
-// not exist yet, is not locked: its requests that still need a number go to `handed_back`.
-// With `wait` (the waiting lane of one scope), a new scope is created and a held counter
-// waited for.
+// keys), then every decision and every write of all scopes at once, carrying the commit
+// (store::NumberingStore::claim_scopes). Without `wait`, a scope whose counter is held
+// elsewhere, or that does not exist yet, gets nothing: its requests that still need a number
+// go to `handed_back`. With `wait` (the waiting lane of one scope), a new scope is created
+// and a held counter waited for.
 Status issue_scopes(store::NumberingStore& store, Connection& c, std::span<const IssueRequest> reqs,
                     const std::map<std::string_view, std::vector<std::size_t>>& by_scope, bool wait,
                     BatchAnswers& answers, std::vector<std::size_t>& handed_back) {
   std::vector<ScopePlan> plans;
-  std::vector<std::string_view> scopes;
+  std::vector<store::ScopeClaim> claims;
   for (const auto& [scope, at] : by_scope) {
     std::vector<std::string_view> keys;
     for (std::size_t i : at)
@@ -175,46 +159,27 @@ Status issue_scopes(store::NumberingStore& store, Connection& c, std::span<const
     }
     ScopePlan p = plan_scope(scope, reqs, at, stored, answers);
     if (p.titles.empty()) continue;
-    scopes.push_back(scope);
+    store::ScopeClaim claim{scope, p.titles, {}};
+    for (const auto& [key, ordinal] : p.new_keys) claim.receipts.push_back({key, ordinal});
+    claims.push_back(std::move(claim));
     plans.push_back(std::move(p));
   }
   if (plans.empty()) return Status::Ok();
-  std::map<std::string, store::ScopeRow, std::less<>> rows;
-  if (!wait) {
-    OO_ASSIGN_OR_RETURN(rows, store.lock_scopes_if_free(c, scopes));
-  } else {
-    for (std::string_view scope : scopes) {
-      OO_RETURN_IF_ERROR(store.ensure_scope(c, scope, ScopeFormat{}));
-      OO_ASSIGN_OR_RETURN(auto row, store.lock_scope(c, scope));
-      if (row) rows.emplace(std::string(scope), *row);
-    }
-  }
-  std::vector<ScopeWrite> writes;
-  std::vector<std::size_t> written;  // per write, its plan
-  std::vector<bool> locked(plans.size(), false);
-  for (std::size_t k = 0; k < plans.size(); ++k) {
-    auto row = rows.find(plans[k].scope);
-    if (row == rows.end()) {
-      for (const ScopePlan::Step& step : plans[k].steps) handed_back.push_back(step.at);
+  auto claimed = store.claim_scopes(c, claims, wait, Then::commit);
+  // A key committed by a request outside this batch: run again, which replays it.
+  if (claimed.status().code() == Code::unique_violation)
+    return Status(Code::retry_transaction, "idempotency key taken concurrently");
+  OO_ASSIGN_OR_RETURN(auto found, std::move(claimed));
+  for (ScopePlan& p : plans) {
+    auto it = found.find(p.scope);
+    if (it == found.end()) {
+      for (const ScopePlan::Step& step : p.steps) handed_back.push_back(step.at);
       continue;
     }
-    locked[k] = true;
-    ScopeWrite w = grant(plans[k], row->second);
-    if (w.titles.empty()) continue;
-    writes.push_back(std::move(w));
-    written.push_back(k);
+    p.granted = it->second.docs.size();
+    p.max = it->second.row.format.max;
+    answer_scope(p, it->second.docs, answers);
   }
-  std::vector<std::vector<Document>> docs(plans.size());
-  if (!writes.empty()) {
-    auto done = store.allocate_scopes(c, writes, Then::commit);
-    // A key committed by a request outside this batch: run again, which replays it.
-    if (done.status().code() == Code::unique_violation)
-      return Status(Code::retry_transaction, "idempotency key taken concurrently");
-    OO_ASSIGN_OR_RETURN(auto per_write, std::move(done));
-    for (std::size_t w = 0; w < written.size(); ++w) docs[written[w]] = std::move(per_write[w]);
-  }
-  for (std::size_t k = 0; k < plans.size(); ++k)
-    if (locked[k]) answer_scope(plans[k], docs[k], answers);
   return Status::Ok();
 }
 }  // namespace

@@ -122,85 +122,95 @@ Result<std::optional<Document>> NumberingStore::allocate_if_free(store::Connecti
   return std::optional<Document>(document_from(rows[0]));
 }
 
-Result<std::vector<std::vector<Document>>> NumberingStore::allocate_scopes(
-    store::Connection& c, std::span<const ScopeWrite> writes, store::Then then) {
-  std::vector<std::vector<Document>> out;
-  if (writes.size() == 1 || sql_.insert_scopes.name.empty()) {
-    for (std::size_t i = 0; i < writes.size(); ++i) {
-      const ScopeWrite& w = writes[i];
-      OO_ASSIGN_OR_RETURN(auto docs, allocate_many(c, w.scope, w.last, w.titles, w.receipts,
-                                                   i + 1 == writes.size() ? then : Then::stay));
-      out.push_back(std::move(docs));
-    }
-    return out;
+Result<std::map<std::string, ClaimedScope, std::less<>>> NumberingStore::claim_scopes(
+    store::Connection& c, std::span<const ScopeClaim> claims, bool wait, store::Then then) {
+  if (!wait && !sql_.claim_scopes.name.empty()) return claim_in_one_statement(c, claims, then);
+  // Every counter first (in the claims' order), then the writes, the last one carrying `then`.
+  std::map<std::string, ClaimedScope, std::less<>> out;
+  std::vector<const ScopeClaim*> writing;
+  std::vector<std::size_t> granted;
+  for (const ScopeClaim& claim : claims) {
+    if (wait) OO_RETURN_IF_ERROR(ensure_scope(c, claim.scope, ScopeFormat{}));
+    OO_ASSIGN_OR_RETURN(auto row, lock_scope(c, claim.scope));
+    if (!row) continue;
+    out.emplace(std::string(claim.scope), ClaimedScope{*row, {}});
+    const std::int64_t room = std::max<std::int64_t>(0, row->format.max - row->last_value);
+    const auto n = std::min(claim.titles.size(), static_cast<std::size_t>(room));
+    if (n == 0) continue;
+    writing.push_back(&claim);
+    granted.push_back(n);
   }
-  std::string counters = "[", documents = "[", receipts = "[";
-  std::map<std::string_view, std::size_t> index;
-  for (std::size_t i = 0; i < writes.size(); ++i) {
-    const ScopeWrite& w = writes[i];
-    index.emplace(w.scope, i);
-    if (counters.size() > 1) counters += ',';
-    counters += '[';
-    append_json_string(counters, w.scope);
-    counters += ',' + std::to_string(w.last + static_cast<std::int64_t>(w.titles.size())) + ']';
-    for (std::size_t k = 0; k < w.titles.size(); ++k) {
-      if (documents.size() > 1) documents += ',';
-      documents += '[';
-      append_json_string(documents, w.scope);
-      documents += ',' + std::to_string(w.last + static_cast<std::int64_t>(k) + 1) + ',';
-      append_json_string(documents, w.titles[k]);
-      documents += ']';
+  for (std::size_t w = 0; w < writing.size(); ++w) {
+    const ScopeClaim& claim = *writing[w];
+    ClaimedScope& found = out.find(claim.scope)->second;
+    const std::int64_t last = found.row.last_value;
+    std::vector<NewReceipt> receipts;
+    for (const ScopeClaim::Receipt& r : claim.receipts) {
+      if (r.ordinal < granted[w])
+        receipts.push_back(
+            {r.key, claim.titles[r.ordinal], last + static_cast<std::int64_t>(r.ordinal) + 1});
     }
-    for (const NewReceipt& r : w.receipts) {
-      if (receipts.size() > 1) receipts += ',';
-      receipts += '[';
-      append_json_string(receipts, w.scope);
-      receipts += ',';
-      append_json_string(receipts, r.key);
-      receipts += ',';
-      append_json_string(receipts, r.title);
-      receipts += ',' + std::to_string(r.value) + ']';
-    }
-  }
-  counters += ']';
-  documents += ']';
-  receipts += ']';
-  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.insert_scopes,
-                                         {std::string_view(counters), std::string_view(documents),
-                                          std::string_view(receipts)},
-                                         then));
-  out.resize(writes.size());
-  for (const Row& r : rows) {
-    Document d = document_from(r);
-    auto it = index.find(d.scope);
-    if (it == index.end()) return Status(Code::internal, "a batch inserted a document elsewhere");
-    out[it->second].push_back(std::move(d));
-  }
-  for (std::size_t i = 0; i < writes.size(); ++i) {
-    std::sort(out[i].begin(), out[i].end(),
-              [](const Document& a, const Document& b) { return a.value < b.value; });
-    if (out[i].size() != writes[i].titles.size())
-      return Status(Code::internal, "a batch of documents was not inserted whole");
+    OO_ASSIGN_OR_RETURN(
+        found.docs, allocate_many(c, claim.scope, last,
+                                  std::span<const std::string_view>(claim.titles).first(granted[w]),
+                                  receipts, w + 1 == writing.size() ? then : Then::stay));
   }
   return out;
 }
 
-Result<std::map<std::string, ScopeRow, std::less<>>> NumberingStore::lock_scopes_if_free(
-    store::Connection& c, std::span<const std::string_view> scopes) {
-  std::map<std::string, ScopeRow, std::less<>> out;
-  if (sql_.lock_scopes.name.empty()) {
-    for (std::string_view scope : scopes) {
-      OO_ASSIGN_OR_RETURN(auto row, lock_scope(c, scope));
-      if (row) out.emplace(std::string(scope), *row);
+Result<std::map<std::string, ClaimedScope, std::less<>>> NumberingStore::claim_in_one_statement(
+    store::Connection& c, std::span<const ScopeClaim> claims, store::Then then) {
+  std::string scopes = "[", documents = "[", receipts = "[";
+  const auto next = [](std::string& list) { list += list.size() > 1 ? ",[" : "["; };
+  for (const ScopeClaim& claim : claims) {
+    next(scopes);
+    append_json_string(scopes, claim.scope);
+    scopes += ',' + std::to_string(claim.titles.size()) + ']';
+    for (std::size_t k = 0; k < claim.titles.size(); ++k) {
+      next(documents);
+      append_json_string(documents, claim.scope);
+      documents += ',' + std::to_string(k + 1) + ',';
+      append_json_string(documents, claim.titles[k]);
+      documents += ']';
     }
-    return out;
+    for (const ScopeClaim::Receipt& r : claim.receipts) {
+      next(receipts);
+      append_json_string(receipts, claim.scope);
+      receipts += ',';
+      append_json_string(receipts, r.key);
+      receipts += ',';
+      append_json_string(receipts, claim.titles.at(r.ordinal));
+      receipts += ',' + std::to_string(r.ordinal + 1) + ']';
+    }
   }
-  const std::string list = json_text_array(scopes);
-  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.lock_scopes, {std::string_view(list)}));
+  scopes += ']';
+  documents += ']';
+  receipts += ']';
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.claim_scopes,
+                                         {std::string_view(scopes), std::string_view(documents),
+                                          std::string_view(receipts)},
+                                         then));
+  std::map<std::string, ClaimedScope, std::less<>> out;
+  std::vector<Document> docs;
   for (const Row& r : rows) {
-    out.emplace(r.text(0), ScopeRow{ScopeFormat{static_cast<int>(r.i64(1)),
-                                                static_cast<int>(r.i64(2)), r.i64(3)},
-                                    r.i64(4)});
+    if (r.i64(0) == 1) {
+      docs.push_back(document_from(r, 1));
+    } else if (r.i64(0) == 2) {
+      out.emplace(r.text(1),
+                  ClaimedScope{ScopeRow{ScopeFormat{static_cast<int>(r.i64(8)),
+                                                    static_cast<int>(r.i64(9)), r.i64(10)},
+                                        r.i64(11)},
+                               {}});
+    }
+  }
+  for (Document& d : docs) {
+    auto it = out.find(d.scope);
+    if (it == out.end()) return Status(Code::internal, "a batch wrote a document elsewhere");
+    it->second.docs.push_back(std::move(d));
+  }
+  for (auto& [scope, found] : out) {
+    std::sort(found.docs.begin(), found.docs.end(),
+              [](const Document& a, const Document& b) { return a.value < b.value; });
   }
   return out;
 }

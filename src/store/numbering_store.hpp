@@ -45,14 +45,12 @@ struct NumberingSql {
   // (scope, title) → document, as insert_issued; no row also when the counter is held
   // elsewhere or the scope does not exist yet.
   store::Statement insert_if_free = {};
-  // (scopes JSON array) → scope, width, radix, max, last_value of those found and not held
-  // elsewhere, locked in the statement's own order; a full counter (last_value = max) comes
-  // back unlocked, held or not.
-  store::Statement lock_scopes = {};
-  // (counters JSON array of [scope, new last], documents JSON array of [scope, value, title],
-  // receipts JSON array of [scope, key, title, value]) → the documents: a batch over several
-  // scopes in one statement.
-  store::Statement insert_scopes = {};
+  // NumberingStore::claim_scopes without `wait`, in one statement: (claims JSON array of
+  // [scope, titles], documents JSON array of [scope, ordinal, title], receipts JSON array of
+  // [scope, key, title, ordinal]; ordinals from 1) → per row a kind: 1, a document written
+  // (its columns from the second on); 2, a counter as the statement found it (scope, then
+  // width, radix, max, last_value from the ninth column on).
+  store::Statement claim_scopes = {};
 };
 
 struct ScopeRow {
@@ -72,13 +70,23 @@ struct NewReceipt {
   std::int64_t value = 0;
 };
 
-// What a batch writes in one scope: the counter moves from `last` (read under lock) by one per
-// title, and the documents last+1… get those titles, in order.
-struct ScopeWrite {
+// What a batch asks of one scope before its counter is read: new documents with these titles,
+// in order, and a receipt for some of them (the key, and the document's place in `titles`).
+struct ScopeClaim {
+  struct Receipt {
+    std::string_view key;
+    std::size_t ordinal = 0;  // from 0
+  };
   std::string_view scope;
-  std::int64_t last = 0;
   std::vector<std::string_view> titles;
-  std::vector<NewReceipt> receipts;
+  std::vector<Receipt> receipts;
+};
+
+// What a claim found and wrote: the counter before it, and the documents of the first
+// min(titles, max - last) titles, in value order (none when the counter was full).
+struct ClaimedScope {
+  ScopeRow row;
+  std::vector<Document> docs;
 };
 
 class NumberingStore {
@@ -107,23 +115,19 @@ class NumberingStore {
                                               std::span<const std::string_view> titles,
                                               std::span<const NewReceipt> receipts,
                                               store::Then then);
-  // The writes of a batch over several scopes (each scope once): one statement where the
-  // engine has one for it, else allocate_many per scope. The documents per write, in value
-  // order.
-  Result<std::vector<std::vector<Document>>> allocate_scopes(store::Connection& c,
-                                                             std::span<const ScopeWrite> writes,
-                                                             store::Then then);
+  // A batch's claims (each scope once, in name order: the order in which the counters are
+  // locked): every counter it can have locked, and each scope given the next numbers for as
+  // many of its titles as fit under max, documents and receipts written; a full counter is
+  // read, not locked (its requests write nothing, and a transaction that locks nothing
+  // commits without a WAL flush). By scope; a scope missing from the answer got nothing.
+  // Without `wait` a counter another transaction holds, or a scope that does not exist yet,
+  // is skipped (on PostgreSQL: one statement, one round trip with `then`); with `wait` a new
+  // scope is created with the default format and a held counter waited for.
+  Result<std::map<std::string, ClaimedScope, std::less<>>> claim_scopes(
+      store::Connection& c, std::span<const ScopeClaim> claims, bool wait, store::Then then);
   Result<std::optional<ScopeRow>> lock_scope(store::Connection& c, std::string_view scope);
   // The counter as the statement's snapshot sees it, without locking it.
   Result<std::optional<ScopeRow>> read_scope(store::Connection& c, std::string_view scope);
-  // The counters of `scopes` (distinct) that exist, locked, by scope. Where the engine has
-  // row locks, one statement that skips a counter another transaction holds (it is missing
-  // from the answer, like a scope that does not exist) instead of waiting for it. A full
-  // counter is read, not locked: it answers every request of its scope with scope_exhausted
-  // and writes nothing, so it needs no lock (and a transaction that locks nothing commits
-  // without a WAL flush).
-  Result<std::map<std::string, ScopeRow, std::less<>>> lock_scopes_if_free(
-      store::Connection& c, std::span<const std::string_view> scopes);
   Status upsert_format(store::Connection& c, std::string_view scope, const ScopeFormat& f);
   // Creates the scope with `format` if it does not exist yet (an existing one is kept).
   Status ensure_scope(store::Connection& c, std::string_view scope, const ScopeFormat& format);
@@ -137,6 +141,8 @@ class NumberingStore {
   Status raise_last_value(store::Connection& c, std::string_view scope, std::int64_t value);
 
  private:
+  Result<std::map<std::string, ClaimedScope, std::less<>>> claim_in_one_statement(
+      store::Connection& c, std::span<const ScopeClaim> claims, store::Then then);
   // (scope) → width, radix, max, last_value by `statement`.
   Result<std::optional<ScopeRow>> scope_row(store::Connection& c, const store::Statement& statement,
                                             std::string_view scope);

@@ -116,42 +116,53 @@ const NumberingSql& numbering_sql() {
                           "FROM jsonb_array_elements($5::jsonb) AS e) "
                           "SELECT " OO_PG_DOC_COLS("d") " FROM d ORDER BY d.value"},
       .insert_if_free = kInsertIfFree,
-      // Two reads of one snapshot: the counters with room, locked unless held elsewhere, and
-      // the full ones, unlocked. A row lock would give the transaction an xid and its commit
-      // a WAL flush, for requests that write nothing.
-      .lock_scopes = {"num_lock_scopes",
-                      "WITH l AS (SELECT scope, width, radix, max_value, last_value "
-                      "FROM doc_scopes WHERE scope = ANY (ARRAY(SELECT "
-                      "jsonb_array_elements_text($1::jsonb))) AND last_value < max_value "
-                      "ORDER BY scope FOR NO KEY UPDATE SKIP LOCKED) "
-                      "SELECT * FROM l UNION ALL "
-                      "SELECT scope, width, radix, max_value, last_value FROM doc_scopes "
-                      "WHERE scope = ANY (ARRAY(SELECT jsonb_array_elements_text($1::jsonb))) "
-                      "AND last_value >= max_value"},
-      // Every scope of the batch at once: counters, documents and receipts; the receipts'
-      // foreign key is checked at the end of the statement, when the documents are in. The
-      // scopes also as an array (= ANY), as in num_lock_scopes: joined to the JSON alone
-      // (estimated at 100 rows) the counters were found by a scan of every scope.
-      .insert_scopes =
-          {"num_insert_scopes",
-           "WITH w AS (SELECT e->>0 AS scope, (e->>1)::bigint AS new_last "
+      // A batch's claims in one statement (NumberingStore::claim_scopes), so that its one round
+      // trip also carries the COMMIT. `l`: the counters with room, locked unless held
+      // elsewhere (a lock that waited on a committed update returns the newest row); `g`: how
+      // many numbers each scope gets; `c` moves exactly the counters `l` found, from the
+      // value found, and `ok` raises (before the pipelined COMMIT) if one had moved since. The
+      // full counters are read, not locked: a row lock would give the transaction an xid and
+      // its commit a WAL flush, for requests that write nothing. The receipts' foreign key is
+      // checked at the end of the statement, when the documents are in. Scopes also as an
+      // array (= ANY): joined to the JSON alone (estimated at 100 rows) the counters were
+      // found by a scan of every scope.
+      .claim_scopes =
+          {"num_claim_scopes",
+           "WITH w AS (SELECT e->>0 AS scope, (e->>1)::bigint AS n "
            "FROM jsonb_array_elements($1::jsonb) AS e), "
-           "c AS (UPDATE doc_scopes s SET last_value = w.new_last FROM w "
-           "WHERE s.scope = w.scope AND s.scope = ANY (ARRAY(SELECT scope FROM w)) "
-           "RETURNING s.scope, s.width, s.radix), "
-           "v AS (SELECT e->>0 AS scope, (e->>1)::bigint AS value, e->>2 AS title "
+           "l AS (SELECT scope, width, radix, max_value, last_value FROM doc_scopes "
+           "WHERE scope = ANY (ARRAY(SELECT scope FROM w)) AND last_value < max_value "
+           "ORDER BY scope FOR NO KEY UPDATE SKIP LOCKED), "
+           "g AS (SELECT l.scope, l.width, l.radix, l.last_value, "
+           "least(w.n, l.max_value - l.last_value) AS granted FROM l JOIN w ON w.scope = l.scope), "
+           "c AS (UPDATE doc_scopes s SET last_value = g.last_value + g.granted FROM g "
+           "WHERE s.scope = g.scope AND s.last_value = g.last_value "
+           "AND s.scope = ANY (ARRAY(SELECT scope FROM w)) RETURNING s.scope), "
+           "v AS (SELECT e->>0 AS scope, (e->>1)::bigint AS ordinal, e->>2 AS title "
            "FROM jsonb_array_elements($2::jsonb) AS e), "
            "d AS (INSERT INTO documents (scope, value, number, origin, scheme, title) "
-           "SELECT c.scope, v.value, " OO_PG_FORMAT_NUMBER(
-               "v.value", "c.radix",
-               "c.width") ", 'issued', "
-                          "'r' || c.radix || 'w' || c.width, v.title FROM v JOIN c ON c.scope = "
-                          "v.scope RETURNING *), "
+           "SELECT g.scope, g.last_value + v.ordinal, " OO_PG_FORMAT_NUMBER(
+               "g.last_value + v.ordinal", "g.radix",
+               "g.width") ", 'issued', "
+                          "'r' || g.radix || 'w' || g.width, v.title FROM v JOIN g ON g.scope = "
+                          "v.scope WHERE v.ordinal <= g.granted RETURNING *), "
                           "r AS (INSERT INTO document_receipts (scope, idempotency_key, title, "
-                          "value) "
-                          "SELECT e->>0, e->>1, e->>2, (e->>3)::bigint "
-                          "FROM jsonb_array_elements($3::jsonb) AS e) "
-                          "SELECT " OO_PG_DOC_COLS("d") " FROM d"},
+                          "value) SELECT k.scope, k.key, k.title, g.last_value + k.ordinal "
+                          "FROM (SELECT e->>0 AS scope, e->>1 AS key, e->>2 AS title, "
+                          "(e->>3)::bigint AS ordinal FROM jsonb_array_elements($3::jsonb) AS e) "
+                          "k JOIN g ON g.scope = k.scope WHERE k.ordinal <= g.granted), "
+                          "ok AS (SELECT oo_assert((SELECT count(*) FROM c) = (SELECT count(*) "
+                          "FROM g), 'a locked counter moved before its batch wrote it') AS ok) "
+                          "SELECT x.* FROM ok LEFT JOIN ("
+                          "SELECT 1 AS kind, " OO_PG_DOC_COLS(
+                              "d") ", NULL::integer AS width, NULL::integer AS radix, "
+                                   "NULL::bigint AS max_value, NULL::bigint AS last_value FROM d "
+                                   "UNION ALL SELECT 2, scope, NULL, NULL, NULL, NULL, NULL, "
+                                   "NULL, width, radix, max_value, last_value FROM l "
+                                   "UNION ALL SELECT 2, scope, NULL, NULL, NULL, NULL, NULL, "
+                                   "NULL, width, radix, max_value, last_value FROM doc_scopes "
+                                   "WHERE scope = ANY (ARRAY(SELECT scope FROM w)) "
+                                   "AND last_value >= max_value) x ON ok.ok"},
   };
   return sql;
 }
