@@ -114,7 +114,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   add_duration(serve, "--header-timeout", header_timeout, "time to send a request's header (10s)");
   add_duration(serve, "--invariants-interval", server_options.invariants_interval,
-               "time between the background invariant runs /metrics shows (30s)");
+               "least time between the background invariant runs /metrics shows; at least 9x "
+               "the last run (30s)");
   add_duration(serve, "--batch-interval", maint.batch_interval, "time between batch runs (4h)");
   add_duration(serve, "--reap-interval", maint.reap_interval, "time between reaper passes (60s)");
   // At least 2 s: it is renewed every half lease and given up a quarter lease early, and each

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "http/problem.hpp"
 
 namespace onceorder::http {
@@ -97,22 +99,30 @@ void OpsMonitor::readiness_loop() {
   }
 }
 
+std::chrono::milliseconds OpsMonitor::next_run_after(std::chrono::milliseconds interval,
+                                                     std::chrono::milliseconds took) {
+  return std::max(interval, took * (kRestPerRun - 1));
+}
+
 void OpsMonitor::invariants_loop() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
     lock.unlock();
-    auto results = check_invariants(*own_, store::Clock::now() + kInvariantsDeadline);
+    const auto started = store::Clock::now();
+    auto results = check_invariants(*own_, started + kInvariantsDeadline);
     const auto at = store::Clock::now();
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(at - started);
     if (!results.ok()) {
       spdlog::warn("scheduled invariant check failed: {}", results.status().to_string());
     }
     lock.lock();
     invariants_.last_run_ok = results.ok();
+    invariants_.last_run_seconds = std::chrono::duration<double>(at - started).count();
     if (results.ok()) {
       invariants_.results = std::move(results).value();
       invariants_.at = at;
     }
-    wake_.wait_for(lock, interval_, [&] { return stopping_; });
+    wake_.wait_for(lock, next_run_after(interval_, took), [&] { return stopping_; });
   }
 }
 

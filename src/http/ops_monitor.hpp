@@ -34,13 +34,23 @@ class OpsMonitor {
     std::optional<std::vector<InvariantResult>> results;  // of the last run that succeeded
     std::optional<store::Clock::time_point> at;           // when those results were computed
     bool last_run_ok = false;
+    std::optional<double> last_run_seconds;  // how long the last run took, ok or not
   };
 
   // A readiness answer older than this is checked again before it is given.
   static constexpr auto kReadinessMaxAge = std::chrono::seconds(1);
 
-  // Starts the background threads. `interval`: time between invariant runs, the first one
-  // at once; zero turns the runs off. `db` outlives the monitor.
+  // A run of the invariants reads whole tables, so its time grows with the database; after a
+  // run the next waits `interval`, or (kRestPerRun - 1) times as long as the run took if that
+  // is longer: the background checks keep at most 1 / kRestPerRun of one database session
+  // busy, however big the database.
+  static constexpr int kRestPerRun = 10;
+  static std::chrono::milliseconds next_run_after(std::chrono::milliseconds interval,
+                                                  std::chrono::milliseconds took);
+
+  // Starts the background threads. `interval`: the least time between invariant runs
+  // (next_run_after), the first one at once; zero turns the runs off. `db` outlives the
+  // monitor.
   OpsMonitor(store::Database& db, std::chrono::milliseconds interval);
   ~OpsMonitor();
   OpsMonitor(const OpsMonitor&) = delete;

@@ -136,6 +136,12 @@ Response get_metrics(const Services& s) {
   prom_header(out, "onceorder_invariants_checked", "gauge",
               "1 when the last scheduled invariant run succeeded.");
   fmt::format_to(put, "onceorder_invariants_checked {}\n", inv.last_run_ok ? 1 : 0);
+  if (inv.last_run_seconds) {
+    prom_header(out, "onceorder_invariants_run_seconds", "gauge",
+                "How long the last scheduled invariant run took; the next waits at least 9 "
+                "times as long.");
+    fmt::format_to(put, "onceorder_invariants_run_seconds {:.3f}\n", *inv.last_run_seconds);
+  }
   if (inv.results && inv.at) {
     prom_header(out, "onceorder_invariants_age_seconds", "gauge",
                 "Seconds since the invariant results below were computed.");

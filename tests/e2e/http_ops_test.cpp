@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "e2e/http_fixture.hpp"
+#include "http/ops_monitor.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -90,6 +91,7 @@ TEST_P(OpsHttpTest, MetricsExposeTheExpectedSeries) {
       R"(onceorder_numbering_batch_size_bucket{le="1"} 1)",
       "\nonceorder_numbering_batch_size_count 1\n",
       R"(onceorder_invariant_violations{id="I7"} 0)",
+      "\nonceorder_invariants_run_seconds ",
   };
   for (const std::string& series : expected) {
     EXPECT_TRUE(contains(m, series)) << "missing: " << series << "\n" << m;
@@ -247,6 +249,34 @@ TEST_P(OpsHttpTest, AnUnreachableDatabaseIsNotDescribedToClients) {
   }
   (*server)->stop();
   (*server)->wait();
+}
+
+// A slow background invariant run is followed by a rest nine times its length, whatever the
+// interval: on a big database the checks keep at most a tenth of one session busy instead of
+// running back to back. Planted: another session holds a lock the first run waits for.
+TEST(OpsMonitorTest, ASlowRunIsFollowedByARestNineTimesItsLength) {
+  if (!postgres_configured()) GTEST_SKIP() << "needs a lock another session holds";
+  TestDb tdb(Engine::postgres);
+  auto db = tdb.open();
+  RawPg holder(tdb.url());
+  holder.exec("BEGIN");
+  holder.exec("LOCK TABLE orders IN ACCESS EXCLUSIVE MODE");
+  http::OpsMonitor monitor(*db, 20ms);  // without the rest, a run every 20 ms
+  std::this_thread::sleep_for(500ms);
+  holder.exec("COMMIT");
+  std::optional<store::Clock::time_point> first;
+  for (int i = 0; i < 100 && !first; ++i) {
+    std::this_thread::sleep_for(50ms);
+    first = monitor.invariants().at;
+  }
+  ASSERT_TRUE(first) << "the first run never succeeded";
+  const auto took = monitor.invariants().last_run_seconds;
+  ASSERT_TRUE(took);
+  EXPECT_GE(*took, 0.45);
+  std::this_thread::sleep_for(1500ms);  // within the rest of at least 9 × 0.45 s
+  EXPECT_EQ(monitor.invariants().at, first) << "another run came before the rest was over";
+  monitor.request_stop();
+  monitor.join();
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, OpsHttpTest, ::testing::ValuesIn(engines_under_test()),
