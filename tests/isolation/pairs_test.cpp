@@ -65,6 +65,12 @@ std::string issue_batch(SessionContext& s, const std::vector<IssueRequest>& reqs
   return out;
 }
 
+// Scope S's max set to `max` (width 4, radix 10): "configured" or the refusal's code.
+std::string configure(SessionContext& s, std::int64_t max) {
+  auto r = s.numbering->configure("S", {4, 10, max}, later());
+  return r.ok() ? std::string("configured") : outcome(r.status());
+}
+
 // --- setups ------------------------------------------------------------------------------
 
 void stock(Fixture& f, std::int64_t sku, std::int64_t available) {
@@ -144,6 +150,23 @@ std::vector<std::string> cancelled_xor_produced(Fixture& f, const std::string& c
 
 std::vector<std::string> expect(bool ok, const std::string& what) {
   return ok ? std::vector<std::string>{} : std::vector<std::string>{what};
+}
+
+// Scope S with max `max` and its first number issued.
+void scope_with_one_issued(Fixture& f, std::int64_t max) {
+  must(f.session[0]->numbering->configure("S", {4, 10, max}, later()), "configure");
+  must(f.session[0]->numbering->issue({"S", "first", std::nullopt}, later()), "issue");
+}
+
+// S's counter never passes its max, and its documents are 1..last_value.
+std::vector<std::string> counter_within_max(Fixture& f) {
+  std::vector<std::string> v;
+  const auto max = count(f, "SELECT max_value FROM doc_scopes WHERE scope = 'S'");
+  const auto last = count(f, "SELECT last_value FROM doc_scopes WHERE scope = 'S'");
+  if (last > max) v.push_back("the counter passed the scope's max");
+  if (count(f, "SELECT count(*) FROM documents WHERE scope = 'S'") != last)
+    v.push_back("S's documents are not 1..last_value");
+  return v;
 }
 
 std::vector<PairSpec> pairs() {
@@ -354,63 +377,46 @@ std::vector<PairSpec> pairs() {
                  },
                  -1});
 
-  out.push_back(
-      {"issue/scope reconfigure",
-       [](Fixture& f) {
-         must(f.session[0]->numbering->configure("S", {4, 10, 2}, later()), "configure");
-         must(f.session[0]->numbering->issue({"S", "first", std::nullopt}, later()), "issue");
-       },
-       {[](Fixture&, SessionContext& s) {
-          auto r = s.numbering->issue({"S", "second", std::nullopt}, later());
-          return r.ok() ? r->document.number : outcome(r.status());
-        },
-        [](Fixture&, SessionContext& s) {
-          auto r = s.numbering->configure("S", {4, 10, 1}, later());
-          return r.ok() ? std::string("configured") : outcome(r.status());
-        }},
-       [](Fixture& f, const std::string& a, const std::string& b) {
-         // Lowering max to 1 after 0002 was issued must be refused; before, 0002 must not be.
-         std::vector<std::string> v;
-         const auto max = count(f, "SELECT max_value FROM doc_scopes WHERE scope = 'S'");
-         const auto last = count(f, "SELECT last_value FROM doc_scopes WHERE scope = 'S'");
-         if (last > max) v.push_back("the counter passed the scope's max");
-         if (a == "0002" && b == "configured") v.push_back("max 1 accepted after 0002");
-         if (b == "configured" && a != "scope_exhausted") v.push_back("issue answered " + a);
-         if (b == "scope_conflict" && a != "0002") v.push_back("refused max 1, yet issue got " + a);
-         if (b != "configured" && b != "scope_conflict") v.push_back("configure answered " + b);
-         return v;
-       },
-       -1});
+  out.push_back({"issue/scope reconfigure",
+                 [](Fixture& f) { scope_with_one_issued(f, 2); },
+                 {[](Fixture&, SessionContext& s) {
+                    auto r = s.numbering->issue({"S", "second", std::nullopt}, later());
+                    return r.ok() ? r->document.number : outcome(r.status());
+                  },
+                  [](Fixture&, SessionContext& s) { return configure(s, 1); }},
+                 [](Fixture& f, const std::string& a, const std::string& b) {
+                   // Lowering max to 1 after 0002 was issued must be refused; before, 0002 must not
+                   // be.
+                   std::vector<std::string> v = counter_within_max(f);
+                   if (a == "0002" && b == "configured") v.push_back("max 1 accepted after 0002");
+                   if (b == "configured" && a != "scope_exhausted")
+                     v.push_back("issue answered " + a);
+                   if (b == "scope_conflict" && a != "0002")
+                     v.push_back("refused max 1, yet issue got " + a);
+                   if (b != "configured" && b != "scope_conflict")
+                     v.push_back("configure answered " + b);
+                   return v;
+                 },
+                 -1});
 
   // The batch's one statement (num_claim_scopes) against a reconfigure holding the counter:
   // the batch skips the held counter and its requests wait for it outside the lane.
   out.push_back(
       {"issue batch/scope reconfigure",
-       [](Fixture& f) {
-         must(f.session[0]->numbering->configure("S", {4, 10, 3}, later()), "configure");
-         must(f.session[0]->numbering->issue({"S", "first", std::nullopt}, later()), "issue");
-       },
+       [](Fixture& f) { scope_with_one_issued(f, 3); },
        {[](Fixture&, SessionContext& s) {
           return issue_batch(
               s, {{"S", "x", std::nullopt}, {"S", "y", std::nullopt}, {"T", "t", std::nullopt}});
         },
-        [](Fixture&, SessionContext& s) {
-          auto r = s.numbering->configure("S", {4, 10, 2}, later());
-          return r.ok() ? std::string("configured") : outcome(r.status());
-        }},
+        [](Fixture&, SessionContext& s) { return configure(s, 2); }},
        [](Fixture& f, const std::string& a, const std::string& b) {
          // Lowering max to 2 after 3 was issued is refused; before, S has room for one more.
-         std::vector<std::string> v;
-         const auto max = count(f, "SELECT max_value FROM doc_scopes WHERE scope = 'S'");
-         const auto last = count(f, "SELECT last_value FROM doc_scopes WHERE scope = 'S'");
-         if (last > max) v.push_back("the counter passed the scope's max");
+         std::vector<std::string> v = counter_within_max(f);
          if (b == "configured" && a != "2 scope_exhausted 1")
            v.push_back("max 2 accepted, yet the batch answered " + a);
          if (b == "scope_conflict" && a != "2 3 1")
            v.push_back("max 2 refused, yet the batch answered " + a);
          if (b != "configured" && b != "scope_conflict") v.push_back("configure answered " + b);
-         if (count(f, "SELECT count(*) FROM documents WHERE scope = 'S'") != last)
-           v.push_back("S's documents are not 1..last_value");
          return v;
        },
        -1});
