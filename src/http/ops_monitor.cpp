@@ -117,7 +117,7 @@ void OpsMonitor::invariants_loop() {
     }
     lock.lock();
     invariants_.last_run_ok = results.ok();
-    invariants_.last_run_seconds = std::chrono::duration<double>(at - started).count();
+    invariants_.last_run_seconds = std::chrono::duration<double>(took).count();
     if (results.ok()) {
       invariants_.results = std::move(results).value();
       invariants_.at = at;

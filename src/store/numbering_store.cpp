@@ -127,33 +127,35 @@ Result<std::map<std::string, ClaimedScope, std::less<>>> NumberingStore::claim_s
   if (!wait && !sql_.claim_scopes.name.empty()) return claim_in_one_statement(c, claims, then);
   // Every counter first (in the claims' order), then the writes, the last one carrying `then`.
   std::map<std::string, ClaimedScope, std::less<>> out;
-  std::vector<const ScopeClaim*> writing;
-  std::vector<std::size_t> granted;
+  struct Writing {
+    const ScopeClaim* claim;
+    ClaimedScope* found;
+    std::size_t granted;  // how many of its titles fit under max
+  };
+  std::vector<Writing> writing;
   for (const ScopeClaim& claim : claims) {
     if (wait) OO_RETURN_IF_ERROR(ensure_scope(c, claim.scope, ScopeFormat{}));
     OO_ASSIGN_OR_RETURN(auto row, lock_scope(c, claim.scope));
     if (!row) continue;
-    out.emplace(std::string(claim.scope), ClaimedScope{*row, {}});
+    ClaimedScope& found =
+        out.emplace(std::string(claim.scope), ClaimedScope{*row, {}}).first->second;
     const std::int64_t room = std::max<std::int64_t>(0, row->format.max - row->last_value);
     const auto n = std::min(claim.titles.size(), static_cast<std::size_t>(room));
-    if (n == 0) continue;
-    writing.push_back(&claim);
-    granted.push_back(n);
+    if (n > 0) writing.push_back({&claim, &found, n});
   }
   for (std::size_t w = 0; w < writing.size(); ++w) {
-    const ScopeClaim& claim = *writing[w];
-    ClaimedScope& found = out.find(claim.scope)->second;
-    const std::int64_t last = found.row.last_value;
+    const auto& [claim, found, granted] = writing[w];
+    const std::int64_t last = found->row.last_value;
     std::vector<NewReceipt> receipts;
-    for (const ScopeClaim::Receipt& r : claim.receipts) {
-      if (r.ordinal < granted[w])
+    for (const ScopeClaim::Receipt& r : claim->receipts) {
+      if (r.ordinal < granted)
         receipts.push_back(
-            {r.key, claim.titles[r.ordinal], last + static_cast<std::int64_t>(r.ordinal) + 1});
+            {r.key, claim->titles[r.ordinal], last + static_cast<std::int64_t>(r.ordinal) + 1});
     }
     OO_ASSIGN_OR_RETURN(
-        found.docs, allocate_many(c, claim.scope, last,
-                                  std::span<const std::string_view>(claim.titles).first(granted[w]),
-                                  receipts, w + 1 == writing.size() ? then : Then::stay));
+        found->docs, allocate_many(c, claim->scope, last,
+                                   std::span<const std::string_view>(claim->titles).first(granted),
+                                   receipts, w + 1 == writing.size() ? then : Then::stay));
   }
   return out;
 }

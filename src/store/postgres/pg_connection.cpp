@@ -170,10 +170,10 @@ class PgConnection final : public Connection {
   }
 
   // One statement as it goes out: a prepared name or (behind a pooler) its text, and its
-  // parameters as text (nullopt: NULL). It owns its strings, so it can be held back
-  // (Then::with_next) until the next statement is sent.
+  // parameters as text (nullopt: NULL). It owns its text and parameters, so it can be held
+  // back (Then::with_next) until the next statement is sent.
   struct Outgoing {
-    std::string label;
+    std::string_view label;             // the statement's name, which outlives the connection
     const std::string* name = nullptr;  // the prepared statement's; nullptr: unnamed, `sql`
     std::string sql;
     std::vector<std::optional<std::string>> params;
@@ -187,7 +187,7 @@ class PgConnection final : public Connection {
 
   Result<Outgoing> outgoing(const Statement& s, std::span<const Param> params) {
     Outgoing out;
-    out.label = std::string(s.name);
+    out.label = s.name;
     // Behind a transaction-mode pooler a statement prepared on one server connection is
     // unknown on the next (and its name may be taken there): every statement is sent
     // unnamed, parsed with its parameters in the same round trip.
