@@ -10,8 +10,9 @@
 // transaction is rolled back and re-run, then `busy`.
 //
 // Placements that queue behind one another are combined (onceorder/combiner.hpp), in the lane
-// onceorder/cart_lanes.hpp picks: a cart that shares a stock row with one in flight joins its
-// warehouse's collision lane, any other the lane of its (warehouse, lowest SKU). The first of
+// onceorder/cart_lanes.hpp picks: a cart that shares a stock row with one in flight, or that
+// finds its warehouse crowded, joins its warehouse's lane, any other the lane of its
+// (warehouse, lowest SKU). The first of
 // a lane runs alone at once; those that queued meanwhile run as one transaction
 // (place_batch), each decided in arrival order on the stock the ones before it left, with one
 // commit for all.
@@ -128,6 +129,8 @@ class Intake {
   CombinerStats combining() const;
   // Placements whose cart shared a stock row with one in flight (onceorder/cart_lanes.hpp).
   std::uint64_t lane_collisions() const { return cart_lanes_.collisions(); }
+  // Placements that shared no row but found their warehouse crowded (the same header).
+  std::uint64_t lane_crowdings() const { return cart_lanes_.crowdings(); }
   Result<Order> get_order(std::int64_t order_id, store::Clock::time_point deadline);
   // Idempotent; in_production once any line has a production order.
   Result<Order> cancel(std::int64_t order_id, store::Clock::time_point deadline);

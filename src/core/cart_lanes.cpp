@@ -8,7 +8,8 @@ CartLanes::Entry::Entry(Entry&& other) noexcept
     : owner_(other.owner_),
       cart_(other.cart_),
       lane_(std::move(other.lane_)),
-      collided_(other.collided_) {
+      collided_(other.collided_),
+      crowded_(other.crowded_) {
   other.owner_ = nullptr;
 }
 
@@ -18,6 +19,7 @@ CartLanes::Entry::~Entry() {
 
 CartLanes::Entry CartLanes::enter(const Cart& cart) {
   bool collided = false;
+  bool crowded = false;
   {
     std::lock_guard lock(mu_);
     for (const CartLine& line : cart.lines) {
@@ -25,17 +27,23 @@ CartLanes::Entry CartLanes::enter(const Cart& cart) {
       collided = collided || holders > 0;
       ++holders;
     }
+    std::size_t& in_flight = carts_[cart.warehouse_id];
+    crowded = !collided && in_flight >= lone_carts_;
+    ++in_flight;
   }
   if (collided) collisions_.fetch_add(1, std::memory_order_relaxed);
+  if (crowded) crowdings_.fetch_add(1, std::memory_order_relaxed);
   // "w/*" can never be a lowest-SKU lane ("w/123"): the two kinds never meet by accident.
-  std::string lane = collided || cart.lines.empty()
+  std::string lane = collided || crowded || cart.lines.empty()
                          ? fmt::format("{}/*", cart.warehouse_id)
                          : fmt::format("{}/{}", cart.warehouse_id, cart.lines.front().sku_id);
-  return Entry(this, &cart, std::move(lane), collided);
+  return Entry(this, &cart, std::move(lane), collided, crowded);
 }
 
 void CartLanes::leave(const Cart& cart) {
   std::lock_guard lock(mu_);
+  if (auto it = carts_.find(cart.warehouse_id); it != carts_.end() && --it->second == 0)
+    carts_.erase(it);
   for (const CartLine& line : cart.lines) {
     auto it = rows_.find({cart.warehouse_id, line.sku_id});
     if (it != rows_.end() && --it->second == 0) rows_.erase(it);

@@ -51,6 +51,59 @@ TEST(CartLanes, ACartSharingARowInFlightJoinsItsWarehousesCollisionLane) {
   EXPECT_EQ(lanes.collisions(), 2u);
 }
 
+TEST(CartLanes, ACrowdedWarehouseCombinesCartsThatShareNoRow) {
+  CartLanes lanes(2);
+  const Cart a = cart(1, {1}), b = cart(1, {2}), c = cart(1, {3}), d = cart(2, {3});
+  auto ea = lanes.enter(a);
+  std::optional<CartLanes::Entry> eb(lanes.enter(b));
+  EXPECT_EQ(eb->lane(), "1/2");
+  auto ec = lanes.enter(c);  // two carts of warehouse 1 in flight: the third is combined
+  EXPECT_EQ(ec.lane(), "1/*");
+  EXPECT_TRUE(ec.crowded());
+  EXPECT_FALSE(ec.collided());
+  auto ed = lanes.enter(d);  // warehouse 2 is not crowded (and SKU 3 there is another row)
+  EXPECT_EQ(ed.lane(), "2/3");
+  EXPECT_FALSE(ed.crowded());
+  EXPECT_EQ(lanes.crowdings(), 1u);
+  EXPECT_EQ(lanes.collisions(), 0u);
+  eb.reset();  // warehouse 1 is down to two carts (a and c): still crowded
+  const Cart e = cart(1, {4}), f = cart(1, {5});
+  std::optional<CartLanes::Entry> ee(lanes.enter(e));
+  EXPECT_TRUE(ee->crowded());
+  ee.reset();
+  {
+    auto gone = std::move(ec);  // c leaves: one cart of warehouse 1 in flight
+  }
+  auto ef = lanes.enter(f);
+  EXPECT_FALSE(ef.crowded());
+  EXPECT_EQ(ef.lane(), "1/5");
+  EXPECT_EQ(lanes.crowdings(), 2u);
+}
+
+TEST(CartLanes, ACollidingCartCountsAsACollisionNotACrowding) {
+  CartLanes lanes(1);
+  const Cart a = cart(1, {1, 2}), b = cart(1, {2, 3});
+  auto ea = lanes.enter(a);
+  auto eb = lanes.enter(b);
+  EXPECT_EQ(eb.lane(), "1/*");
+  EXPECT_TRUE(eb.collided());
+  EXPECT_FALSE(eb.crowded());
+  EXPECT_EQ(lanes.collisions(), 1u);
+  EXPECT_EQ(lanes.crowdings(), 0u);
+}
+
+TEST(CartLanes, TheDefaultLetsFourCartsRunAlone) {
+  CartLanes lanes;
+  std::vector<Cart> carts;
+  for (std::size_t i = 1; i <= CartLanes::kLoneCarts + 1; ++i)
+    carts.push_back(cart(1, {static_cast<std::int64_t>(i)}));
+  std::vector<CartLanes::Entry> entries;
+  for (const Cart& c : carts) entries.push_back(lanes.enter(c));
+  for (std::size_t i = 0; i < CartLanes::kLoneCarts; ++i) EXPECT_FALSE(entries[i].crowded());
+  EXPECT_TRUE(entries.back().crowded());
+  EXPECT_EQ(entries.back().lane(), "1/*");
+}
+
 TEST(CartLanes, LeavingFreesTheRows) {
   CartLanes lanes;
   const Cart a = cart(1, {1, 5}), b = cart(1, {5});

@@ -118,8 +118,12 @@ Response get_metrics(const Services& s) {
                    order_runs);
   prom_value(out, "onceorder_order_lane_collisions_total", "counter",
              "Placements whose cart shared a stock row with one in flight and so joined its "
-             "warehouse's collision lane.",
+             "warehouse's lane.",
              s.intake.lane_collisions());
+  prom_value(out, "onceorder_order_lane_crowded_total", "counter",
+             "Placements whose cart shared no stock row with one in flight but arrived while "
+             "four or more carts of its warehouse were, and so joined its warehouse's lane.",
+             s.intake.lane_crowdings());
   prom_durations(out, "onceorder_numbering_batch_duration_seconds",
                  "Time of each transaction issuing document numbers (one request or a batch), "
                  "its retries included.",

@@ -302,6 +302,54 @@ TEST_P(IntakeTest, QueuedPlacementsOnHotSkusAreCombinedAndNeverOversellRace) {
   expect_invariants_hold();
 }
 
+// Many clients over SKUs no two of them share: no cart collides, yet once four or more carts
+// of the warehouse are in flight the next ones are combined (onceorder/cart_lanes.hpp), and
+// every one of them is placed with its own lines and deductions.
+TEST_P(IntakeTest, DisjointCartsOfACrowdedWarehouseAreCombinedRace) {
+  constexpr int kThreads = 16, kEach = 15, kSkusEach = 4, kInitial = 1000;
+  for (int sku = 1; sku <= kThreads * kSkusEach; ++sku) stock(sku, kInitial);
+  std::vector<std::vector<Placed>> seen(kThreads);
+  std::barrier start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      for (int i = 0; i < kEach; ++i) {
+        // Thread t's own SKUs, two of its four per cart.
+        const int first = t * kSkusEach + 1 + i % kSkusEach;
+        const int second = t * kSkusEach + 1 + (i + 1) % kSkusEach;
+        auto r = place(fmt::format("d{}-{}", t, i), {{first, 1 + i % 3}, {second, 1}}, 100 + t);
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        ASSERT_FALSE(r->out_of_stock);
+        seen[t].push_back(std::move(*r));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+
+  std::map<std::int64_t, std::int64_t> taken;
+  for (const auto& answers : seen) {
+    for (const Placed& p : answers) {
+      for (const auto& l : p.order.lines) taken[l.sku_id] += l.quantity;
+      EXPECT_EQ(count(fmt::format("SELECT count(*) FROM order_lines WHERE order_id = {}",
+                                  p.order.order_id)),
+                2);
+    }
+  }
+  EXPECT_EQ(count("SELECT count(*) FROM orders"), kThreads * kEach);
+  for (int sku = 1; sku <= kThreads * kSkusEach; ++sku)
+    EXPECT_EQ(kInitial - available(sku), taken[sku]) << "sku " << sku;
+  EXPECT_EQ(intake_.lane_collisions(), 0u);
+  // SQLite has one lane for all and never asks CartLanes.
+  if (GetParam() == Engine::sqlite) {
+    EXPECT_EQ(intake_.lane_crowdings(), 0u);
+  } else {
+    EXPECT_GT(intake_.lane_crowdings(), 0u);
+    EXPECT_GT(intake_.combining().largest, 1u) << "no two disjoint carts were ever combined";
+  }
+  expect_invariants_hold();
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, IntakeTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 
