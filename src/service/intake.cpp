@@ -397,8 +397,23 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
       return Key{jobs[a]->req->customer_id, jobs[a]->req->idempotency_key} <
              Key{jobs[b]->req->customer_id, jobs[b]->req->idempotency_key};
     });
+    // The stock rows of every candidate's cart, by warehouse (a replay's are locked too, and
+    // left alone).
+    std::map<std::int64_t, std::set<std::int64_t>> skus;
+    for (std::size_t i : candidates)
+      for (const CartLine& l : jobs[i]->cart.lines)
+        skus[jobs[i]->cart.warehouse_id].insert(l.sku_id);
+    const auto stock_of = [](std::int64_t warehouse, const std::set<std::int64_t>& ids_of) {
+      Cart all{warehouse, {}};
+      for (std::int64_t sku : ids_of) all.lines.push_back({sku, 0});
+      return all;
+    };
+    std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow> left;
+    // A batch of one warehouse (a lane's) locks its stock rows in its receipts' round trip.
     // After a timeout on a held key, one statement per receipt: the request that waited
-    // (request_in_progress) is then known, not guessed.
+    // (request_in_progress) is then known, not guessed. The combined statement's timeout
+    // does not say whether a receipt or a stock row waited, so it counts as a held key.
+    const bool with_stock = !receipts_one_by_one && skus.size() == 1;
     const std::size_t per_statement = receipts_one_by_one ? 1 : candidates.size();
     for (std::size_t from = 0; from < candidates.size(); from += per_statement) {
       const std::size_t to = std::min(candidates.size(), from + per_statement);
@@ -407,7 +422,19 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
         const Job& j = *jobs[candidates[k]];
         rows.push_back({j.req->customer_id, j.req->idempotency_key, &j.cart});
       }
-      auto inserted = store_->insert_receipts(c, rows);
+      Result<std::vector<bool>> inserted = Status(Code::internal, "no receipts sent");
+      if (with_stock) {
+        const auto& [warehouse, ids_of] = *skus.begin();
+        auto both = store_->insert_receipts_and_lock(c, rows, stock_of(warehouse, ids_of));
+        if (both.ok()) {
+          for (const auto& row : both->stock) left[{warehouse, row.sku_id}] = row;
+          inserted = std::move(both->fresh);
+        } else {
+          inserted = both.status();
+        }
+      } else {
+        inserted = store_->insert_receipts(c, rows);
+      }
       if (!inserted.ok()) {
         if (inserted.status().code() == Code::lock_timeout) {
           for (std::size_t k = from; k < to; ++k) waiting[candidates[k]] = true;
@@ -445,18 +472,18 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
         decided[i].emplace(std::move(replayed));
       }
     }
-    // 2. The stock rows of every new cart, locked once, in (warehouse, sku) order.
-    std::map<std::int64_t, std::set<std::int64_t>> skus;
-    for (std::size_t i = 0; i < n; ++i)
-      if (fresh[i])
-        for (const CartLine& l : jobs[i]->cart.lines)
-          skus[jobs[i]->cart.warehouse_id].insert(l.sku_id);
-    std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow> left;
-    for (const auto& [warehouse, ids_of] : skus) {
-      Cart all{warehouse, {}};
-      for (std::int64_t sku : ids_of) all.lines.push_back({sku, 0});
-      OO_ASSIGN_OR_RETURN(auto rows, store_->lock_stock(c, all));
-      for (const auto& row : rows) left[{warehouse, row.sku_id}] = row;
+    // 2. The stock rows of every new cart, locked once, in (warehouse, sku) order, unless
+    // they came with the receipts.
+    if (!with_stock) {
+      skus.clear();
+      for (std::size_t i = 0; i < n; ++i)
+        if (fresh[i])
+          for (const CartLine& l : jobs[i]->cart.lines)
+            skus[jobs[i]->cart.warehouse_id].insert(l.sku_id);
+      for (const auto& [warehouse, ids_of] : skus) {
+        OO_ASSIGN_OR_RETURN(auto rows, store_->lock_stock(c, stock_of(warehouse, ids_of)));
+        for (const auto& row : rows) left[{warehouse, row.sku_id}] = row;
+      }
     }
     // 3. Every decision, in arrival order, on what the earlier ones left; nothing written
     // yet, so that a refused request can still leave without a trace.

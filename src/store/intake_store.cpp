@@ -43,6 +43,32 @@ std::string text_array(const std::vector<std::string_view>& values) {
   return out;
 }
 
+// insert_receipts' parameter: [{i, c, w, k, n}] in the caller's order.
+std::string receipts_json(std::span<const NewOrderReceipt> receipts) {
+  std::string json = "[";
+  for (size_t i = 0; i < receipts.size(); ++i) {
+    const NewOrderReceipt& r = receipts[i];
+    if (i > 0) json += ',';
+    json += fmt::format(R"({{"i":{},"c":{},"w":{},"k":)", i, r.customer_id, r.cart->warehouse_id);
+    append_json_string(json, r.key);
+    json += R"(,"n":)";
+    append_json_string(json, r.cart->text());
+    json += '}';
+  }
+  json += ']';
+  return json;
+}
+
+// Which of `receipts` were new, from the (customer, key) rows the insert returned.
+std::vector<bool> fresh_of(std::span<const NewOrderReceipt> receipts, const Rows& inserted_rows) {
+  std::set<std::pair<std::int64_t, std::string_view>> inserted;
+  for (const auto& row : inserted_rows) inserted.emplace(row.i64(0), row.text(1));
+  std::vector<bool> fresh(receipts.size(), false);
+  for (size_t i = 0; i < receipts.size(); ++i)
+    fresh[i] = inserted.contains({receipts[i].customer_id, receipts[i].key});
+  return fresh;
+}
+
 // The receipt's shortages column: "sku:requested:available,…".
 std::string shortages_text(const std::vector<Shortage>& s) {
   std::string out;
@@ -207,25 +233,39 @@ Result<std::vector<bool>> IntakeStore::insert_receipts(store::Connection& c,
     }
     return fresh;
   }
-  std::string json = "[";
-  for (size_t i = 0; i < receipts.size(); ++i) {
-    const NewOrderReceipt& r = receipts[i];
-    if (i > 0) json += ',';
-    json += fmt::format(R"({{"i":{},"c":{},"w":{},"k":)", i, r.customer_id, r.cart->warehouse_id);
-    append_json_string(json, r.key);
-    json += R"(,"n":)";
-    append_json_string(json, r.cart->text());
-    json += '}';
-  }
-  json += ']';
+  const std::string json = receipts_json(receipts);
   OO_ASSIGN_OR_RETURN(
       auto rows,
       c.query(sql_.insert_receipts, {std::string_view(json), std::int64_t{kNormalizationVersion}}));
-  std::set<std::pair<std::int64_t, std::string_view>> inserted;
-  for (const auto& row : rows) inserted.emplace(row.i64(0), row.text(1));
-  for (size_t i = 0; i < receipts.size(); ++i)
-    fresh[i] = inserted.contains({receipts[i].customer_id, receipts[i].key});
-  return fresh;
+  return fresh_of(receipts, rows);
+}
+
+Result<ReceiptsAndStock> IntakeStore::insert_receipts_and_lock(
+    store::Connection& c, std::span<const NewOrderReceipt> receipts, const Cart& stock) {
+  if (sql_.insert_receipts_lock_stock.name.empty() || receipts.empty()) {
+    ReceiptsAndStock out;
+    OO_ASSIGN_OR_RETURN(out.fresh, insert_receipts(c, receipts));
+    OO_ASSIGN_OR_RETURN(out.stock, lock_stock(c, stock));
+    return out;
+  }
+  const std::string json = receipts_json(receipts);
+  std::vector<std::int64_t> skus;
+  for (const auto& l : stock.lines) skus.push_back(l.sku_id);
+  const std::string list = join(skus);
+  OO_ASSIGN_OR_RETURN(auto rows,
+                      c.query(sql_.insert_receipts_lock_stock,
+                              {std::string_view(json), std::int64_t{kNormalizationVersion},
+                               stock.warehouse_id, std::string_view(list)}));
+  ReceiptsAndStock out;
+  store::Rows inserted;
+  for (auto& row : rows) {
+    if (row.is_null(0))
+      out.stock.push_back({row.i64(2), row.i64(3), row.i64(4)});
+    else
+      inserted.push_back(std::move(row));
+  }
+  out.fresh = fresh_of(receipts, inserted);
+  return out;
 }
 
 Result<std::vector<std::optional<StoredReceipt>>> IntakeStore::find_receipts(

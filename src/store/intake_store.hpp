@@ -54,6 +54,11 @@ struct IntakeSql {
   // loop over the one-row statements above.
   // (json [{i, c, k, w, n}], version) → customer, key of each receipt inserted, in `i` order
   store::Statement insert_receipts = {};
+  // insert_receipts then lock_stock as one statement: (insert_receipts' json, version,
+  //   warehouse, "sku,sku") → (customer, key, NULL, NULL, NULL) per receipt inserted, then
+  //   (NULL, NULL, sku, available, price) per stock row, locked in ascending sku order after
+  //   every receipt is in
+  store::Statement insert_receipts_lock_stock = {};
   // (json [{i, c, k}]) → i, the find_receipt columns, the get_order columns, the get_lines
   //   columns (NULL when out of stock); ordered by i, line
   store::Statement find_receipts = {};
@@ -112,6 +117,12 @@ struct StockRow {
   std::int64_t price_cents = 0;
 };
 
+// What a batch's first round trip returns: which receipts were new, and the stock rows.
+struct ReceiptsAndStock {
+  std::vector<bool> fresh;  // per receipt, in the caller's order
+  std::vector<StockRow> stock;
+};
+
 struct OrderHead {
   std::string status;
   std::int64_t warehouse_id = 0;
@@ -156,6 +167,12 @@ class IntakeStore {
   // each other's keys in one order); true for each one that was new.
   Result<std::vector<bool>> insert_receipts(store::Connection& c,
                                             std::span<const NewOrderReceipt> receipts);
+  // insert_receipts, then lock_stock(stock): where the engine allows, one statement (one
+  // round trip instead of two), the receipts inserted before any stock row is locked, as the
+  // two calls in turn would. A lock timeout does not say which of the two waited.
+  Result<ReceiptsAndStock> insert_receipts_and_lock(store::Connection& c,
+                                                    std::span<const NewOrderReceipt> receipts,
+                                                    const Cart& stock);
   // The stored receipts of `keys` with their orders; nullopt where none is stored.
   Result<std::vector<std::optional<StoredReceipt>>> find_receipts(store::Connection& c,
                                                                   std::span<const ReceiptKey> keys);

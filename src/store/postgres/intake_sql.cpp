@@ -108,6 +108,20 @@ const IntakeSql& intake_sql() {
                           "AS r(i bigint, c bigint, k text, w bigint, n text) "
                           "ORDER BY r.i ON CONFLICT DO NOTHING "
                           "RETURNING customer_id, idempotency_key"},
+      // The two statements above as one. Append runs its inputs in order, so every receipt
+      // is in (or waited for) before the first stock row is locked, as when they were sent
+      // one after the other; `s` is MATERIALIZED so that its lock is one step, in sku order.
+      .insert_receipts_lock_stock =
+          {"in_insert_receipts_lock_stock",
+           "WITH r AS (INSERT INTO order_receipts (customer_id, idempotency_key, warehouse_id, "
+           "normalized, normalization) SELECT r.c, r.k, r.w, r.n, $2::integer "
+           "FROM jsonb_to_recordset($1::jsonb) AS r(i bigint, c bigint, k text, w bigint, n text) "
+           "ORDER BY r.i ON CONFLICT DO NOTHING RETURNING customer_id, idempotency_key), "
+           "s AS MATERIALIZED (SELECT sku_id, available, price_cents FROM stock WHERE "
+           "warehouse_id = $3::bigint AND sku_id = ANY (string_to_array($4, ',')::bigint[]) "
+           "ORDER BY sku_id" OO_PG_STOCK_LOCK ") "
+           "SELECT customer_id, idempotency_key, NULL::bigint, NULL::bigint, NULL::bigint "
+           "FROM r UNION ALL SELECT NULL, NULL, sku_id, available, price_cents FROM s"},
       .find_receipts = {"in_find_receipts",
                         "SELECT q.n - 1, r.warehouse_id, r.normalized, r.normalization, r.outcome, "
                         "r.order_id, r.shortages, o.order_id, o.order_no, o.status, "
