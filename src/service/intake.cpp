@@ -412,7 +412,8 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
     // A batch of one warehouse (a lane's) locks its stock rows in its receipts' round trip.
     // After a timeout on a held key, one statement per receipt: the request that waited
     // (request_in_progress) is then known, not guessed. The combined statement's timeout
-    // does not say whether a receipt or a stock row waited, so it counts as a held key.
+    // does not say whether a receipt or a stock row waited: the next attempt sends them
+    // apart to learn it, and without one the answer is busy, never a guess.
     const bool with_stock = !receipts_one_by_one && skus.size() == 1;
     const std::size_t per_statement = receipts_one_by_one ? 1 : candidates.size();
     for (std::size_t from = 0; from < candidates.size(); from += per_statement) {
@@ -437,7 +438,8 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
       }
       if (!inserted.ok()) {
         if (inserted.status().code() == Code::lock_timeout) {
-          for (std::size_t k = from; k < to; ++k) waiting[candidates[k]] = true;
+          if (!with_stock)
+            for (std::size_t k = from; k < to; ++k) waiting[candidates[k]] = true;
           receipts_one_by_one = true;
         }
         return inserted.status();
