@@ -26,6 +26,8 @@ bars cheap-path 'The cheap path: OnceOrder over HTTP / raw SQL, same run, quiet 
 bars collision-lanes 'Collision lanes and receipt arrays: OnceOrder over HTTP / raw SQL, same run' 'ratio oo / raw' 0 1
 bars number-lanes 'One numbering lane: OnceOrder over HTTP / raw SQL, same run' 'ratio oo / raw' 0 1
 bars round-trips 'Round trips out of the batches: thousands per second, 16 connections' 'thousands per second'
+bars crowded 'Crowded warehouses combine: cold orders, PostgreSQL, fsync on' 'orders/s'
+bars crowded-standing 'The shared script after crowded warehouses combine: OnceOrder over HTTP / raw SQL' 'ratio oo / raw' 0 1
 bars standing 'Where issue 10 stands: the shared script, OnceOrder over HTTP / raw SQL, same run' 'ratio oo / raw' 0 1
 bars sqlite-combining 'Combining on SQLite, store path' 'requests/s (log scale)' 1
 gnuplot -e "data='$src/seed002.dat'; out='$out/seed002.svg'" "$src/seed002.gp"
