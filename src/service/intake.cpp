@@ -415,6 +415,15 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
     // does not say whether a receipt or a stock row waited: the next attempt sends them
     // apart to learn it, and without one the answer is busy, never a guess.
     const bool with_stock = !receipts_one_by_one && skus.size() == 1;
+    const auto insert_receipts =
+        [&](std::span<const store::NewOrderReceipt> rows) -> Result<std::vector<bool>> {
+      if (!with_stock) return store_->insert_receipts(c, rows);
+      const auto& [warehouse, ids_of] = *skus.begin();
+      OO_ASSIGN_OR_RETURN(auto both,
+                          store_->insert_receipts_and_lock(c, rows, stock_of(warehouse, ids_of)));
+      for (const auto& row : both.stock) left[{warehouse, row.sku_id}] = row;
+      return std::move(both.fresh);
+    };
     const std::size_t per_statement = receipts_one_by_one ? 1 : candidates.size();
     for (std::size_t from = 0; from < candidates.size(); from += per_statement) {
       const std::size_t to = std::min(candidates.size(), from + per_statement);
@@ -423,19 +432,7 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
         const Job& j = *jobs[candidates[k]];
         rows.push_back({j.req->customer_id, j.req->idempotency_key, &j.cart});
       }
-      Result<std::vector<bool>> inserted = Status(Code::internal, "no receipts sent");
-      if (with_stock) {
-        const auto& [warehouse, ids_of] = *skus.begin();
-        auto both = store_->insert_receipts_and_lock(c, rows, stock_of(warehouse, ids_of));
-        if (both.ok()) {
-          for (const auto& row : both->stock) left[{warehouse, row.sku_id}] = row;
-          inserted = std::move(both->fresh);
-        } else {
-          inserted = both.status();
-        }
-      } else {
-        inserted = store_->insert_receipts(c, rows);
-      }
+      auto inserted = insert_receipts(rows);
       if (!inserted.ok()) {
         if (inserted.status().code() == Code::lock_timeout) {
           if (!with_stock)
