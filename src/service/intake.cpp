@@ -60,6 +60,9 @@ struct Intake::Job {
 struct Intake::Answer {
   Result<Placed> placed;
   bool waiting_on_key = false;
+  // Handed back by a batch (a stock row it needs is held elsewhere): `placed` is nothing
+  // yet; the request runs alone, on its own thread, so that the batch need not wait for it.
+  bool alone = false;
 };
 
 Intake::Intake(store::Database& db, IntakeOptions options)
@@ -248,6 +251,7 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
     if (!store_->one_writer()) entry.emplace(cart_lanes_.enter(job.cart));
     const std::string_view lane = entry ? std::string_view(entry->lane()) : std::string_view();
     answer = combiner_->run(lane, &job, deadline);
+    if (answer && answer->alone) answer = place_one(job, deadline);
     if (!answer) {
       answer.emplace(Answer{Status(Code::busy,
                                    "the request waited for its stock until its deadline; nothing "
@@ -338,6 +342,8 @@ std::vector<Result<Placed>> Intake::place_batch(std::span<const PlaceRequest> re
   std::vector<Answer> answers;
   if (combines()) {
     answers = place_jobs(ptrs, deadline);
+    for (std::size_t k = 0; k < answers.size(); ++k)
+      if (answers[k].alone) answers[k] = place_one(*ptrs[k], deadline);
   } else {
     for (const Job* j : ptrs) answers.push_back(place_one(*j, deadline));
   }
@@ -368,12 +374,19 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
   // its key followed it) and are not (a total is only checked when the stock suffices).
   std::vector<std::optional<Status>> refused(n);
   bool more_refused = false;
+  // A batch never waits for a stock row (SKIP LOCKED): the requests whose new carts touch a
+  // row another transaction holds (with every request of their keys) leave the batch, which
+  // runs again without them, and each runs alone on its own thread, waiting for its own
+  // rows (Answer::alone). The batch's other members need not wait for a row they never use.
+  std::vector<bool> held_back(n, false);
+  bool more_held = false;
   std::vector<bool> waiting(n, false);
   bool receipts_one_by_one = false;
 
   using Key = std::pair<std::int64_t, std::string_view>;
   const auto attempt = [&](Connection& c) -> Result<std::vector<Result<Placed>>> {
     more_refused = false;
+    more_held = false;
     std::fill(waiting.begin(), waiting.end(), false);
     OO_RETURN_IF_ERROR(store_->plan_for_batch(c));
     std::vector<std::optional<Result<Placed>>> decided(n);
@@ -387,6 +400,10 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
       const PlaceRequest& r = *jobs[i]->req;
       if (refused[i]) {
         decided[i].emplace(*refused[i]);
+        continue;
+      }
+      if (held_back[i]) {
+        decided[i].emplace(Status(Code::busy, "handed back to run alone"));
         continue;
       }
       if (first_use.emplace(Key{r.customer_id, r.idempotency_key}, i).second)
@@ -409,11 +426,14 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
       return all;
     };
     std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow> left;
+    std::set<std::pair<std::int64_t, std::int64_t>> held;  // rows another transaction holds
+    const auto take = [&](std::int64_t warehouse, const store::FreeStock& stock) {
+      for (const auto& row : stock.locked) left[{warehouse, row.sku_id}] = row;
+      for (std::int64_t sku : stock.held) held.insert({warehouse, sku});
+    };
     // A batch of one warehouse (a lane's) locks its stock rows in its receipts' round trip.
     // After a timeout on a held key, one statement per receipt: the request that waited
-    // (request_in_progress) is then known, not guessed. The combined statement's timeout
-    // does not say whether a receipt or a stock row waited: the next attempt sends them
-    // apart to learn it, and without one the answer is busy, never a guess.
+    // (request_in_progress) is then known, not guessed.
     const bool with_stock = !receipts_one_by_one && skus.size() == 1;
     const auto insert_receipts =
         [&](std::span<const store::NewOrderReceipt> rows) -> Result<std::vector<bool>> {
@@ -421,7 +441,7 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
       const auto& [warehouse, ids_of] = *skus.begin();
       OO_ASSIGN_OR_RETURN(auto both,
                           store_->insert_receipts_and_lock(c, rows, stock_of(warehouse, ids_of)));
-      for (const auto& row : both.stock) left[{warehouse, row.sku_id}] = row;
+      take(warehouse, both.stock);
       return std::move(both.fresh);
     };
     const std::size_t per_statement = receipts_one_by_one ? 1 : candidates.size();
@@ -435,8 +455,7 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
       auto inserted = insert_receipts(rows);
       if (!inserted.ok()) {
         if (inserted.status().code() == Code::lock_timeout) {
-          if (!with_stock)
-            for (std::size_t k = from; k < to; ++k) waiting[candidates[k]] = true;
+          for (std::size_t k = from; k < to; ++k) waiting[candidates[k]] = true;
           receipts_one_by_one = true;
         }
         return inserted.status();
@@ -448,7 +467,7 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
     std::vector<store::ReceiptKey> stored_keys;
     std::map<Key, std::size_t> stored_at;
     for (std::size_t i = 0; i < n; ++i) {
-      if (refused[i]) continue;
+      if (refused[i] || held_back[i]) continue;
       const PlaceRequest& r = *jobs[i]->req;
       const Key key{r.customer_id, r.idempotency_key};
       const std::size_t by = first_use.at(key);
@@ -471,8 +490,8 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
         decided[i].emplace(std::move(replayed));
       }
     }
-    // 2. The stock rows of every new cart, locked once, in (warehouse, sku) order, unless
-    // they came with the receipts.
+    // 2. The stock rows of every new cart, locked once without waiting, unless they came
+    // with the receipts.
     if (!with_stock) {
       skus.clear();
       for (std::size_t i = 0; i < n; ++i)
@@ -480,9 +499,28 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
           for (const CartLine& l : jobs[i]->cart.lines)
             skus[jobs[i]->cart.warehouse_id].insert(l.sku_id);
       for (const auto& [warehouse, ids_of] : skus) {
-        OO_ASSIGN_OR_RETURN(auto rows, store_->lock_stock(c, stock_of(warehouse, ids_of)));
-        for (const auto& row : rows) left[{warehouse, row.sku_id}] = row;
+        OO_ASSIGN_OR_RETURN(auto free, store_->lock_free_stock(c, stock_of(warehouse, ids_of)));
+        take(warehouse, free);
       }
+    }
+    // A new cart that touches a held row leaves the batch with its key's other requests.
+    std::set<Key> leaving;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!fresh[i]) continue;
+      const Cart& cart = jobs[i]->cart;
+      for (const CartLine& l : cart.lines)
+        if (held.contains({cart.warehouse_id, l.sku_id}))
+          leaving.insert({jobs[i]->req->customer_id, jobs[i]->req->idempotency_key});
+    }
+    if (!leaving.empty()) {
+      for (std::size_t i = 0; i < n; ++i)
+        if (!refused[i] &&
+            leaving.contains({jobs[i]->req->customer_id, jobs[i]->req->idempotency_key}))
+          held_back[i] = true;
+      more_held = true;
+      // Not a retryable code: transact must roll back and return (the receipts of the
+      // requests handed back go with it), not pause and retry.
+      return Status(Code::invalid_request, "run again without the carts of held rows");
     }
     // 3. Every decision, in arrival order, on what the earlier ones left; nothing written
     // yet, so that a refused request can still leave without a trace.
@@ -561,17 +599,20 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
   auto decided = store::transact<std::vector<Result<Placed>>>(db_, tx, attempt);
   // A refusal is not contention: run again (each time with one refused request more, so
   // at most n times), not counted against the transaction's attempts.
-  for (std::size_t rerun = 0; rerun < n && !decided.ok() && more_refused; ++rerun)
+  // So is a request handed back for a held row: each run has one request fewer.
+  for (std::size_t rerun = 0; rerun < n && !decided.ok() && (more_refused || more_held); ++rerun)
     decided = store::transact<std::vector<Result<Placed>>>(db_, tx, attempt);
   if (decided.ok()) {
-    for (std::size_t i = 0; i < n; ++i) out.push_back(Answer{std::move((*decided)[i]), waiting[i]});
+    for (std::size_t i = 0; i < n; ++i)
+      out.push_back(Answer{std::move((*decided)[i]), waiting[i], held_back[i]});
     return out;
   }
   const bool busy = decided.status().code() == Code::busy;
   for (std::size_t i = 0; i < n; ++i) {
     // Busy stays busy (each alone would have met the same contention); anything else may be
     // one request's own trouble (an order id taken, a constraint): each runs alone.
-    out.push_back(busy ? Answer{decided.status(), waiting[i]} : place_one(*jobs[i], deadline));
+    out.push_back(busy && !held_back[i] ? Answer{decided.status(), waiting[i]}
+                                        : Answer{decided.status(), false, true});
   }
   return out;
 }

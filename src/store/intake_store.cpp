@@ -148,6 +148,26 @@ Result<std::vector<StockRow>> IntakeStore::lock_stock(store::Connection& c, cons
   return out;
 }
 
+Result<FreeStock> IntakeStore::lock_free_stock(store::Connection& c, const Cart& cart) {
+  FreeStock out;
+  if (sql_.lock_free_stock.name.empty()) {
+    OO_ASSIGN_OR_RETURN(out.locked, lock_stock(c, cart));
+    return out;
+  }
+  std::vector<std::int64_t> skus;
+  for (const auto& l : cart.lines) skus.push_back(l.sku_id);
+  const std::string list = join(skus);
+  OO_ASSIGN_OR_RETURN(auto rows,
+                      c.query(sql_.lock_free_stock, {cart.warehouse_id, std::string_view(list)}));
+  for (const auto& r : rows) {
+    if (r.is_null(1))
+      out.held.push_back(r.i64(0));
+    else
+      out.locked.push_back({r.i64(0), r.i64(1), r.i64(2)});
+  }
+  return out;
+}
+
 Status IntakeStore::record_out_of_stock(store::Connection& c, std::int64_t customer,
                                         const std::string& key,
                                         const std::vector<Shortage>& shortages, store::Then then) {
@@ -245,7 +265,7 @@ Result<ReceiptsAndStock> IntakeStore::insert_receipts_and_lock(
   if (sql_.insert_receipts_lock_stock.name.empty() || receipts.empty()) {
     ReceiptsAndStock out;
     OO_ASSIGN_OR_RETURN(out.fresh, insert_receipts(c, receipts));
-    OO_ASSIGN_OR_RETURN(out.stock, lock_stock(c, stock));
+    OO_ASSIGN_OR_RETURN(out.stock, lock_free_stock(c, stock));
     return out;
   }
   const std::string json = receipts_json(receipts);
@@ -259,10 +279,12 @@ Result<ReceiptsAndStock> IntakeStore::insert_receipts_and_lock(
   ReceiptsAndStock out;
   store::Rows inserted;
   for (auto& row : rows) {
-    if (row.is_null(0))
-      out.stock.push_back({row.i64(2), row.i64(3), row.i64(4)});
-    else
+    if (!row.is_null(0))
       inserted.push_back(std::move(row));
+    else if (row.is_null(3))
+      out.stock.held.push_back(row.i64(2));
+    else
+      out.stock.locked.push_back({row.i64(2), row.i64(3), row.i64(4)});
   }
   out.fresh = fresh_of(receipts, inserted);
   return out;

@@ -27,7 +27,10 @@ struct IntakeSql {
                                     //   order_id, shortages
   store::Statement lock_stock;      // (warehouse, "sku,sku") → sku, available, price; locked,
                                     //   ascending sku
-  store::Statement out_of_stock;    // (customer, key, shortages)
+  // (warehouse, "sku,sku") → sku, available, price per stock row: locked when free,
+  //   available and price NULL when another transaction holds it (SKIP LOCKED); ascending sku
+  store::Statement lock_free_stock = {};
+  store::Statement out_of_stock;  // (customer, key, shortages)
   // The whole placement in one statement (Dialect::writes_in_one_statement), or the
   // per-line statements below (the other engines).
   store::Statement place_all = {};  // (order_id, order_no, customer, warehouse, total,
@@ -54,9 +57,9 @@ struct IntakeSql {
   // loop over the one-row statements above.
   // (json [{i, c, k, w, n}], version) → customer, key of each receipt inserted, in `i` order
   store::Statement insert_receipts = {};
-  // insert_receipts then lock_stock as one statement: (insert_receipts' json, version,
+  // insert_receipts then lock_free_stock as one statement: (insert_receipts' json, version,
   //   warehouse, "sku,sku") → (customer, key, NULL, NULL, NULL) per receipt inserted, then
-  //   (NULL, NULL, sku, available, price) per stock row, locked in ascending sku order after
+  //   (NULL, NULL, sku, available, price) per stock row as lock_free_stock answers, after
   //   every receipt is in
   store::Statement insert_receipts_lock_stock = {};
   // (json [{i, c, k}]) → i, the find_receipt columns, the get_order columns, the get_lines
@@ -117,10 +120,17 @@ struct StockRow {
   std::int64_t price_cents = 0;
 };
 
+// lock_free_stock's answer: the rows it locked and the SKUs whose rows another transaction
+// holds (rows that do not exist are in neither).
+struct FreeStock {
+  std::vector<StockRow> locked;
+  std::vector<std::int64_t> held;
+};
+
 // What a batch's first round trip returns: which receipts were new, and the stock rows.
 struct ReceiptsAndStock {
   std::vector<bool> fresh;  // per receipt, in the caller's order
-  std::vector<StockRow> stock;
+  FreeStock stock;
 };
 
 struct OrderHead {
@@ -149,6 +159,9 @@ class IntakeStore {
   Result<std::optional<OrderReceipt>> find_receipt(store::Connection& c, std::int64_t customer,
                                                    const std::string& key);
   Result<std::vector<StockRow>> lock_stock(store::Connection& c, const Cart& cart);
+  // lock_stock without waiting: the rows another transaction holds are named, not waited
+  // for. Where the engine has no row locks (one writer), the same as lock_stock.
+  Result<FreeStock> lock_free_stock(store::Connection& c, const Cart& cart);
   // First in a batch's transaction: plans made in it read by index (IntakeSql::batch_plans;
   // nothing where the engine has no such statement). Sent with the batch's next statement,
   // so it costs no round trip of its own.
@@ -167,9 +180,9 @@ class IntakeStore {
   // each other's keys in one order); true for each one that was new.
   Result<std::vector<bool>> insert_receipts(store::Connection& c,
                                             std::span<const NewOrderReceipt> receipts);
-  // insert_receipts, then lock_stock(stock): where the engine allows, one statement (one
-  // round trip instead of two), the receipts inserted before any stock row is locked, as the
-  // two calls in turn would. A lock timeout does not say which of the two waited.
+  // insert_receipts, then lock_free_stock(stock): where the engine allows, one statement
+  // (one round trip instead of two), the receipts inserted before any stock row is locked,
+  // as the two calls in turn would.
   Result<ReceiptsAndStock> insert_receipts_and_lock(store::Connection& c,
                                                     std::span<const NewOrderReceipt> receipts,
                                                     const Cart& stock);

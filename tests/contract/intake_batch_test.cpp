@@ -367,6 +367,7 @@ TEST_P(IntakeBatchTest, BatchStatementsPlannedOnNewTablesReadByIndex) {
   expect_index_reads(pg, sql.place_many, kPlaceManyArgs, "stock");
   expect_index_reads(pg, sql.find_receipts, kFindReceiptsArgs, "order_receipts");
   expect_index_reads(pg, sql.insert_receipts_lock_stock, kReceiptsAndStockArgs, "stock");
+  expect_index_reads(pg, sql.lock_free_stock, "(1, '1,2')", "stock");
   pg.exec("ROLLBACK");
 }
 
@@ -400,20 +401,22 @@ TEST_P(IntakeBatchTest, ABatchSetsItsPlansFirst) {
 }
 
 // The batch's first round trip inserts its receipts and locks its stock rows in one statement
-// (insert_receipts_lock_stock), in the order two statements would: while the batch waits for
-// a stock row another transaction holds, its receipt is already in, so another request with
-// that key waits for the batch instead of taking the key. (Were the stock locked first, that
-// request would insert the receipt at once and the batch would find its key taken.)
-TEST_P(IntakeBatchTest, ABatchHoldsItsReceiptsWhileItWaitsForStock) {
+// (insert_receipts_lock_stock), in the order two statements would, the order the lone path
+// keeps too: while the batch waits for a key another transaction holds, it holds no stock
+// row, so that transaction can still lock the batch's rows and finish. (Were the stock locked
+// first, the two would wait for each other until one timed out.)
+TEST_P(IntakeBatchTest, ABatchWaitingForAKeyHoldsNoStockRow) {
   if (GetParam() != Engine::postgres) GTEST_SKIP() << "no row locks on this engine";
   TestDb tdb(GetParam());
   auto db = tdb.open({.pool_size = 2, .lock_timeout = std::chrono::milliseconds(10000)});
   Intake intake(*db);
   ASSERT_TRUE(intake.put_sku(1, 101, 250, 10, soon()).ok());
   ASSERT_TRUE(intake.place({9, 1, {{101, 1}}, "warm"}, soon()).ok());  // leases the node id
-  RawPg holder(tdb.url());
-  holder.exec("BEGIN");
-  holder.exec("SELECT 1 FROM stock WHERE warehouse_id = 1 AND sku_id = 101 FOR UPDATE");
+  RawPg other(tdb.url());
+  other.exec("BEGIN");
+  other.exec(
+      "INSERT INTO order_receipts (customer_id, idempotency_key, warehouse_id, normalized, "
+      "normalization) VALUES (7, 'held', 1, 'x', 1)");
   std::vector<Result<Placed>> answers;
   std::thread batch([&] {
     const std::vector<PlaceRequest> reqs = {{7, 1, {{101, 1}}, "held"}, {8, 1, {{101, 2}}, "b"}};
@@ -426,17 +429,16 @@ TEST_P(IntakeBatchTest, ABatchHoldsItsReceiptsWhileItWaitsForStock) {
     waits = reader.scalar(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = "
                 "current_database() AND wait_event_type = 'Lock' AND query LIKE "
-                "'%FOR UPDATE%'") == "1";
+                "'%INSERT INTO order_receipts%'") == "1";
   }
-  EXPECT_TRUE(waits) << "the batch never waited for the held stock row";
-  const auto probe = reader.notices(
-      "DO $$ BEGIN PERFORM set_config('lock_timeout', '300ms', true); INSERT INTO "
-      "order_receipts (customer_id, idempotency_key, warehouse_id, normalized, normalization) "
-      "VALUES (7, 'held', 1, 'x', 1) ON CONFLICT DO NOTHING; RAISE NOTICE 'inserted'; "
+  EXPECT_TRUE(waits) << "the batch never waited for the held key";
+  const auto probe = other.notices(
+      "DO $$ BEGIN PERFORM set_config('lock_timeout', '300ms', true); PERFORM 1 FROM stock "
+      "WHERE warehouse_id = 1 AND sku_id = 101 FOR UPDATE; RAISE NOTICE 'locked'; "
       "EXCEPTION WHEN lock_not_available THEN RAISE NOTICE 'waited'; END $$");
   ASSERT_EQ(probe.size(), 1u);
-  EXPECT_NE(probe[0].find("waited"), std::string::npos) << probe[0];
-  holder.exec("COMMIT");
+  EXPECT_NE(probe[0].find("locked"), std::string::npos) << probe[0];
+  other.exec("ROLLBACK");  // the key was never stored: the batch takes it
   batch.join();
   ASSERT_EQ(answers.size(), 2u);
   for (const auto& a : answers) {
@@ -447,10 +449,9 @@ TEST_P(IntakeBatchTest, ABatchHoldsItsReceiptsWhileItWaitsForStock) {
   expect_invariants_hold(*db);
 }
 
-// A batch whose stock row stays held past its lock timeout, with no attempt left to learn
-// more: busy for every request, not request_in_progress (no key was held), and nothing
-// written. The first attempt's one statement cannot say whether a receipt or a stock row
-// waited; its timeout must not be taken for a held key.
+// A batch whose stock row another transaction holds past the lock timeout: the requests that
+// touch it leave the batch and wait alone, then are answered busy, not request_in_progress
+// (no key was held), and nothing is written for them.
 TEST_P(IntakeBatchTest, AStockRowHeldPastTheTimeoutIsBusyNotAKeyInProgress) {
   if (GetParam() != Engine::postgres) GTEST_SKIP() << "no row locks on this engine";
   TestDb tdb(GetParam());
@@ -471,6 +472,58 @@ TEST_P(IntakeBatchTest, AStockRowHeldPastTheTimeoutIsBusyNotAKeyInProgress) {
   holder.exec("COMMIT");
   EXPECT_EQ(tdb.sql("SELECT count(*) FROM order_receipts").at(0).text(0), "1");
   EXPECT_EQ(tdb.sql("SELECT count(*) FROM orders").at(0).text(0), "1");
+}
+
+// A batch meets a stock row another transaction holds past the lock timeout: the requests
+// whose carts touch it (and every request with their keys) leave the batch and run alone,
+// waiting for their own row; the others are placed as if the row were not held. Before, the
+// whole batch waited out its attempts and every member was answered busy.
+TEST_P(IntakeBatchTest, AHeldStockRowHoldsBackOnlyTheCartsThatTouchIt) {
+  if (GetParam() != Engine::postgres) GTEST_SKIP() << "no row locks on this engine";
+  TestDb tdb(GetParam());
+  auto db = tdb.open({.pool_size = 2, .lock_timeout = std::chrono::milliseconds(200)});
+  IntakeOptions options;
+  options.max_attempts = 2;
+  Intake intake(*db, options);
+  for (std::int64_t sku : {101, 202, 303})
+    ASSERT_TRUE(intake.put_sku(1, sku, 250, 10, soon()).ok());
+  ASSERT_TRUE(intake.place({9, 1, {{202, 1}}, "warm"}, soon()).ok());  // leases the node id
+  RawPg holder(tdb.url());
+  holder.exec("BEGIN");
+  holder.exec("SELECT 1 FROM stock WHERE warehouse_id = 1 AND sku_id = 101 FOR UPDATE");
+  const std::vector<PlaceRequest> reqs = {
+      {7, 1, {{202, 2}}, "a"},               // free rows only
+      {7, 1, {{101, 1}, {303, 1}}, "held"},  // touches the held row
+      {8, 1, {{303, 9}}, "b"},               // takes the rest of 303: decided after "held" left
+      {7, 1, {{101, 1}, {303, 1}}, "held"},  // the same key again: leaves with it
+      {8, 1, {{202, 1}}, "c"},
+      {9, 1, {{101, 2}}, "alone"},  // touches the held row, its key alone in the batch
+  };
+  const auto answers = intake.place_batch(reqs, soon());
+  holder.exec("COMMIT");
+  ASSERT_EQ(answers.size(), reqs.size());
+  for (std::size_t i : {0u, 2u, 4u}) {
+    ASSERT_TRUE(answers[i].ok()) << i << ": " << answers[i].status().to_string();
+    EXPECT_FALSE(answers[i]->out_of_stock) << i;
+  }
+  // Retryable either way: busy, or request_in_progress while another request with the key
+  // was in flight (Intake::finish); busy for the one alone with its key.
+  for (std::size_t i : {1u, 3u}) {
+    ASSERT_FALSE(answers[i].ok()) << i;
+    EXPECT_TRUE(answers[i].status().code() == Code::busy ||
+                answers[i].status().code() == Code::request_in_progress)
+        << answers[i].status().to_string();
+  }
+  ASSERT_FALSE(answers[5].ok());
+  EXPECT_EQ(answers[5].status().code(), Code::busy) << answers[5].status().to_string();
+  EXPECT_EQ(tdb.sql("SELECT count(*) FROM order_receipts WHERE idempotency_key IN ('held', "
+                    "'alone')")
+                .at(0)
+                .text(0),
+            "0");
+  EXPECT_EQ(tdb.sql("SELECT available FROM stock WHERE sku_id = 303").at(0).text(0), "1");
+  EXPECT_EQ(tdb.sql("SELECT available FROM stock WHERE sku_id = 101").at(0).text(0), "10");
+  expect_invariants_hold(*db);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, IntakeBatchTest, ::testing::ValuesIn(engines_under_test()),

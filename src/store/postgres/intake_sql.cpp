@@ -8,9 +8,11 @@ namespace onceorder::store::postgres {
 // (tools/torture): the decision reads stock without locking it, and each line's deduction
 // that misses is let pass instead of undoing the whole order. Never in the product.
 #define OO_PG_STOCK_LOCK ""
+#define OO_PG_FREE_STOCK_LOCK ""
 #define OO_PG_ALL_DEDUCTED "true"
 #else
 #define OO_PG_STOCK_LOCK " FOR UPDATE"
+#define OO_PG_FREE_STOCK_LOCK " FOR UPDATE SKIP LOCKED"
 #define OO_PG_ALL_DEDUCTED "(SELECT count(*) FROM st) = (SELECT count(*) FROM l)"
 #endif
 #if defined(ONCEORDER_NAIVE_RESERVE_LOOP)
@@ -35,6 +37,14 @@ const IntakeSql& intake_sql() {
           {"in_lock_stock",
            "SELECT sku_id, available, price_cents FROM stock WHERE warehouse_id = $1::bigint AND "
            "sku_id = ANY (string_to_array($2, ',')::bigint[]) ORDER BY sku_id" OO_PG_STOCK_LOCK},
+      // The outer read finds every row that exists; the lateral one locks it unless another
+      // transaction holds it, and then reads the locked (latest) version.
+      .lock_free_stock =
+          {"in_lock_free_stock",
+           "SELECT s.sku_id, x.available, x.price_cents FROM stock s LEFT JOIN LATERAL (SELECT "
+           "y.available, y.price_cents FROM stock y WHERE y.warehouse_id = s.warehouse_id AND "
+           "y.sku_id = s.sku_id" OO_PG_FREE_STOCK_LOCK ") x ON true WHERE s.warehouse_id = "
+           "$1::bigint AND s.sku_id = ANY (string_to_array($2, ',')::bigint[]) ORDER BY s.sku_id"},
       .out_of_stock = {"in_out_of_stock",
                        "UPDATE order_receipts SET outcome = 'out_of_stock', shortages = $3 WHERE "
                        "customer_id = $1 AND idempotency_key = $2"},
@@ -108,20 +118,21 @@ const IntakeSql& intake_sql() {
                           "AS r(i bigint, c bigint, k text, w bigint, n text) "
                           "ORDER BY r.i ON CONFLICT DO NOTHING "
                           "RETURNING customer_id, idempotency_key"},
-      // The two statements above as one. Append runs its inputs in order, so every receipt
-      // is in (or waited for) before the first stock row is locked, as when they were sent
-      // one after the other; `s` is MATERIALIZED so that its lock is one step, in sku order.
+      // insert_receipts and lock_free_stock as one. Append runs its inputs in order, so every
+      // receipt is in (or waited for) before the first stock row is locked, as when they were
+      // sent one after the other.
       .insert_receipts_lock_stock =
           {"in_insert_receipts_lock_stock",
            "WITH r AS (INSERT INTO order_receipts (customer_id, idempotency_key, warehouse_id, "
            "normalized, normalization) SELECT r.c, r.k, r.w, r.n, $2::integer "
            "FROM jsonb_to_recordset($1::jsonb) AS r(i bigint, c bigint, k text, w bigint, n text) "
-           "ORDER BY r.i ON CONFLICT DO NOTHING RETURNING customer_id, idempotency_key), "
-           "s AS MATERIALIZED (SELECT sku_id, available, price_cents FROM stock WHERE "
-           "warehouse_id = $3::bigint AND sku_id = ANY (string_to_array($4, ',')::bigint[]) "
-           "ORDER BY sku_id" OO_PG_STOCK_LOCK ") "
+           "ORDER BY r.i ON CONFLICT DO NOTHING RETURNING customer_id, idempotency_key) "
            "SELECT customer_id, idempotency_key, NULL::bigint, NULL::bigint, NULL::bigint "
-           "FROM r UNION ALL SELECT NULL, NULL, sku_id, available, price_cents FROM s"},
+           "FROM r UNION ALL (SELECT NULL, NULL, s.sku_id, x.available, x.price_cents FROM stock "
+           "s LEFT JOIN LATERAL (SELECT y.available, y.price_cents FROM stock y WHERE "
+           "y.warehouse_id = s.warehouse_id AND y.sku_id = s.sku_id" OO_PG_FREE_STOCK_LOCK
+           ") x ON true WHERE s.warehouse_id = $3::bigint AND s.sku_id = ANY "
+           "(string_to_array($4, ',')::bigint[]) ORDER BY s.sku_id)"},
       .find_receipts = {"in_find_receipts",
                         "SELECT q.n - 1, r.warehouse_id, r.normalized, r.normalization, r.outcome, "
                         "r.order_id, r.shortages, o.order_id, o.order_no, o.status, "
