@@ -59,6 +59,13 @@ std::string receipts_json(std::span<const NewOrderReceipt> receipts) {
   return json;
 }
 
+// The cart's SKUs as the stock-locking statements take them: "sku,sku,…".
+std::string sku_list(const Cart& cart) {
+  std::vector<std::int64_t> skus;
+  for (const auto& l : cart.lines) skus.push_back(l.sku_id);
+  return join(skus);
+}
+
 // Which of `receipts` were new, from the (customer, key) rows the insert returned.
 std::vector<bool> fresh_of(std::span<const NewOrderReceipt> receipts, const Rows& inserted_rows) {
   std::set<std::pair<std::int64_t, std::string_view>> inserted;
@@ -138,9 +145,7 @@ Status IntakeStore::plan_for_batch(store::Connection& c) {
 }
 
 Result<std::vector<StockRow>> IntakeStore::lock_stock(store::Connection& c, const Cart& cart) {
-  std::vector<std::int64_t> skus;
-  for (const auto& l : cart.lines) skus.push_back(l.sku_id);
-  const std::string list = join(skus);
+  const std::string list = sku_list(cart);
   OO_ASSIGN_OR_RETURN(auto rows,
                       c.query(sql_.lock_stock, {cart.warehouse_id, std::string_view(list)}));
   std::vector<StockRow> out;
@@ -154,9 +159,7 @@ Result<FreeStock> IntakeStore::lock_free_stock(store::Connection& c, const Cart&
     OO_ASSIGN_OR_RETURN(out.locked, lock_stock(c, cart));
     return out;
   }
-  std::vector<std::int64_t> skus;
-  for (const auto& l : cart.lines) skus.push_back(l.sku_id);
-  const std::string list = join(skus);
+  const std::string list = sku_list(cart);
   OO_ASSIGN_OR_RETURN(auto rows,
                       c.query(sql_.lock_free_stock, {cart.warehouse_id, std::string_view(list)}));
   for (const auto& r : rows) {
@@ -269,9 +272,7 @@ Result<ReceiptsAndStock> IntakeStore::insert_receipts_and_lock(
     return out;
   }
   const std::string json = receipts_json(receipts);
-  std::vector<std::int64_t> skus;
-  for (const auto& l : stock.lines) skus.push_back(l.sku_id);
-  const std::string list = join(skus);
+  const std::string list = sku_list(stock);
   OO_ASSIGN_OR_RETURN(auto rows,
                       c.query(sql_.insert_receipts_lock_stock,
                               {std::string_view(json), std::int64_t{kNormalizationVersion},

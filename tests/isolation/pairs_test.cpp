@@ -36,6 +36,19 @@ std::string place(SessionContext& s, std::int64_t customer, const std::string& k
   return r->out_of_stock ? "out_of_stock" : "placed";
 }
 
+// A combined batch of placements (Intake::place_batch, what the lane runs for carts that
+// queued), each of warehouse 1: each answer ("placed", "out_of_stock" or its error's code),
+// space-separated, in the requests' order.
+std::string place_batch(SessionContext& s, std::vector<PlaceRequest> reqs) {
+  for (auto& r : reqs) r.warehouse_id = 1;
+  std::string out;
+  for (const auto& r : s.intake->place_batch(reqs, later())) {
+    if (!out.empty()) out += ' ';
+    out += !r.ok() ? outcome(r.status()) : r->out_of_stock ? "out_of_stock" : "placed";
+  }
+  return out;
+}
+
 std::string cancel(SessionContext& s, std::int64_t order_id) {
   auto r = s.intake->cancel(order_id, later());
   return r.ok() ? r->status : outcome(r.status());
@@ -450,6 +463,84 @@ std::vector<PairSpec> pairs() {
          return v;
        },
        -1});
+
+  // A batch locks its stock rows with SKIP LOCKED: a cart touching a row another
+  // transaction holds leaves the batch (which runs again without it) and waits for the row
+  // alone; the other carts are placed either way.
+  out.push_back({"place batch/place (the place holds a row of the batch)",
+                 [](Fixture& f) {
+                   stock(f, 101, 1);
+                   stock(f, 202, 5);
+                 },
+                 {[](Fixture&, SessionContext& s) {
+                    return place_batch(s, {{1, 0, {{101, 1}}, "a"}, {2, 0, {{202, 1}}, "b"}});
+                  },
+                  [](Fixture&, SessionContext& s) {
+                    return place(s, 3, "c", {{101, 1}});
+                  }},
+                 [](Fixture& f, const std::string& a, const std::string& b) {
+                   auto v = expect((a == "placed placed" && b == "out_of_stock") ||
+                                       (a == "out_of_stock placed" && b == "placed"),
+                                   "the last unit of 101 to exactly one cart, 202 placed");
+                   if (count(f, "SELECT count(*) FROM orders") != 2) v.push_back("not two orders");
+                   if (count(f, "SELECT count(*) FROM order_receipts") != 3)
+                     v.push_back("not one receipt per request");
+                   if (count(f, "SELECT available FROM stock WHERE sku_id = 202") != 4)
+                     v.push_back("202 not deducted exactly once");
+                   return v;
+                 },
+                 -1});
+
+  // A batch and a lone placement with one key: whichever inserts the receipt first decides,
+  // the other replays it (the batch waits for the receipt before it locks any stock row).
+  out.push_back({"place batch/place with one Idempotency-Key",
+                 [](Fixture& f) {
+                   stock(f, 101, 5);
+                   stock(f, 202, 5);
+                 },
+                 {[](Fixture&, SessionContext& s) {
+                    return place_batch(s, {{1, 0, {{101, 1}}, "k"}, {2, 0, {{202, 1}}, "b"}});
+                  },
+                  [](Fixture&, SessionContext& s) {
+                    return place(s, 1, "k", {{101, 1}});
+                  }},
+                 [](Fixture& f, const std::string& a, const std::string& b) {
+                   auto v = expect(a == "placed placed" && b == "placed", "every request placed");
+                   if (count(f, "SELECT count(*) FROM orders WHERE customer_id = 1") != 1)
+                     v.push_back("one key made more than one order");
+                   if (count(f, "SELECT available FROM stock WHERE sku_id = 101") != 4)
+                     v.push_back("one key deducted more than once");
+                   return v;
+                 },
+                 -1});
+
+  // A batch against a cancel that holds the row it frees: the cart waits for the cancel
+  // outside the batch, and its answer matches the stock it met.
+  out.push_back({"place batch/cancel (the cancel frees the stock a cart needs)",
+                 [](Fixture& f) {
+                   stock(f, 101, 1);
+                   stock(f, 202, 5);
+                   f.ids["order"] =
+                       must(f.session[0]->intake->place({7, 1, {{101, 1}}, "x"}, later()), "place")
+                           .order.order_id;
+                 },
+                 {[](Fixture& f, SessionContext& s) { return cancel(s, f.ids["order"]); },
+                  [](Fixture&, SessionContext& s) {
+                    return place_batch(s, {{8, 0, {{101, 1}}, "y"}, {9, 0, {{202, 1}}, "z"}});
+                  }},
+                 [](Fixture& f, const std::string& a, const std::string& b) {
+                   auto v = expect(a == "cancelled", "the cancel must succeed");
+                   const auto available =
+                       count(f, "SELECT available FROM stock WHERE sku_id = 101");
+                   if (b == "placed placed" && available != 0)
+                     v.push_back("placed, yet stock left");
+                   if (b == "out_of_stock placed" && available != 1)
+                     v.push_back("out of stock, yet the cancel's unit is not available");
+                   if (b != "placed placed" && b != "out_of_stock placed")
+                     v.push_back("the batch answered " + b);
+                   return v;
+                 },
+                 2});
 
   out.push_back({"adjustment/place",
                  [](Fixture& f) { stock(f, 101, 1); },
