@@ -36,15 +36,37 @@ std::string_view title_of(Code code) {
       return "The change conflicts with the scope's numbers";
     case Code::request_in_progress:
       return "The same request is still in progress";
+    case Code::source_order_conflict:
+      return "A source order with this key has another quantity";
+    case Code::unknown_sku:
+      return "A SKU is not stocked in this warehouse";
+    case Code::out_of_stock:
+      return "Not enough stock for the order";
+    case Code::in_production:
+      return "The order is already in production";
+    case Code::use_adjustment:
+      return "Change available stock with an adjustment";
+    case Code::insufficient_stock:
+      return "Not enough stock for the adjustment";
     case Code::conflict:
       return "Conflict";
     case Code::busy:
       return "The server is busy; retry";
     case Code::unavailable:
       return "The service is unavailable";
-    default:
+    // Never a client's title: answered as `internal` (problem_json).
+    case Code::ok:
+    case Code::internal:
+    case Code::deadlock:
+    case Code::lock_timeout:
+    case Code::serialization_failure:
+    case Code::retry_transaction:
+    case Code::unique_violation:
+    case Code::check_violation:
+    case Code::reference_violation:
       return "Internal server error";
   }
+  return "Internal server error";
 }
 
 // What a client is told about a server-side failure: the same words whatever went wrong.

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 namespace onceorder::http {
 namespace {
 
@@ -40,6 +43,23 @@ TEST(Problem, BodyCarriesCodeAndFieldErrors) {
   EXPECT_EQ(body["errors"][1]["field"], "width");
   EXPECT_EQ(body["errors"][1]["message"], "too big");
   EXPECT_FALSE(problem_json(Status(Code::not_found, "x")).contains("errors"));
+}
+
+// Every code a client can be answered with has a title of its own; only server-side failures
+// are titled as one (an out_of_stock once said "Internal server error").
+TEST(Problem, EveryClientCodeHasItsOwnTitle) {
+  const auto title_of = [](Code c) {
+    return problem_json(Status(c, "x"))["title"].get<std::string>();
+  };
+  const std::string server_title = title_of(Code::internal);
+  std::set<std::string> seen;
+  for (int i = static_cast<int>(Code::invalid_request); i <= static_cast<int>(Code::unavailable);
+       ++i) {
+    const Code c = static_cast<Code>(i);
+    const std::string title = title_of(c);
+    EXPECT_NE(title, server_title) << code_name(c);
+    EXPECT_TRUE(seen.insert(title).second) << code_name(c) << " shares its title: " << title;
+  }
 }
 
 TEST(Problem, InternalErrorsDoNotLeak) {
