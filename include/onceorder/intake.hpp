@@ -131,6 +131,9 @@ class Intake {
   std::uint64_t lane_collisions() const { return cart_lanes_.collisions(); }
   // Placements that shared no row but found their warehouse crowded (the same header).
   std::uint64_t lane_crowdings() const { return cart_lanes_.crowdings(); }
+  // Placements that left a combined batch because another transaction held a stock row
+  // their cart needs (or because another request of their key did), and ran alone.
+  std::uint64_t held_back() const { return held_back_.load(std::memory_order_relaxed); }
   Result<Order> get_order(std::int64_t order_id, store::Clock::time_point deadline);
   // Idempotent; in_production once any line has a production order.
   Result<Order> cancel(std::int64_t order_id, store::Clock::time_point deadline);
@@ -194,6 +197,7 @@ class Intake {
   std::unique_ptr<NodeLease> lease_;
   std::unique_ptr<IdGenerator> ids_;
   std::atomic<std::uint64_t> id_collisions_{0};
+  std::atomic<std::uint64_t> held_back_{0};
   OutcomeCounters<OrderOutcome> outcomes_;
   CartLanes cart_lanes_;                                    // the combiner's lane of a cart
   std::unique_ptr<Combiner<const Job*, Answer>> combiner_;  // keyed by cart_lanes_' lanes

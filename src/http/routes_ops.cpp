@@ -124,6 +124,11 @@ Response get_metrics(const Services& s) {
              "Placements whose cart shared no stock row with one in flight but arrived while "
              "four or more carts of its warehouse were, and so joined its warehouse's lane.",
              s.intake.lane_crowdings());
+  prom_value(out, "onceorder_order_held_back_total", "counter",
+             "Placements that left a combined batch because another transaction held a stock "
+             "row their cart needs (or another request of their key did), and ran alone, "
+             "waiting for that row.",
+             s.intake.held_back());
   prom_durations(out, "onceorder_numbering_batch_duration_seconds",
                  "Time of each transaction issuing document numbers (one request or a batch), "
                  "its retries included.",

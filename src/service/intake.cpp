@@ -514,9 +514,11 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
     }
     if (!leaving.empty()) {
       for (std::size_t i = 0; i < n; ++i)
-        if (!refused[i] &&
-            leaving.contains({jobs[i]->req->customer_id, jobs[i]->req->idempotency_key}))
+        if (!refused[i] && !held_back[i] &&
+            leaving.contains({jobs[i]->req->customer_id, jobs[i]->req->idempotency_key})) {
           held_back[i] = true;
+          held_back_.fetch_add(1, std::memory_order_relaxed);
+        }
       more_held = true;
       // Not a retryable code: transact must roll back and return (the receipts of the
       // requests handed back go with it), not pause and retry.

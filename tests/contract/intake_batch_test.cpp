@@ -470,6 +470,7 @@ TEST_P(IntakeBatchTest, AStockRowHeldPastTheTimeoutIsBusyNotAKeyInProgress) {
     EXPECT_EQ(a.status().code(), Code::busy) << a.status().to_string();
   }
   holder.exec("COMMIT");
+  EXPECT_EQ(intake.held_back(), 2u);
   EXPECT_EQ(tdb.sql("SELECT count(*) FROM order_receipts").at(0).text(0), "1");
   EXPECT_EQ(tdb.sql("SELECT count(*) FROM orders").at(0).text(0), "1");
 }
@@ -499,9 +500,13 @@ TEST_P(IntakeBatchTest, AHeldStockRowHoldsBackOnlyTheCartsThatTouchIt) {
       {8, 1, {{202, 1}}, "c"},
       {9, 1, {{101, 2}}, "alone"},  // touches the held row, its key alone in the batch
   };
+  EXPECT_EQ(intake.held_back(), 0u);
   const auto answers = intake.place_batch(reqs, soon());
   holder.exec("COMMIT");
   ASSERT_EQ(answers.size(), reqs.size());
+  // The two requests of the key whose cart touches the row, and the one alone with its key;
+  // each counted once, however often the batch ran again.
+  EXPECT_EQ(intake.held_back(), 3u);
   for (std::size_t i : {0u, 2u, 4u}) {
     ASSERT_TRUE(answers[i].ok()) << i << ": " << answers[i].status().to_string();
     EXPECT_FALSE(answers[i]->out_of_stock) << i;
