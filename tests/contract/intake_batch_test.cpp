@@ -3,6 +3,7 @@
 // one request at a time must give the same answers and leave the same database, on every
 // engine. Order ids, numbers and timestamps differ between the two runs and are left out.
 // The combiner's races are in intake_race_test.cpp.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -449,21 +450,45 @@ TEST_P(IntakeBatchTest, ABatchWaitingForAKeyHoldsNoStockRow) {
   expect_invariants_hold(*db);
 }
 
+// For a batch that meets a stock row another transaction holds: a PostgreSQL database whose
+// lock waits time out after 200 ms, an intake with `attempts` attempts per transaction, and
+// a second session (`holder`) that holds stock row (1, sku) from hold() until it commits.
+struct HeldRowWorld {
+  HeldRowWorld(Engine engine, int attempts)
+      : tdb(engine),
+        db(tdb.open({.pool_size = 2, .lock_timeout = std::chrono::milliseconds(200)})),
+        intake(*db, with_attempts(attempts)),
+        holder(tdb.url()) {}
+  // `skus` with 10 each at 250, and one order of `warm` placed (it leases the node id).
+  void stock(std::initializer_list<std::int64_t> skus, std::int64_t warm) {
+    for (std::int64_t sku : skus) ASSERT_TRUE(intake.put_sku(1, sku, 250, 10, soon()).ok());
+    ASSERT_TRUE(intake.place({9, 1, {{warm, 1}}, "warm"}, soon()).ok());
+  }
+  void hold(std::int64_t sku) {
+    holder.exec("BEGIN");
+    holder.exec(
+        fmt::format("SELECT 1 FROM stock WHERE warehouse_id = 1 AND sku_id = {} FOR UPDATE", sku));
+  }
+  static IntakeOptions with_attempts(int attempts) {
+    IntakeOptions options;
+    options.max_attempts = attempts;
+    return options;
+  }
+  TestDb tdb;
+  std::unique_ptr<store::Database> db;
+  Intake intake;
+  RawPg holder;
+};
+
 // A batch whose stock row another transaction holds past the lock timeout: the requests that
 // touch it leave the batch and wait alone, then are answered busy, not request_in_progress
 // (no key was held), and nothing is written for them.
 TEST_P(IntakeBatchTest, AStockRowHeldPastTheTimeoutIsBusyNotAKeyInProgress) {
   if (GetParam() != Engine::postgres) GTEST_SKIP() << "no row locks on this engine";
-  TestDb tdb(GetParam());
-  auto db = tdb.open({.pool_size = 2, .lock_timeout = std::chrono::milliseconds(200)});
-  IntakeOptions options;
-  options.max_attempts = 1;
-  Intake intake(*db, options);
-  ASSERT_TRUE(intake.put_sku(1, 101, 250, 10, soon()).ok());
-  ASSERT_TRUE(intake.place({9, 1, {{101, 1}}, "warm"}, soon()).ok());  // leases the node id
-  RawPg holder(tdb.url());
-  holder.exec("BEGIN");
-  holder.exec("SELECT 1 FROM stock WHERE warehouse_id = 1 AND sku_id = 101 FOR UPDATE");
+  HeldRowWorld world(GetParam(), 1);
+  auto& [tdb, db, intake, holder] = world;
+  ASSERT_NO_FATAL_FAILURE(world.stock({101}, 101));
+  world.hold(101);
   const std::vector<PlaceRequest> reqs = {{7, 1, {{101, 1}}, "a"}, {8, 1, {{101, 2}}, "b"}};
   for (const auto& a : intake.place_batch(reqs, soon())) {
     ASSERT_FALSE(a.ok());
@@ -481,17 +506,10 @@ TEST_P(IntakeBatchTest, AStockRowHeldPastTheTimeoutIsBusyNotAKeyInProgress) {
 // whole batch waited out its attempts and every member was answered busy.
 TEST_P(IntakeBatchTest, AHeldStockRowHoldsBackOnlyTheCartsThatTouchIt) {
   if (GetParam() != Engine::postgres) GTEST_SKIP() << "no row locks on this engine";
-  TestDb tdb(GetParam());
-  auto db = tdb.open({.pool_size = 2, .lock_timeout = std::chrono::milliseconds(200)});
-  IntakeOptions options;
-  options.max_attempts = 2;
-  Intake intake(*db, options);
-  for (std::int64_t sku : {101, 202, 303})
-    ASSERT_TRUE(intake.put_sku(1, sku, 250, 10, soon()).ok());
-  ASSERT_TRUE(intake.place({9, 1, {{202, 1}}, "warm"}, soon()).ok());  // leases the node id
-  RawPg holder(tdb.url());
-  holder.exec("BEGIN");
-  holder.exec("SELECT 1 FROM stock WHERE warehouse_id = 1 AND sku_id = 101 FOR UPDATE");
+  HeldRowWorld world(GetParam(), 2);
+  auto& [tdb, db, intake, holder] = world;
+  ASSERT_NO_FATAL_FAILURE(world.stock({101, 202, 303}, 202));
+  world.hold(101);
   const std::vector<PlaceRequest> reqs = {
       {7, 1, {{202, 2}}, "a"},               // free rows only
       {7, 1, {{101, 1}, {303, 1}}, "held"},  // touches the held row
