@@ -16,7 +16,10 @@
 // thrown by them reaches every caller of that run.
 //
 // Thread-safety: safe to use from many threads at once; one mutex guards the queues (held
-// only to queue, hand off and answer, never while a run does its work).
+// only to queue, hand off and answer, never while a run does its work). Threads are woken
+// after it is released: a woken thread that first had to wait for the mutex would wake twice,
+// and the next batch's leader is on the key's critical path (docs/BENCHMARKS.md, "Waking the
+// next batch first").
 #pragma once
 
 #include <algorithm>
@@ -29,6 +32,7 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -70,7 +74,10 @@ class Combiner {
   // The answer to `req`, run alone or in a batch with other requests for `key`; nullopt when
   // it was still queued at `deadline` (it was never run).
   std::optional<Res> run(std::string_view key, const Req& req, Clock::time_point deadline) {
-    Waiter self(&req, deadline);
+    // Shared: whoever wakes this thread does so after releasing mu_, and may still hold it
+    // then while this thread has already returned.
+    const auto self_ptr = std::make_shared<Waiter>(&req, deadline);
+    Waiter& self = *self_ptr;
     std::unique_lock lock(mu_);
     auto lane = lanes_.find(key);
     if (lane == lanes_.end()) {
@@ -87,18 +94,19 @@ class Combiner {
       }
       count(1, Clock::now() - started);
       lock.lock();
-      hand_off(lane);
+      const WaiterPtr next = hand_off(lane);
       lock.unlock();
+      if (next) next->cv.notify_one();
       if (error) std::rethrow_exception(error);
       return out;
     }
-    lane->second.queue.push_back(&self);
+    lane->second.queue.push_back(self_ptr);
     while (self.state == State::queued) {
       if (self.cv.wait_until(lock, deadline) == std::cv_status::timeout &&
           self.state == State::queued) {
         auto& q = lane->second.queue;
         for (auto it = q.begin(); it != q.end(); ++it) {
-          if (*it == &self) {
+          if (*it == self_ptr) {
             q.erase(it);
             break;
           }
@@ -107,11 +115,18 @@ class Combiner {
       }
     }
     if (self.state == State::leading) {
-      std::vector<Waiter*> batch = std::move(self.batch);
+      const std::vector<WaiterPtr> batch = std::move(self.batch);
       lock.unlock();
-      run_batch(batch);
+      Outcome outcome = run_batch(batch);
       lock.lock();
-      hand_off(lane);
+      const WaiterPtr next = hand_off(lane);
+      answer(batch, outcome);
+      lock.unlock();
+      // The next batch's leader first: the key waits for it, not for this batch's members.
+      if (next) next->cv.notify_one();
+      for (const WaiterPtr& w : batch)
+        if (w != self_ptr) w->cv.notify_one();
+      lock.lock();
     }
     while (self.state != State::done) self.cv.wait(lock);
     if (self.error) std::rethrow_exception(self.error);
@@ -136,30 +151,33 @@ class Combiner {
 
  private:
   enum class State { queued, leading, taken, done };
+  struct Waiter;
+  using WaiterPtr = std::shared_ptr<Waiter>;
   struct Waiter {
     Waiter(const Req* r, Clock::time_point d) : req(r), deadline(d) {}
     const Req* req;
     Clock::time_point deadline;
     State state = State::queued;
-    std::vector<Waiter*> batch;  // set when leading: itself first, then the others
+    std::vector<WaiterPtr> batch;  // set when leading: itself first, then the others
     std::optional<Res> result;
     std::exception_ptr error;
     std::condition_variable cv;
   };
   struct Lane {
-    std::deque<Waiter*> queue;  // arrival order
+    std::deque<WaiterPtr> queue;  // arrival order
   };
   using Lanes = std::map<std::string, Lane, std::less<>>;  // a key is present while it runs
 
   // With mu_ held, after a run of `lane` ended: the next waiters become a batch led by the
-  // first of them, or the key goes idle. Waiters already past their deadline are told so
-  // (nullopt) instead of being taken: the batch's deadline is its earliest one.
-  void hand_off(typename Lanes::iterator lane) {
+  // first of them, returned to be woken once mu_ is released, or the key goes idle (null).
+  // Waiters already past their deadline are told so (nullopt) instead of being taken: the
+  // batch's deadline is its earliest one.
+  WaiterPtr hand_off(typename Lanes::iterator lane) {
     auto& q = lane->second.queue;
-    std::vector<Waiter*> batch;
+    std::vector<WaiterPtr> batch;
     const auto now = Clock::now();
     while (!q.empty() && batch.size() < max_batch_) {
-      Waiter* w = q.front();
+      WaiterPtr w = std::move(q.front());
       q.pop_front();
       if (w->deadline <= now) {
         w->state = State::done;
@@ -171,45 +189,51 @@ class Combiner {
     }
     if (batch.empty()) {
       lanes_.erase(lane);
-      return;
+      return nullptr;
     }
-    Waiter* leader = batch.front();
+    WaiterPtr leader = batch.front();
     leader->state = State::leading;
     leader->batch = std::move(batch);
-    leader->cv.notify_one();
+    return leader;
   }
 
-  // On the leader's thread, mu_ not held: runs the batch and answers every member.
-  void run_batch(const std::vector<Waiter*>& batch) {
-    Clock::time_point deadline = batch.front()->deadline;
-    for (const Waiter* w : batch) deadline = std::min(deadline, w->deadline);
+  struct Outcome {
     std::vector<Res> answers;
     std::exception_ptr error;
+  };
+
+  // On the leader's thread, mu_ not held: runs the batch.
+  Outcome run_batch(const std::vector<WaiterPtr>& batch) {
+    Clock::time_point deadline = batch.front()->deadline;
+    for (const WaiterPtr& w : batch) deadline = std::min(deadline, w->deadline);
+    Outcome out;
     const auto started = Clock::now();
     try {
       if (batch.size() == 1) {
-        answers.push_back(one_(*batch.front()->req, deadline));
+        out.answers.push_back(one_(*batch.front()->req, deadline));
       } else {
         std::vector<Req> reqs;
         reqs.reserve(batch.size());
-        for (const Waiter* w : batch) reqs.push_back(*w->req);
-        answers = batch_(reqs, deadline);
-        if (answers.size() != batch.size()) throw std::logic_error("RunBatch: answer count");
+        for (const WaiterPtr& w : batch) reqs.push_back(*w->req);
+        out.answers = batch_(reqs, deadline);
+        if (out.answers.size() != batch.size()) throw std::logic_error("RunBatch: answer count");
       }
     } catch (...) {
-      error = std::current_exception();
+      out.error = std::current_exception();
     }
     count(batch.size(), Clock::now() - started);
-    std::lock_guard lock(mu_);
+    return out;
+  }
+
+  // With mu_ held: every member's answer, to be woken once mu_ is released.
+  static void answer(const std::vector<WaiterPtr>& batch, Outcome& outcome) {
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      Waiter* w = batch[i];
-      if (error)
-        w->error = error;
+      Waiter& w = *batch[i];
+      if (outcome.error)
+        w.error = outcome.error;
       else
-        w->result.emplace(std::move(answers[i]));
-      w->state = State::done;
-      // Under mu_: a waiter that sees `done` returns and destroys its cv.
-      w->cv.notify_one();
+        w.result.emplace(std::move(outcome.answers[i]));
+      w.state = State::done;
     }
   }
 
