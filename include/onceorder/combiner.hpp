@@ -81,26 +81,13 @@ class Combiner {
     std::unique_lock lock(mu_);
     auto lane = lanes_.find(key);
     if (lane == lanes_.end()) {
-      // Idle key: run now, on this thread.
+      // Idle key: run now, on this thread, as a batch of one.
       lane = lanes_.emplace(std::string(key), Lane{}).first;
-      lock.unlock();
-      std::optional<Res> out;
-      std::exception_ptr error;
-      const auto started = Clock::now();
-      try {
-        out.emplace(one_(req, deadline));
-      } catch (...) {
-        error = std::current_exception();
-      }
-      count(1, Clock::now() - started);
-      lock.lock();
-      const WaiterPtr next = hand_off(lane);
-      lock.unlock();
-      if (next) next->cv.notify_one();
-      if (error) std::rethrow_exception(error);
-      return out;
+      self.state = State::leading;
+      self.batch.push_back(self_ptr);
+    } else {
+      lane->second.queue.push_back(self_ptr);
     }
-    lane->second.queue.push_back(self_ptr);
     while (self.state == State::queued) {
       if (self.cv.wait_until(lock, deadline) == std::cv_status::timeout &&
           self.state == State::queued) {
@@ -120,15 +107,15 @@ class Combiner {
       Outcome outcome = run_batch(batch);
       lock.lock();
       const WaiterPtr next = hand_off(lane);
-      answer(batch, outcome);
+      answer(batch, outcome);  // this thread's own too: only it reads that once unlocked
       lock.unlock();
       // The next batch's leader first: the key waits for it, not for this batch's members.
       if (next) next->cv.notify_one();
       for (const WaiterPtr& w : batch)
         if (w != self_ptr) w->cv.notify_one();
-      lock.lock();
+    } else {
+      while (self.state != State::done) self.cv.wait(lock);
     }
-    while (self.state != State::done) self.cv.wait(lock);
     if (self.error) std::rethrow_exception(self.error);
     return std::move(self.result);
   }
