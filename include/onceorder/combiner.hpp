@@ -19,7 +19,8 @@
 // only to queue, hand off and answer, never while a run does its work). Threads are woken
 // after it is released: a woken thread that first had to wait for the mutex would wake twice,
 // and the next batch's leader is on the key's critical path (docs/BENCHMARKS.md, "Waking the
-// next batch first").
+// next batch first"). The exception is a waiter found past its deadline at hand-off, told so
+// under the mutex: rare, and not on the key's path.
 #pragma once
 
 #include <algorithm>
