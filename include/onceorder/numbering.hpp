@@ -102,8 +102,9 @@ class Numbering {
   // Every scope's counter is locked at once, skipping those another transaction holds: the
   // requests of those scopes (and of scopes used for the first time) run afterwards, in
   // order, in their scope's waiting lane, as `issue` runs a request the lane handed back. If the
-  // transaction fails as `busy`, every request gets that answer; if it fails for any other reason,
-  // each request is run alone instead, so one bad request cannot sink the others. `issue` runs the
+  // transaction fails as `busy` or `unavailable` (the batch may have committed), every request
+  // gets that answer; if it fails for any other reason, each request is run alone instead, so
+  // one bad request cannot sink the others. `issue` runs the
   // same for what queued; tests call it to force a batch.
   std::vector<Result<Issued>> issue_batch(std::span<const IssueRequest> requests,
                                           store::Clock::time_point deadline);

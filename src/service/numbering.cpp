@@ -331,9 +331,12 @@ std::vector<Numbering::LaneAnswer> Numbering::lane_batch(std::span<const IssueRe
     for (auto& [i, answer] : decided->answers) out[i] = LaneAnswer(std::move(answer));
     return out;
   }
-  // Busy stays busy (each alone would have met the same contention); anything else may be
-  // one request's own trouble: each runs alone, outside the lane, and gets its own answer.
-  if (decided.status().code() == Code::busy) {
+  // Busy stays busy (each alone would have met the same contention). Unavailable stays
+  // unavailable: the connection was lost, maybe after the COMMIT went out, so the batch may
+  // have committed, and a request without a key run again would be numbered twice (a
+  // fail-over did it in the torture run). Anything else may be one request's own trouble:
+  // each runs alone, outside the lane, and gets its own answer.
+  if (decided.status().code() == Code::busy || decided.status().code() == Code::unavailable) {
     for (std::size_t i : valid) out[i] = LaneAnswer(decided.status());
   }
   return out;

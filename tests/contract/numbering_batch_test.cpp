@@ -4,11 +4,13 @@
 // engine. The combiner's races are in numbering_race_test.cpp.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "common/test_db.hpp"
+#include "onceorder/db_url.hpp"
 #include "onceorder/numbering.hpp"
 #include "store/dialect.hpp"
 #include "store/numbering_store.hpp"
@@ -258,6 +260,84 @@ TEST_P(NumberingBatchTest, ScopeCountersOfABatchStayOnTheirIndex) {
   expect_index_reads(pg, sql.claim_scopes,
                      R"(('[["S5", 1], ["S77", 1]]', '[["S5", 1, "t"], ["S77", 1, "t"]]', '[]'))",
                      "doc_scopes");
+}
+
+// A real connection whose answer to the first successful COMMIT after `armed` is lost: the
+// connection dies right after the COMMIT went out, as when a fail-over kills the primary
+// (the transaction is on the standby, the client never hears).
+class LosesCommitAnswer final : public store::Connection {
+ public:
+  LosesCommitAnswer(std::unique_ptr<store::Connection> inner, std::atomic<bool>& armed)
+      : inner_(std::move(inner)), armed_(armed) {}
+  Engine engine() const override { return inner_->engine(); }
+  Status begin(store::TxMode mode) override { return inner_->begin(mode); }
+  void rollback() override {
+    if (!dead_) inner_->rollback();
+  }
+  bool in_transaction() const override { return !dead_ && inner_->in_transaction(); }
+  bool broken() const override { return dead_ || inner_->broken(); }
+  Status exec_script(std::string_view sql) override { return inner_->exec_script(sql); }
+  Status lock_migrations() override { return inner_->lock_migrations(); }
+  void unlock_migrations() override { inner_->unlock_migrations(); }
+
+ protected:
+  Status do_commit() override { return lose(inner_->commit()); }
+  Result<store::Rows> do_query(const store::Statement& stmt, std::span<const store::Param> params,
+                               store::Then then) override {
+    auto rows = inner_->query(stmt, params, then);
+    if (then != store::Then::commit || !rows.ok()) return rows;
+    if (Status st = lose(Status::Ok()); !st.ok()) return st;
+    return rows;
+  }
+
+ private:
+  Status lose(Status committed) {
+    if (!committed.ok() || !armed_.exchange(false)) return committed;
+    dead_ = true;
+    return Status(Code::unavailable, "the connection was lost after COMMIT (test)");
+  }
+  std::unique_ptr<store::Connection> inner_;
+  std::atomic<bool>& armed_;
+  bool dead_ = false;
+};
+
+// A batch whose COMMIT went out on a connection that died: the batch may have committed, so
+// no request is run again (one without a key would be numbered twice); each gets
+// `unavailable`, and exactly the batch's documents exist.
+TEST_P(NumberingBatchTest, ABatchWhoseCommitAnswerIsLostRunsNothingAgain) {
+  TestDb tdb(GetParam());
+  (void)tdb.open();  // migrated
+  auto url = parse_db_url(tdb.url());
+  ASSERT_TRUE(url.ok());
+  std::atomic<bool> armed{false};
+  const store::DatabaseOptions options{.pool_size = 2};
+  store::Database db(url->engine, options, [&]() -> Result<std::unique_ptr<store::Connection>> {
+    OO_ASSIGN_OR_RETURN(auto conn, store::dialect_for(url->engine).connect(url->target, options));
+    return std::unique_ptr<store::Connection>(
+        std::make_unique<LosesCommitAnswer>(std::move(conn), armed));
+  });
+  Numbering numbering(db);
+  ASSERT_TRUE(numbering.issue({"LOST", "before", std::nullopt}, soon()).ok());
+  const std::vector<IssueRequest> reqs{
+      {"LOST", "a", std::nullopt}, {"LOST", "b", std::nullopt}, {"LOST", "c", std::string("k-c")}};
+  armed = true;
+  auto answers = numbering.issue_batch(reqs, soon());
+  EXPECT_FALSE(armed.load()) << "no COMMIT was sent";
+  ASSERT_EQ(answers.size(), reqs.size());
+  for (const auto& a : answers) {
+    ASSERT_FALSE(a.ok());
+    EXPECT_EQ(a.status().code(), Code::unavailable) << a.status().to_string();
+  }
+  for (const char* title : {"a", "b", "c"})
+    EXPECT_EQ(tdb.sql(std::string("SELECT count(*) FROM documents WHERE title = '") + title + "'")
+                  .at(0)
+                  .i64(0),
+              1)
+        << title << ": numbered once, by the batch that committed";
+  // The keyed one, asked again, finds its document.
+  auto again = numbering.issue(reqs[2], soon());
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  EXPECT_TRUE(again->replayed);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, NumberingBatchTest, ::testing::ValuesIn(engines_under_test()),
