@@ -6,7 +6,8 @@
 // there were no combiner (no wait, no thread hand-off). Requests for that key arriving while
 // it runs queue. When a run ends, up to `max_batch` queued requests (in arrival order) are
 // handed to the first of them, whose thread runs them as one batch and hands each waiter its
-// answer; then the next queued requests go the same way. A waiter still queued at its
+// answer; then the next queued requests go the same way (a run may take its successors
+// earlier, with claim_next, to prepare their work). A waiter still queued at its
 // deadline leaves the queue with no answer (nullopt: nothing was done for it); once taken into
 // a batch it waits for that batch's answer. A batch runs under the earliest deadline of its
 // members, so no member waits on it past its own deadline.
@@ -89,7 +90,11 @@ class Combiner {
     } else {
       lane->second.queue.push_back(self_ptr);
     }
-    while (self.state == State::queued) {
+    while (self.state == State::queued || self.state == State::claimed) {
+      if (self.state == State::claimed) {  // the next batch's leader: no deadline now
+        self.cv.wait(lock);
+        continue;
+      }
       if (self.cv.wait_until(lock, deadline) == std::cv_status::timeout &&
           self.state == State::queued) {
         auto& q = lane->second.queue;
@@ -107,7 +112,7 @@ class Combiner {
       lock.unlock();
       Outcome outcome = run_batch(batch);
       lock.lock();
-      const WaiterPtr next = hand_off(lane);
+      const WaiterPtr next = next_leader(lane);
       answer(batch, outcome);  // this thread's own too: only it reads that once unlocked
       lock.unlock();
       // The next batch's leader first: the key waits for it, not for this batch's members.
@@ -119,6 +124,37 @@ class Combiner {
     }
     if (self.error) std::rethrow_exception(self.error);
     return std::move(self.result);
+  }
+
+  // From inside a run of `key` (RunOne or RunBatch, on the run's own thread): takes now the
+  // requests that will be the key's next run, as the end of this run would take them (at
+  // most max_batch, in arrival order, those past their deadline told so), so that this run
+  // can prepare their work. They run as one batch right after this run ends, and can no
+  // longer leave at their deadline. Called again, it returns the same requests. Empty, and
+  // nothing taken, when `accept` refuses the requests it would take (or none queue): the end
+  // of the run takes them as usual.
+  using Accept = std::function<bool(std::span<const Req>)>;
+  std::vector<Req> claim_next(std::string_view key, const Accept& accept = {}) {
+    std::lock_guard lock(mu_);
+    auto lane = lanes_.find(key);
+    if (lane == lanes_.end()) throw std::logic_error("claim_next: the key is not running");
+    Lane& l = lane->second;
+    if (!l.claimed && !l.queue.empty()) {
+      std::vector<Req> would;
+      const auto now = Clock::now();
+      for (const WaiterPtr& w : l.queue) {
+        if (would.size() == max_batch_) break;
+        if (w->deadline > now) would.push_back(*w->req);
+      }
+      if (!accept || accept(would)) {
+        l.claimed = take_batch(lane);
+        if (l.claimed) l.claimed->state = State::claimed;
+      }
+    }
+    std::vector<Req> out;
+    if (l.claimed)
+      for (const WaiterPtr& w : l.claimed->batch) out.push_back(*w->req);
+    return out;
   }
 
   // Requests queued for `key` right now (not those running).
@@ -138,7 +174,8 @@ class Combiner {
   }
 
  private:
-  enum class State { queued, leading, taken, done };
+  // claimed: the leader of a batch taken early (claim_next), waiting for the run to end.
+  enum class State { queued, claimed, leading, taken, done };
   struct Waiter;
   using WaiterPtr = std::shared_ptr<Waiter>;
   struct Waiter {
@@ -153,14 +190,27 @@ class Combiner {
   };
   struct Lane {
     std::deque<WaiterPtr> queue;  // arrival order
+    WaiterPtr claimed;            // the next run's leader, when claim_next took it early
   };
   using Lanes = std::map<std::string, Lane, std::less<>>;  // a key is present while it runs
 
-  // With mu_ held, after a run of `lane` ended: the next waiters become a batch led by the
-  // first of them, returned to be woken once mu_ is released, or the key goes idle (null).
-  // Waiters already past their deadline are told so (nullopt) instead of being taken: the
-  // batch's deadline is its earliest one.
-  WaiterPtr hand_off(typename Lanes::iterator lane) {
+  // With mu_ held, after a run of `lane` ended: the leader of the next run (claimed early,
+  // or taken now), to be woken once mu_ is released, or null when the key goes idle.
+  WaiterPtr next_leader(typename Lanes::iterator lane) {
+    WaiterPtr leader = std::move(lane->second.claimed);
+    if (!leader) leader = take_batch(lane);
+    if (!leader) {
+      lanes_.erase(lane);
+      return nullptr;
+    }
+    leader->state = State::leading;
+    return leader;
+  }
+
+  // With mu_ held: the next waiters become a batch led by the first of them (null when none
+  // queue). Waiters already past their deadline are told so (nullopt) instead of being
+  // taken: the batch's deadline is its earliest one.
+  WaiterPtr take_batch(typename Lanes::iterator lane) {
     auto& q = lane->second.queue;
     std::vector<WaiterPtr> batch;
     const auto now = Clock::now();
@@ -175,12 +225,8 @@ class Combiner {
       w->state = State::taken;
       batch.push_back(w);
     }
-    if (batch.empty()) {
-      lanes_.erase(lane);
-      return nullptr;
-    }
+    if (batch.empty()) return nullptr;
     WaiterPtr leader = batch.front();
-    leader->state = State::leading;
     leader->batch = std::move(batch);
     return leader;
   }

@@ -180,6 +180,11 @@ class Intake {
   std::vector<Answer> place_jobs(std::span<const Job* const> jobs,
                                  store::Clock::time_point deadline);
 
+  // In a batch's transaction before its write: once the write ran, the lane's next batch
+  // is claimed (into `next`) and its first statement sent behind this batch's COMMIT
+  // (Connection::open_next), unless it is a lone request or its carts span warehouses.
+  void open_next_batch(store::Connection& c, std::string_view lane, std::vector<const Job*>& next);
+
   Result<std::int64_t> next_order_id();
   // After a collision this process's node id is not its own: lease another one.
   Result<std::int64_t> order_id_from_another_node();

@@ -80,6 +80,12 @@ enum class Then { stay, commit, with_next };
 // boundary (tests/isolation); it is empty, and costs one branch, everywhere else.
 using StatementHook = std::function<void(std::string_view statement)>;
 
+// A statement with its parameters, for Connection::open_next (the views must outlive the call).
+struct Call {
+  Statement stmt;
+  std::vector<Param> params;
+};
+
 class Connection {
  public:
   virtual ~Connection() = default;
@@ -120,6 +126,29 @@ class Connection {
   virtual Status lock_migrations() = 0;
   virtual void unlock_migrations() = 0;
 
+  // Builds the next transaction's first statements, and hands them to `send` (with a
+  // token, unique in the process) while the views they hold are alive; sends nothing by not
+  // calling it.
+  using SendOpening = std::function<void(std::uint64_t token, std::span<const Call> calls)>;
+  using Opener = std::function<void(const SendOpening& send)>;
+  // Opens the next transaction behind this one's COMMIT. The next statement sent with
+  // Then::commit runs, then `opener` is called (PostgreSQL: as soon as that statement's
+  // answer is in, while the COMMIT runs: what it builds may depend on what happened
+  // meanwhile), and what it sends follows the COMMIT at once: BEGIN and the calls (all but
+  // the last held back as with Then::with_next; the last one's rows kept). Once the COMMIT
+  // succeeded the connection is opened_for(token) and goes back to the pool under it
+  // (Database::acquire): the next transaction begun on it whose first statement is exactly
+  // the last call, with the others held before it, gets their answer without a round trip;
+  // anything else rolls the opening back first. If the COMMIT fails the opening is rolled back
+  // with the transaction. Returns false, registering nothing, where the engine cannot (SQLite;
+  // PostgreSQL behind a transaction-mode pooler).
+  virtual bool open_next(Opener opener) {
+    (void)opener;
+    return false;
+  }
+  // The token of an opening waiting on this connection (0: none).
+  virtual std::uint64_t opened_for() const { return 0; }
+
   void set_statement_hook(StatementHook hook) { hook_ = std::move(hook); }
 
  protected:
@@ -158,6 +187,9 @@ struct StoreMetrics {
   std::atomic<std::uint64_t> gave_up_busy{0};
   // Transactions replayed on a new connection after theirs was found dead (lost_before_commit).
   std::atomic<std::uint64_t> reconnects{0};
+  // Openings (Connection::open_next) taken by their transaction, and rolled back unused.
+  std::atomic<std::uint64_t> openings_taken{0};
+  std::atomic<std::uint64_t> openings_discarded{0};
   std::atomic<int> connections_in_use{0};
 };
 
@@ -199,8 +231,13 @@ class Database {
 
   // Waits until `deadline` for a free connection: Code::busy if none frees up. `fresh`
   // prefers a new connection to an idle one (when the pool has room): after one connection
-  // was found dead, the idle ones may well be dead too.
-  Result<PooledConnection> acquire(Clock::time_point deadline, bool fresh = false);
+  // was found dead, the idle ones may well be dead too. `opened`: the connection opened for
+  // that token (Connection::open_next) if it is still there, else any.
+  Result<PooledConnection> acquire(Clock::time_point deadline, bool fresh = false,
+                                   std::uint64_t opened = 0);
+  // Rolls back the opening of `token` if no transaction took it, and frees its connection
+  // (a no-op once taken). Whoever was handed a token calls it when done.
+  void discard_opened(std::uint64_t token);
   // A connection outside the pool (e.g. to hold leadership for the process's lifetime).
   Result<std::unique_ptr<Connection>> connect_dedicated() { return factory_(); }
 
@@ -222,6 +259,9 @@ struct TxOptions {
   TxMode mode = TxMode::write;
   // Tests: called before the pause between two attempts (the connection is back by then).
   std::function<void()> before_pause{};
+  // The first attempt runs on the connection opened for this token (Connection::open_next),
+  // if it is still there.
+  std::uint64_t opened = 0;
 };
 
 // A request's transaction: up to three attempts within `deadline`.

@@ -126,6 +126,85 @@ TEST(Combiner, BatchesAreBoundedAndTheNextOnesFollow) {
   for (int i = 0; i < 5; ++i) EXPECT_EQ(answers[i], i + 1);
 }
 
+// A run takes its successors early (claim_next): the same ones every time it asks, run as
+// the next batch even past a member's deadline; a request that arrives after the claim
+// waits for the batch after that. Refused by `accept`, a claim takes nothing.
+TEST(Combiner, ARunClaimsItsSuccessorsEarlyAndTheyRunNextAsOneBatch) {
+  Gate gate;
+  std::latch claimed{1};
+  std::latch late_queued{1};
+  std::vector<std::vector<int>> runs;
+  std::vector<int> first_claim, second_claim, refused, refused_offer;
+  std::size_t refused_left = 0;
+  IntCombiner* self = nullptr;
+  IntCombiner c(
+      2,
+      [&](const int& r, Clock::time_point) {
+        if (r == 0) {
+          gate.entered.count_down();
+          gate.release.wait();
+          // Refused: nothing taken (asked with what it would take: 1 and 2, not 3).
+          std::vector<int> offered;
+          refused = self->claim_next("k", [&](std::span<const int> would) {
+            offered.assign(would.begin(), would.end());
+            return false;
+          });
+          refused_offer = offered;
+          refused_left = self->waiting("k");
+          first_claim = self->claim_next("k");
+          claimed.count_down();
+          late_queued.wait();
+          // Past member 1's deadline by now: it was taken, so it still runs.
+          std::this_thread::sleep_for(std::chrono::milliseconds(400));
+          second_claim = self->claim_next("k");
+        }
+        runs.push_back({r});
+        return r;
+      },
+      [&](std::span<const int> rs, Clock::time_point) {
+        runs.emplace_back(rs.begin(), rs.end());
+        return std::vector<int>(rs.begin(), rs.end());
+      });
+  self = &c;
+  std::thread runner([&] { (void)c.run("k", 0, in_seconds(5)); });
+  gate.entered.wait();
+  std::vector<std::optional<int>> answers(4);
+  std::vector<std::thread> waiters;
+  const auto deadline_of = [](int i) {
+    return i == 1 ? Clock::now() + std::chrono::milliseconds(300) : in_seconds(5);
+  };
+  for (int i = 1; i <= 3; ++i) {
+    waiters.emplace_back([&, i] { answers[i] = c.run("k", i, deadline_of(i)); });
+    wait_until_queued(c, "k", static_cast<std::size_t>(i));
+  }
+  gate.release.count_down();
+  claimed.wait();
+  EXPECT_EQ(c.waiting("k"), 1u);  // 3 stays queued: the claim took at most max_batch
+  waiters.emplace_back([&] { (void)c.run("k", 4, in_seconds(5)); });
+  wait_until_queued(c, "k", 2);
+  late_queued.count_down();
+  runner.join();
+  for (auto& w : waiters) w.join();
+  EXPECT_TRUE(refused.empty());
+  EXPECT_EQ(refused_offer, (std::vector<int>{1, 2}));
+  EXPECT_EQ(refused_left, 3u);
+  EXPECT_EQ(first_claim, (std::vector<int>{1, 2}));
+  EXPECT_EQ(second_claim, first_claim);
+  EXPECT_EQ(runs, (std::vector<std::vector<int>>{{0}, {1, 2}, {3, 4}}));
+  EXPECT_EQ(answers[1], 1);
+  EXPECT_EQ(answers[2], 2);
+  EXPECT_EQ(answers[3], 3);
+}
+
+TEST(Combiner, ClaimingOutsideARunIsAnError) {
+  IntCombiner c(
+      2, [](const int& r, Clock::time_point) { return r; },
+      [](std::span<const int> rs, Clock::time_point) {
+        return std::vector<int>(rs.begin(), rs.end());
+      });
+  EXPECT_THROW((void)c.claim_next("k"), std::logic_error);
+}
+
 TEST(Combiner, AWaiterStillQueuedAtItsDeadlineLeavesUnrun) {
   Gate gate;
   std::vector<int> ran;

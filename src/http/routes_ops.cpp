@@ -63,6 +63,13 @@ Response get_metrics(const Services& s) {
   prom_header(out, "onceorder_db_reconnects_total", "counter",
               "Transactions replayed on a new connection: the old one was dead before commit.");
   fmt::format_to(put, "onceorder_db_reconnects_total {}\n", db.reconnects.load());
+  prom_header(out, "onceorder_db_openings_total", "counter",
+              "Transactions whose first statement was sent behind the last one's COMMIT, by "
+              "what became of it: taken by its transaction, or rolled back unused.");
+  fmt::format_to(put, "onceorder_db_openings_total{{outcome=\"taken\"}} {}\n",
+                 db.openings_taken.load());
+  fmt::format_to(put, "onceorder_db_openings_total{{outcome=\"discarded\"}} {}\n",
+                 db.openings_discarded.load());
   prom_header(out, "onceorder_order_id_collisions_total", "counter",
               "Placements whose order id existed already (seed 002's backstop fired); an alarm.");
   fmt::format_to(put, "onceorder_order_id_collisions_total {}\n", s.intake.id_collisions());

@@ -50,11 +50,84 @@ Result<Sku> parse_adjusted_answer(const store::StoredAnswer& stored, std::int64_
   return Sku{warehouse_id, sku_id, (*v)[0], (*v)[1], (*v)[2]};
 }
 
+using ReceiptKey = std::pair<std::int64_t, std::string_view>;  // (customer, idempotency key)
+
+// A batch's first round trip: each key's first request (those `left_out` aside) in (customer,
+// key) order, and the stock rows of their carts by warehouse. One home for what a batch sends
+// first and what the batch before it opens for it: the two must be the same statement.
+struct Opening {
+  std::vector<std::size_t> candidates;
+  std::map<ReceiptKey, std::size_t> first_use;
+  std::map<std::int64_t, std::set<std::int64_t>> skus;
+};
+
+template <class Job, class LeftOut>
+Opening opening_of(std::span<const Job* const> jobs, LeftOut left_out) {
+  Opening o;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (left_out(i)) continue;
+    const PlaceRequest& r = *jobs[i]->req;
+    if (o.first_use.emplace(ReceiptKey{r.customer_id, r.idempotency_key}, i).second)
+      o.candidates.push_back(i);
+  }
+  // In (customer, key) order: two batches wait for each other's keys in one order.
+  std::sort(o.candidates.begin(), o.candidates.end(), [&](std::size_t a, std::size_t b) {
+    return ReceiptKey{jobs[a]->req->customer_id, jobs[a]->req->idempotency_key} <
+           ReceiptKey{jobs[b]->req->customer_id, jobs[b]->req->idempotency_key};
+  });
+  // The stock rows of every candidate's cart, by warehouse (a replay's are locked too, and
+  // left alone).
+  for (std::size_t i : o.candidates)
+    for (const CartLine& l : jobs[i]->cart.lines)
+      o.skus[jobs[i]->cart.warehouse_id].insert(l.sku_id);
+  return o;
+}
+
+template <class Job>
+std::vector<store::NewOrderReceipt> receipts_of(std::span<const Job* const> jobs,
+                                                std::span<const std::size_t> which) {
+  std::vector<store::NewOrderReceipt> rows;
+  for (std::size_t i : which)
+    rows.push_back({jobs[i]->req->customer_id, jobs[i]->req->idempotency_key, &jobs[i]->cart});
+  return rows;
+}
+
+Cart stock_of(std::int64_t warehouse, const std::set<std::int64_t>& ids_of) {
+  Cart all{warehouse, {}};
+  for (std::int64_t sku : ids_of) all.lines.push_back({sku, 0});
+  return all;
+}
+
+// At the end of a run: the opening made for its batch, rolled back unless the batch took it.
+struct DiscardOpened {
+  DiscardOpened(store::Database& d, std::uint64_t t) : db(d), token(t) {}
+  DiscardOpened(const DiscardOpened&) = delete;
+  DiscardOpened& operator=(const DiscardOpened&) = delete;
+  ~DiscardOpened() {
+    if (token != 0) db.discard_opened(token);
+  }
+  store::Database& db;
+  const std::uint64_t token;
+};
+
+// Whether a cart shared a stock row with a cart in flight when it came.
+constexpr auto collided = [](const auto* job) { return job->collided; };
+
+// Tokens of Connection::open_next, unique in the process.
+std::atomic<std::uint64_t> next_opening{1};
+
 }  // namespace
 
 struct Intake::Job {
   const PlaceRequest* req;
   Cart cart;
+  // The combiner's key it runs under (none for place_batch), and whether the cart shared a
+  // stock row with a cart in flight when it came (CartLanes::Entry::collided).
+  std::optional<std::string_view> lane{};
+  bool collided = false;
+  // A batch's leader: the opening the batch before sent for it (Connection::open_next; 0:
+  // none). Written by that batch's leader before the combiner hands this batch over.
+  mutable std::uint64_t opened = 0;
 };
 
 struct Intake::Answer {
@@ -72,8 +145,14 @@ Intake::Intake(store::Database& db, IntakeOptions options)
       stock_(std::make_unique<store::StockStore>(db.dialect())),
       combiner_(std::make_unique<Combiner<const Job*, Answer>>(
           kMaxBatch,
-          [this](const Job* job, store::Clock::time_point d) { return place_one(*job, d); },
+          [this](const Job* job, store::Clock::time_point d) {
+            const DiscardOpened unused{db_, job->opened};
+            // Opened by the batch before: a batch of one, whose first round trip is done.
+            if (job->opened != 0) return std::move(place_jobs(std::span(&job, 1), d).front());
+            return place_one(*job, d);
+          },
           [this](std::span<const Job* const> batch, store::Clock::time_point d) {
+            const DiscardOpened unused{db_, batch.front()->opened};
             return place_jobs(batch, d);
           })) {
   if (options_.holder.empty()) options_.holder = process_identity();
@@ -241,7 +320,7 @@ Result<Placed> Intake::finish(Answer answer, bool key_shared) {
 CombinerStats Intake::combining() const { return combiner_->stats(); }
 
 Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point deadline) {
-  OO_ASSIGN_OR_RETURN(const Job job, validate(req));
+  OO_ASSIGN_OR_RETURN(Job job, validate(req));
   enter(req);
   std::optional<Answer> answer;
   if (combines()) {
@@ -250,6 +329,8 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
     std::optional<CartLanes::Entry> entry;
     if (!store_->one_writer()) entry.emplace(cart_lanes_.enter(job.cart));
     const std::string_view lane = entry ? std::string_view(entry->lane()) : std::string_view();
+    job.lane = lane;
+    job.collided = entry && entry->collided();
     answer = combiner_->run(lane, &job, deadline);
     if (answer && answer->alone) answer = place_one(job, deadline);
     if (!answer) {
@@ -352,6 +433,26 @@ std::vector<Result<Placed>> Intake::place_batch(std::span<const PlaceRequest> re
   return out;
 }
 
+void Intake::open_next_batch(Connection& c, std::string_view lane, std::vector<const Job*>& next) {
+  c.open_next([this, lane, &next](const Connection::SendOpening& send) {
+    // Not carts that collided: the opening would lock their rows while this batch is still
+    // being answered, where requests handed back to run alone, and lone carts of other lanes,
+    // find them held (docs/BENCHMARKS.md, "Opening the next batch"). They are taken at the
+    // end of this run, as ever.
+    next = combiner_->claim_next(lane, [](std::span<const Job* const> would) {
+      return std::none_of(would.begin(), would.end(), collided);
+    });
+    if (next.empty()) return;
+    const std::span<const Job* const> jobs(next);
+    const Opening opening = opening_of(jobs, [](std::size_t) { return false; });
+    if (opening.skus.size() != 1) return;  // it locks its stock in a statement of its own
+    const auto& [warehouse, ids_of] = *opening.skus.begin();
+    store_->open_receipts_and_lock(send, next_opening.fetch_add(1, std::memory_order_relaxed),
+                                   receipts_of(jobs, opening.candidates),
+                                   stock_of(warehouse, ids_of));
+  });
+}
+
 std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
                                                store::Clock::time_point deadline) {
   const std::size_t n = jobs.size();
@@ -383,10 +484,15 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
   std::vector<bool> waiting(n, false);
   bool receipts_one_by_one = false;
 
-  using Key = std::pair<std::int64_t, std::string_view>;
+  using Key = ReceiptKey;
+  // This batch's successors in its lane, and the opening sent for them behind this batch's
+  // COMMIT (0: none) by the attempt that committed.
+  std::vector<const Job*> next;
+  std::uint64_t opened_next = 0;
   const auto attempt = [&](Connection& c) -> Result<std::vector<Result<Placed>>> {
     more_refused = false;
     more_held = false;
+    opened_next = 0;
     std::fill(waiting.begin(), waiting.end(), false);
     OO_RETURN_IF_ERROR(store_->plan_for_batch(c));
     std::vector<std::optional<Result<Placed>>> decided(n);
@@ -394,37 +500,15 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
     // one with that key follows it (`first`) if it inserted the receipt, else replays too.
     std::vector<std::optional<std::size_t>> first(n);
     std::vector<bool> fresh(n, false);
-    std::vector<std::size_t> candidates;
-    std::map<Key, std::size_t> first_use;
     for (std::size_t i = 0; i < n; ++i) {
-      const PlaceRequest& r = *jobs[i]->req;
-      if (refused[i]) {
-        decided[i].emplace(*refused[i]);
-        continue;
-      }
-      if (held_back[i]) {
-        decided[i].emplace(Status(Code::busy, "handed back to run alone"));
-        continue;
-      }
-      if (first_use.emplace(Key{r.customer_id, r.idempotency_key}, i).second)
-        candidates.push_back(i);
+      if (refused[i]) decided[i].emplace(*refused[i]);
+      if (held_back[i]) decided[i].emplace(Status(Code::busy, "handed back to run alone"));
     }
-    // In (customer, key) order: two batches wait for each other's keys in one order.
-    std::sort(candidates.begin(), candidates.end(), [&](std::size_t a, std::size_t b) {
-      return Key{jobs[a]->req->customer_id, jobs[a]->req->idempotency_key} <
-             Key{jobs[b]->req->customer_id, jobs[b]->req->idempotency_key};
-    });
-    // The stock rows of every candidate's cart, by warehouse (a replay's are locked too, and
-    // left alone).
-    std::map<std::int64_t, std::set<std::int64_t>> skus;
-    for (std::size_t i : candidates)
-      for (const CartLine& l : jobs[i]->cart.lines)
-        skus[jobs[i]->cart.warehouse_id].insert(l.sku_id);
-    const auto stock_of = [](std::int64_t warehouse, const std::set<std::int64_t>& ids_of) {
-      Cart all{warehouse, {}};
-      for (std::int64_t sku : ids_of) all.lines.push_back({sku, 0});
-      return all;
-    };
+    Opening opening =
+        opening_of(jobs, [&](std::size_t i) { return refused[i].has_value() || held_back[i]; });
+    const std::vector<std::size_t>& candidates = opening.candidates;
+    const std::map<Key, std::size_t>& first_use = opening.first_use;
+    std::map<std::int64_t, std::set<std::int64_t>>& skus = opening.skus;
     std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow> left;
     std::set<std::pair<std::int64_t, std::int64_t>> held;  // rows another transaction holds
     const auto take = [&](std::int64_t warehouse, const store::FreeStock& stock) {
@@ -447,11 +531,8 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
     const std::size_t per_statement = receipts_one_by_one ? 1 : candidates.size();
     for (std::size_t from = 0; from < candidates.size(); from += per_statement) {
       const std::size_t to = std::min(candidates.size(), from + per_statement);
-      std::vector<store::NewOrderReceipt> rows;
-      for (std::size_t k = from; k < to; ++k) {
-        const Job& j = *jobs[candidates[k]];
-        rows.push_back({j.req->customer_id, j.req->idempotency_key, &j.cart});
-      }
+      const std::vector<store::NewOrderReceipt> rows =
+          receipts_of(jobs, std::span<const std::size_t>(candidates).subspan(from, to - from));
       auto inserted = insert_receipts(rows);
       if (!inserted.ok()) {
         if (inserted.status().code() == Code::lock_timeout) {
@@ -571,7 +652,9 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
       written.push_back(i);
     }
     if (!writes.empty()) {
+      if (jobs.front()->lane) open_next_batch(c, *jobs.front()->lane, next);
       OO_ASSIGN_OR_RETURN(auto created, store_->write_outcomes(c, writes, Then::commit));
+      opened_next = c.opened_for();
       for (std::size_t k = 0; k < written.size(); ++k) {
         const std::size_t i = written[k];
         if (!orders[i]) continue;
@@ -597,13 +680,17 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
     for (auto& d : decided) answers.push_back(std::move(*d));
     return answers;
   };
-  const store::TxOptions tx{deadline, options_.max_attempts, store::TxMode::write};
+  store::TxOptions tx{deadline, options_.max_attempts, store::TxMode::write};
+  tx.opened = jobs.front()->opened;  // sent behind the batch before this one, if any
   auto decided = store::transact<std::vector<Result<Placed>>>(db_, tx, attempt);
+  tx.opened = 0;
   // A refusal is not contention: run again (each time with one refused request more, so
   // at most n times), not counted against the transaction's attempts.
   // So is a request handed back for a held row: each run has one request fewer.
   for (std::size_t rerun = 0; rerun < n && !decided.ok() && (more_refused || more_held); ++rerun)
     decided = store::transact<std::vector<Result<Placed>>>(db_, tx, attempt);
+  // Committed: the next batch finds its first round trip's answer waiting.
+  if (decided.ok() && opened_next != 0) next.front()->opened = opened_next;
   if (decided.ok()) {
     for (std::size_t i = 0; i < n; ++i)
       out.push_back(Answer{std::move((*decided)[i]), waiting[i], held_back[i]});

@@ -1,4 +1,5 @@
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -29,6 +30,8 @@ struct Database::Pool {
   std::mutex mu;
   std::condition_variable freed;
   std::vector<std::unique_ptr<Connection>> idle;
+  // Connections with an opening waiting for its transaction, by token (not idle, still open).
+  std::map<std::uint64_t, std::unique_ptr<Connection>> opened;
   int open = 0;
 };
 
@@ -55,8 +58,16 @@ Result<std::unique_ptr<Database>> Database::open(const DbUrl& url, DatabaseOptio
   return db;
 }
 
-Result<PooledConnection> Database::acquire(Clock::time_point deadline, bool fresh) {
+Result<PooledConnection> Database::acquire(Clock::time_point deadline, bool fresh,
+                                           std::uint64_t opened) {
   std::unique_lock lock(pool_->mu);
+  if (auto it = pool_->opened.find(opened); opened != 0 && it != pool_->opened.end()) {
+    auto conn = std::move(it->second);
+    pool_->opened.erase(it);
+    metrics_.connections_in_use.fetch_add(1);
+    metrics_.openings_taken.fetch_add(1);
+    return PooledConnection(this, std::move(conn));
+  }
   for (;;) {
     if (!pool_->idle.empty() && !(fresh && pool_->open < options_.pool_size)) {
       auto conn = std::move(pool_->idle.back());
@@ -84,10 +95,29 @@ Result<PooledConnection> Database::acquire(Clock::time_point deadline, bool fres
   }
 }
 
+void Database::discard_opened(std::uint64_t token) {
+  std::unique_ptr<Connection> conn;
+  {
+    std::lock_guard lock(pool_->mu);
+    auto it = pool_->opened.find(token);
+    if (it == pool_->opened.end()) return;
+    conn = std::move(it->second);
+    pool_->opened.erase(it);
+  }
+  conn->rollback();  // the opening, never read
+  metrics_.openings_discarded.fetch_add(1);
+  metrics_.connections_in_use.fetch_add(1);
+  release(std::move(conn));
+}
+
 void Database::release(std::unique_ptr<Connection> conn) {
   metrics_.connections_in_use.fetch_sub(1);
   if (conn->in_transaction()) conn->rollback();  // a body that forgot: never leak a tx
   std::lock_guard lock(pool_->mu);
+  if (const std::uint64_t token = conn->opened_for(); token != 0 && !conn->broken()) {
+    pool_->opened.emplace(token, std::move(conn));
+    return;
+  }
   if (conn->broken()) {
     --pool_->open;
   } else {
@@ -143,7 +173,7 @@ Status transact_status(Database& db, const TxOptions& options,
     {
       // The connection goes back to the pool (or is dropped, when dead) at the end of this
       // block: a retry's pause below holds neither a connection nor a transaction.
-      auto conn = db.acquire(options.deadline, fresh);
+      auto conn = db.acquire(options.deadline, fresh, attempt == 1 ? options.opened : 0);
       if (!conn.ok()) return conn.status();
       Connection& c = **conn;
       st = c.begin(options.mode);

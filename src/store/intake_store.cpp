@@ -291,6 +291,21 @@ Result<ReceiptsAndStock> IntakeStore::insert_receipts_and_lock(
   return out;
 }
 
+void IntakeStore::open_receipts_and_lock(const store::Connection::SendOpening& send,
+                                         std::uint64_t token,
+                                         std::span<const NewOrderReceipt> receipts,
+                                         const Cart& stock) {
+  if (sql_.insert_receipts_lock_stock.name.empty() || receipts.empty()) return;
+  const std::string json = receipts_json(receipts);
+  const std::string list = sku_list(stock);
+  std::vector<store::Call> calls;
+  if (!sql_.batch_plans.name.empty()) calls.push_back({sql_.batch_plans, {}});
+  calls.push_back({sql_.insert_receipts_lock_stock,
+                   {std::string_view(json), std::int64_t{kNormalizationVersion}, stock.warehouse_id,
+                    std::string_view(list)}});
+  send(token, calls);
+}
+
 Result<std::vector<std::optional<StoredReceipt>>> IntakeStore::find_receipts(
     store::Connection& c, std::span<const ReceiptKey> keys) {
   std::vector<std::optional<StoredReceipt>> out(keys.size());

@@ -186,6 +186,12 @@ class IntakeStore {
   Result<ReceiptsAndStock> insert_receipts_and_lock(store::Connection& c,
                                                     std::span<const NewOrderReceipt> receipts,
                                                     const Cart& stock);
+  // Hands `send` (Connection::open_next) the next batch's plan_for_batch and
+  // insert_receipts_and_lock(receipts, stock): the next batch then finds their answer
+  // waiting when it calls them with the same arguments. Nothing where the engine has no
+  // such statement.
+  void open_receipts_and_lock(const store::Connection::SendOpening& send, std::uint64_t token,
+                              std::span<const NewOrderReceipt> receipts, const Cart& stock);
   // The stored receipts of `keys` with their orders; nullopt where none is stored.
   Result<std::vector<std::optional<StoredReceipt>>> find_receipts(store::Connection& c,
                                                                   std::span<const ReceiptKey> keys);

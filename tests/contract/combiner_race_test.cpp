@@ -30,11 +30,34 @@ struct Req {
 // with a deadline of 200 µs, so that waiters time out while queued and at hand-off. Every
 // request is run at most once; one that got an answer was run exactly once and got its own;
 // one that got none (its deadline passed while queued) was never run; a key never has two
-// runs at once; no waiter is left unwoken; and batches formed.
+// runs at once; no waiter is left unwoken; and batches formed. Every other run claims its
+// successors early (claim_next, as an order batch opening the next one does): the key's next
+// run is then exactly those requests, even those whose deadline passed meanwhile.
 TEST(CombinerRace, EveryRequestRunsAtMostOnceAndGetsItsOwnAnswer) {
   constexpr int kThreads = 16, kEach = 250, kKeys = 3;
   std::array<std::atomic<int>, kKeys> running{};
-  std::atomic<int> overlaps{0}, mixed{0};
+  std::atomic<int> overlaps{0}, mixed{0}, claims{0}, not_as_claimed{0};
+  // Per key, the ids its running run claimed for the next one (only that key's runs, one at a
+  // time, touch it).
+  std::array<std::vector<int>, kKeys> claimed;
+  std::array<int, kKeys> runs_of{};
+  Combiner<Req, int>* self = nullptr;
+  // At a run's start: it is what the run before claimed, if it claimed.
+  const auto check_claim = [&](int key, std::span<const Req> rs) {
+    if (claimed[key].empty()) return;
+    std::vector<int> ids;
+    for (const Req& r : rs) ids.push_back(r.id);
+    if (ids != claimed[key]) not_as_claimed.fetch_add(1);
+    claimed[key].clear();
+  };
+  // Before a run ends: every other one claims.
+  const auto claim = [&](int key) {
+    if (++runs_of[key] % 2 != 0) return;
+    const auto two_or_more = [](std::span<const Req> would) { return would.size() >= 2; };
+    for (const Req& r : self->claim_next("k" + std::to_string(key), two_or_more))
+      claimed[key].push_back(r.id);
+    if (!claimed[key].empty()) claims.fetch_add(1);
+  };
   std::vector<std::atomic<int>> ran(kThreads * kEach);
   const auto enter = [&](int key) {
     if (running[key].fetch_add(1) != 0) overlaps.fetch_add(1);
@@ -46,13 +69,16 @@ TEST(CombinerRace, EveryRequestRunsAtMostOnceAndGetsItsOwnAnswer) {
       8,
       [&](const Req& r, Clock::time_point) {
         enter(r.key);
+        check_claim(r.key, std::span<const Req>(&r, 1));
         ran[r.id].fetch_add(1);
         work(1);
+        claim(r.key);
         running[r.key].fetch_sub(1);
         return 2 * r.id;
       },
       [&](std::span<const Req> rs, Clock::time_point) {
         enter(rs.front().key);
+        check_claim(rs.front().key, rs);
         std::vector<int> out;
         for (const Req& r : rs) {
           if (r.key != rs.front().key) mixed.fetch_add(1);
@@ -60,9 +86,11 @@ TEST(CombinerRace, EveryRequestRunsAtMostOnceAndGetsItsOwnAnswer) {
           out.push_back(2 * r.id);
         }
         work(rs.size());
+        claim(rs.front().key);
         running[rs.front().key].fetch_sub(1);
         return out;
       });
+  self = &combiner;
   std::vector<std::atomic<int>> answered(kThreads * kEach), unanswered(kThreads * kEach);
   std::atomic<int> wrong{0}, stalled{0};
   std::barrier start(kThreads);
@@ -108,6 +136,8 @@ TEST(CombinerRace, EveryRequestRunsAtMostOnceAndGetsItsOwnAnswer) {
   EXPECT_EQ(stalled.load(), 0) << "a waiter was not woken";
   EXPECT_EQ(overlaps.load(), 0) << "two runs of one key at once";
   EXPECT_EQ(mixed.load(), 0) << "a batch mixed keys";
+  EXPECT_GT(claims.load(), 0) << "no run claimed its successors";
+  EXPECT_EQ(not_as_claimed.load(), 0) << "a run was not the requests claimed for it";
   const CombinerStats stats = combiner.stats();
   EXPECT_GT(stats.largest, 1u) << "nothing was combined: the test raced nothing";
   if (stalled.load() == 0) {

@@ -350,6 +350,59 @@ TEST_P(IntakeTest, DisjointCartsOfACrowdedWarehouseAreCombinedRace) {
   expect_invariants_hold();
 }
 
+// A batch opens the next one behind its COMMIT (Intake::open_next_batch): every batch waits a
+// moment before its first statement (a statement hook), so that the members of the batch
+// before it, answered meanwhile, queue again before this batch's write has run. Every opening is
+// taken by the batch it was made for (a batch that sent anything else first, other keys or other
+// rows, would have it discarded), and every order is placed with its own lines and deductions.
+// SQLite never opens one.
+TEST_P(IntakeTest, ABatchOpensTheNextOneBehindItsCommitRace) {
+  constexpr int kThreads = 12, kEach = 10, kSkusEach = 3, kInitial = 1000;
+  store::DatabaseOptions options{.pool_size = 8};
+  options.statement_hook = [](std::string_view statement) {
+    if (statement == "in_insert_receipts_lock_stock")
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  };
+  auto db = tdb_.open(options, false);
+  Intake intake(*db);
+  for (int sku = 1; sku <= kThreads * kSkusEach; ++sku) stock(sku, kInitial);
+  std::vector<std::vector<Placed>> seen(kThreads);
+  std::barrier start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      for (int i = 0; i < kEach; ++i) {
+        const int first = t * kSkusEach + 1 + i % kSkusEach;
+        const int second = t * kSkusEach + 1 + (i + 1) % kSkusEach;
+        auto r =
+            place(fmt::format("o{}-{}", t, i), {{first, 1 + i % 2}, {second, 2}}, 200 + t, &intake);
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        ASSERT_FALSE(r->out_of_stock);
+        seen[t].push_back(std::move(*r));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+
+  std::map<std::int64_t, std::int64_t> taken;
+  for (const auto& answers : seen)
+    for (const Placed& p : answers)
+      for (const auto& l : p.order.lines) taken[l.sku_id] += l.quantity;
+  EXPECT_EQ(count("SELECT count(*) FROM orders"), kThreads * kEach);
+  EXPECT_EQ(count("SELECT count(*) FROM order_lines"), 2 * kThreads * kEach);
+  for (int sku = 1; sku <= kThreads * kSkusEach; ++sku)
+    EXPECT_EQ(kInitial - available(sku), taken[sku]) << "sku " << sku;
+  const store::StoreMetrics& m = db->metrics();
+  if (GetParam() == Engine::sqlite) {
+    EXPECT_EQ(m.openings_taken.load(), 0u);
+  } else {
+    EXPECT_GT(m.openings_taken.load(), 0u) << "no batch was opened by the one before";
+    EXPECT_EQ(m.openings_discarded.load(), 0u) << "a batch sent something else first";
+  }
+  expect_invariants_hold();
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, IntakeTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 

@@ -248,6 +248,202 @@ TEST_P(StoreTest, AHeldStatementIsSentWithTheNextOne) {
   EXPECT_EQ(locks(), "0");
 }
 
+// Connection::open_next: the next transaction's first statements go out behind this one's
+// COMMIT and run once, for the transaction that asks for exactly them; anything else finds
+// them rolled back. A bug here would run a statement twice (a receipt inserted twice, a
+// stock row locked by a transaction nobody reads) or commit what nobody asked for.
+class OpeningTest : public StoreTest {
+ protected:
+  static constexpr store::Statement kAdd{"t_open_add",
+                                         "INSERT INTO t_open (n) VALUES ($1::integer) RETURNING n"};
+  static constexpr store::Statement kSetting{
+      "t_open_setting", "SELECT set_config('application_name', 'opened', true)"};
+
+  void SetUp() override {
+    db_ = tdb_.open({.pool_size = 2});
+    tdb_.sql("CREATE TABLE t_open (n integer NOT NULL CHECK (n > 0))");
+  }
+  // Rows with value n, as another connection sees them (committed).
+  std::int64_t stored(int n) {
+    return tdb_.sql("SELECT count(*) FROM t_open WHERE n = " + std::to_string(n)).at(0).i64(0);
+  }
+  // An opener for `token` that sends kSetting (held) and kAdd(n); counts its calls.
+  store::Connection::Opener opener(std::uint64_t token, int n) {
+    return [this, token, n](const store::Connection::SendOpening& send) {
+      ++asked_;
+      const std::vector<store::Call> calls{{kSetting, {}}, {kAdd, {std::int64_t{n}}}};
+      send(token, calls);
+    };
+  }
+  // One transaction on `c` that adds `n` (its statements prepared), opening `next` behind
+  // its COMMIT.
+  Result<store::Rows> add_and_open(store::Connection& c, int n, store::Connection::Opener next) {
+    OO_RETURN_IF_ERROR(c.begin(store::TxMode::write));
+    OO_RETURN_IF_ERROR(c.query(kSetting, {}, store::Then::with_next).status());
+    if (!c.open_next(std::move(next))) return Status(Code::internal, "cannot open");
+    return c.query(kAdd, {std::int64_t{n}}, store::Then::commit);
+  }
+  std::unique_ptr<store::Database> db_;
+  int asked_ = 0;
+};
+
+TEST_P(OpeningTest, TheTransactionItWasOpenedForGetsItsAnswerAndItRunsOnce) {
+  auto conn = db_->acquire(soon());
+  ASSERT_TRUE(conn.ok());
+  store::Connection* raw = &**conn;
+  if (GetParam() != Engine::postgres) {
+    EXPECT_FALSE((*conn)->open_next(opener(1, 1))) << "only PostgreSQL opens behind a COMMIT";
+    return;
+  }
+  auto first = add_and_open(**conn, 1, opener(41, 2));
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  EXPECT_EQ(asked_, 1);
+  EXPECT_EQ((*conn)->opened_for(), 41u);
+  EXPECT_FALSE((*conn)->in_transaction());
+  EXPECT_EQ(stored(1), 1) << "the transaction committed";
+  EXPECT_EQ(stored(2), 0) << "the opening is not committed";
+
+  // Back in the pool it waits for its token: an acquire without it gets another connection.
+  { auto gone = std::move(*conn); }
+  auto other = db_->acquire(soon());
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(&**other, raw);
+  auto opened = db_->acquire(soon(), false, 41);
+  ASSERT_TRUE(opened.ok());
+  EXPECT_EQ(&**opened, raw);
+  EXPECT_EQ(db_->metrics().openings_taken.load(), 1u);
+
+  // Its transaction asks for exactly what was sent: the answer is the opening's own.
+  store::Connection& c = **opened;
+  ASSERT_TRUE(c.begin(store::TxMode::write).ok());
+  ASSERT_TRUE(c.query(kSetting, {}, store::Then::with_next).ok());
+  auto rows = c.query(kAdd, {std::int64_t{2}});
+  ASSERT_TRUE(rows.ok()) << rows.status().to_string();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->at(0).i64(0), 2);
+  EXPECT_EQ((*opened)->opened_for(), 0u);
+  auto name = c.query({"t_open_name", "SELECT current_setting('application_name')"}, {});
+  ASSERT_TRUE(name.ok());
+  EXPECT_EQ(name->at(0).text(0), "opened") << "the held statement ran in the opening";
+  ASSERT_TRUE(c.commit().ok());
+  EXPECT_EQ(stored(2), 1) << "run once, committed by its transaction";
+}
+
+TEST_P(OpeningTest, AnythingElseFindsTheOpeningRolledBack) {
+  if (GetParam() != Engine::postgres) GTEST_SKIP() << "only PostgreSQL opens behind a COMMIT";
+  auto conn = db_->acquire(soon());
+  ASSERT_TRUE(conn.ok());
+  store::Connection& c = **conn;
+
+  // Another first statement (other parameters): the opening is rolled back, the statement
+  // runs in a transaction of its own, which commits.
+  ASSERT_TRUE(add_and_open(c, 1, opener(51, 2)).ok());
+  ASSERT_EQ(c.opened_for(), 51u);
+  ASSERT_TRUE(c.begin(store::TxMode::write).ok());
+  auto three = c.query(kAdd, {std::int64_t{3}}, store::Then::commit);
+  ASSERT_TRUE(three.ok()) << three.status().to_string();
+  EXPECT_EQ(stored(2), 0);
+  EXPECT_EQ(stored(3), 1);
+
+  // Without the held statement before it: rolled back too.
+  ASSERT_TRUE(add_and_open(c, 1, opener(52, 4)).ok());
+  ASSERT_TRUE(c.begin(store::TxMode::write).ok());
+  auto four = c.query(kAdd, {std::int64_t{4}});
+  ASSERT_TRUE(four.ok()) << four.status().to_string();
+  ASSERT_TRUE(c.commit().ok());
+  EXPECT_EQ(stored(4), 1) << "run once: the opening's run was rolled back";
+
+  // Begun and committed with nothing sent, or rolled back: nothing of the opening stays.
+  ASSERT_TRUE(add_and_open(c, 1, opener(53, 5)).ok());
+  ASSERT_TRUE(c.begin(store::TxMode::write).ok());
+  ASSERT_TRUE(c.commit().ok());
+  ASSERT_TRUE(add_and_open(c, 1, opener(54, 5)).ok());
+  ASSERT_TRUE(c.begin(store::TxMode::write).ok());
+  c.rollback();
+  EXPECT_EQ(stored(5), 0);
+  EXPECT_EQ(c.opened_for(), 0u);
+
+  // Left in the pool and discarded by its token: rolled back, the connection idle again.
+  ASSERT_TRUE(add_and_open(c, 1, opener(55, 6)).ok());
+  { auto gone = std::move(*conn); }
+  db_->discard_opened(55);
+  db_->discard_opened(55);  // once only
+  EXPECT_EQ(db_->metrics().openings_discarded.load(), 1u);
+  EXPECT_EQ(stored(6), 0);
+  EXPECT_EQ(tdb_.sql("SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in%' AND "
+                     "datname = current_database()")
+                .at(0)
+                .i64(0),
+            0)
+      << "a transaction was left open";
+  auto again = db_->acquire(soon(), false, 55);  // gone: any connection
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->opened_for(), 0u);
+  EXPECT_EQ(stored(1), 5) << "every transaction that opened one committed";
+}
+
+TEST_P(OpeningTest, AFailedCommitTakesItsOpeningWithIt) {
+  if (GetParam() != Engine::postgres) GTEST_SKIP() << "only PostgreSQL opens behind a COMMIT";
+  // A constraint checked at COMMIT: the statement succeeds, the COMMIT fails.
+  tdb_.sql("CREATE TABLE t_late (n integer UNIQUE DEFERRABLE INITIALLY DEFERRED)");
+  tdb_.sql("INSERT INTO t_late VALUES (1)");
+  static constexpr store::Statement kLate{"t_late_add", "INSERT INTO t_late (n) VALUES (1)"};
+  auto conn = db_->acquire(soon());
+  ASSERT_TRUE(conn.ok());
+  store::Connection& c = **conn;
+  ASSERT_TRUE(add_and_open(c, 1, opener(61, 9)).ok());  // kAdd prepared
+  c.rollback();                                         // the opening goes
+
+  ASSERT_TRUE(c.begin(store::TxMode::write).ok());
+  ASSERT_TRUE(c.open_next(opener(62, 7)));
+  auto late = c.query(kLate, {}, store::Then::commit);
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.status().code(), Code::unique_violation) << late.status().to_string();
+  EXPECT_EQ(asked_, 2) << "asked once the statement ran";
+  EXPECT_EQ(c.opened_for(), 0u);
+  c.rollback();
+  EXPECT_EQ(stored(7), 0);
+  EXPECT_EQ(stored(9), 0);
+
+  // A statement that fails before the COMMIT: never asked.
+  ASSERT_TRUE(c.begin(store::TxMode::write).ok());
+  ASSERT_TRUE(c.open_next(opener(63, 8)));
+  auto bad = c.query(kAdd, {std::int64_t{-1}}, store::Then::commit);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(asked_, 2);
+  c.rollback();
+
+  // The connection works as before.
+  auto fine = add_and_open(c, 10, opener(64, 11));
+  ASSERT_TRUE(fine.ok()) << fine.status().to_string();
+  c.rollback();
+  EXPECT_EQ(stored(10), 1);
+  EXPECT_EQ(stored(11), 0);
+  EXPECT_EQ(stored(8), 0);
+}
+
+// An opening sent with a statement this connection has not prepared yet is not sent: the
+// transaction commits as if none had been asked for.
+TEST_P(OpeningTest, AnUnpreparedStatementIsNotOpened) {
+  if (GetParam() != Engine::postgres) GTEST_SKIP() << "only PostgreSQL opens behind a COMMIT";
+  static constexpr store::Statement kFresh{"t_open_fresh", "INSERT INTO t_open (n) VALUES (12)"};
+  auto conn = db_->acquire(soon());
+  ASSERT_TRUE(conn.ok());
+  store::Connection& c = **conn;
+  ASSERT_TRUE(c.begin(store::TxMode::write).ok());
+  ASSERT_TRUE(c.open_next([&](const store::Connection::SendOpening& send) {
+    const std::vector<store::Call> calls{{kFresh, {}}};
+    send(71, calls);
+  }));
+  ASSERT_TRUE(c.query(kAdd, {std::int64_t{13}}, store::Then::commit).ok());
+  EXPECT_EQ(c.opened_for(), 0u);
+  EXPECT_EQ(stored(13), 1);
+  EXPECT_EQ(stored(12), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, OpeningTest, ::testing::ValuesIn(engines_under_test()),
+                         engine_param_name);
+
 TEST(StoreOpenTest, BadUrlsAndUnreachableDatabasesSayWhat) {
   EXPECT_FALSE(parse_db_url("mysql://x").ok());
   auto missing_dir = store::Database::open(*parse_db_url("sqlite:/proc/nope/x.db"));

@@ -85,6 +85,8 @@ TEST_P(OpsHttpTest, MetricsExposeTheExpectedSeries) {
       R"(onceorder_tx_retries_total{cause="serialization_failure"} )",
       R"(onceorder_tx_retries_total{cause="requested"} )",
       "onceorder_db_reconnects_total 0",
+      R"(onceorder_db_openings_total{outcome="taken"} 0)",
+      R"(onceorder_db_openings_total{outcome="discarded"} 0)",
       "onceorder_order_id_collisions_total 0",
       // The one POST above ran alone: a batch of one.
       "# TYPE onceorder_numbering_batch_size histogram",

@@ -47,6 +47,12 @@ class PgConnection final : public Connection {
 
   Status begin(TxMode) override {
     lost_before_commit_ = false;
+    opener_ = nullptr;
+    if (opened_) {  // BEGIN went out behind the last COMMIT; its answers wait unread
+      held_.clear();
+      in_tx_ = true;
+      return Status::Ok();
+    }
     // A restarted server closed this idle connection: find out before anything of the
     // transaction is sent, so that it can be replayed elsewhere without a doubt.
     if (!idle_and_alive()) {
@@ -61,6 +67,8 @@ class PgConnection final : public Connection {
   }
 
   Status do_commit() override {
+    discard_opened();      // nothing of it was asked for
+    opener_ = nullptr;     // it opens behind a statement's answer
     if (!held_.empty()) {  // the held statements go with the COMMIT
       const bool send_begin = pending_begin_;
       pending_begin_ = false;
@@ -77,7 +85,9 @@ class PgConnection final : public Connection {
   }
 
   void rollback() override {
+    discard_opened();
     held_.clear();  // never sent
+    opener_ = nullptr;
     if (pending_begin_) {
       pending_begin_ = false;
       in_tx_ = false;
@@ -94,10 +104,18 @@ class PgConnection final : public Connection {
   bool broken() const override { return broken_ || PQstatus(conn_) != CONNECTION_OK; }
   bool lost_before_commit() const override { return lost_before_commit_; }
 
+  bool open_next(Opener opener) override {
+    // Behind a pooler the next transaction may land on another server connection.
+    if (pooled()) return false;
+    opener_ = std::move(opener);
+    return true;
+  }
+  std::uint64_t opened_for() const override { return opened_ ? opened_->token : 0; }
+
   Result<Rows> do_query(const Statement& s, std::span<const Param> params, Then then) override {
     // The transaction's first statement: until a COMMIT is sent with it, a connection lost
     // now loses nothing that could have committed.
-    const bool first = pending_begin_;
+    const bool first = pending_begin_ || opened_;
     auto rows = query_once(s, params, then);
     if (first && !rows.ok() && rows.status().code() == Code::unavailable && !commit_sent_) {
       lost_before_commit_ = true;
@@ -106,6 +124,7 @@ class PgConnection final : public Connection {
   }
 
   Status exec_script(std::string_view sql) override {
+    discard_opened();
     if (!held_.empty()) {  // what was held goes first
       const bool send_begin = pending_begin_;
       pending_begin_ = false;
@@ -155,12 +174,16 @@ class PgConnection final : public Connection {
       held_.push_back(std::move(out));
       return Rows{};
     }
+    if (opened_) {
+      if (then == Then::stay && opens_with(out)) return take_opened();
+      discard_opened();  // not what it was opened for: start over
+    }
     const bool send_begin = pending_begin_;
     const bool send_commit = then == Then::commit && in_tx_;
     pending_begin_ = false;
     const bool with_held = !held_.empty();
     // Behind a pooler even a lone statement needs its transaction's settings.
-    if (send_begin && send_commit && !pooled() && !with_held) return alone(out);
+    if (send_begin && send_commit && !pooled() && !with_held && !opener_) return alone(out);
     if (!send_begin && !send_commit && !with_held) {
       ResultPtr r(exec(out));
       if (Status st = check(r.get(), out.label); !st.ok()) return st;
@@ -183,6 +206,12 @@ class PgConnection final : public Connection {
       for (const auto& p : params) v.push_back(p ? p->c_str() : nullptr);
       return v;
     }
+  };
+
+  // An opening (open_next) sent: its token, and its statements in the order sent after BEGIN.
+  struct Opened {
+    std::uint64_t token;
+    std::vector<Outgoing> calls;
   };
 
   Result<Outgoing> outgoing(const Statement& s, std::span<const Param> params) {
@@ -260,6 +289,11 @@ class PgConnection final : public Connection {
                                        nullptr, 0);
     for (const Outgoing& h : held) sent = sent && send(h);
     if (stmt) sent = sent && send(*stmt);
+    // The next transaction opens behind this one's COMMIT once `stmt` ran: its answer is
+    // flushed to us before the COMMIT runs.
+    Opener opener = send_commit && stmt ? std::exchange(opener_, nullptr) : nullptr;
+    opener_ = nullptr;
+    if (opener) sent = sent && PQsendFlushRequest(conn_);
     // From here on, the server may have received COMMIT: a lost connection is not
     // replayed (it may have committed).
     commit_sent_ = send_commit;
@@ -278,6 +312,7 @@ class PgConnection final : public Connection {
     if (send_commit) labels.emplace_back("COMMIT");
     Status first_error;
     Rows rows;
+    std::optional<Opened> opening;  // sent behind the sync that ends this transaction
     for (std::size_t i = 0; i < labels.size(); ++i) {
       ResultPtr r(PQgetResult(conn_));
       if (!r) return lost("pipeline ended early");
@@ -286,13 +321,111 @@ class PgConnection final : public Connection {
         if (first_error.ok() && stmt && i == at_stmt) rows = rows_of(r.get());
       }
       while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);  // end of this command
+      if (opener && i == at_stmt && first_error.ok()) {
+        opening = send_opening(opener);
+        if (broken_) return lost(PQerrorMessage(conn_));
+      }
     }
     ResultPtr sync(PQgetResult(conn_));
     if (!sync || PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC) return lost("no pipeline sync");
+    if (opening) {
+      opened_ = std::move(opening);
+      // Committed: the opening's answers wait for the next transaction. Else they are read
+      // and dropped here, and the caller's rollback rolls back what the opening began.
+      if (first_error.ok()) {
+        in_tx_ = false;
+        return rows;
+      }
+      if (Status st = drain_opened(); !st.ok()) return st;
+      return first_error;
+    }
     if (PQexitPipelineMode(conn_) != 1) return lost("cannot leave pipeline mode");
     if (send_commit && first_error.ok()) in_tx_ = false;
     if (!first_error.ok()) return first_error;
     return rows;
+  }
+
+  // Asks `opener` for the next transaction's first statements and sends them behind what is
+  // in flight: BEGIN, the statements, a sync. Nothing when it builds none, or when one of
+  // them is not prepared yet (preparing takes a round trip of its own).
+  std::optional<Opened> send_opening(const Opener& opener) {
+    std::optional<Opened> opening;
+    opener([&](std::uint64_t token, std::span<const Call> calls) {
+      if (token == 0 || calls.empty() || opening) return;
+      Opened o{token, {}};
+      for (const Call& call : calls) {
+        if (!prepared_.contains(call.stmt.name)) return;
+        auto out = outgoing(call.stmt, call.params);
+        if (!out.ok()) return;
+        o.calls.push_back(std::move(*out));
+      }
+      bool sent = PQsendQueryParams(conn_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0);
+      for (const Outgoing& out : o.calls) sent = sent && send(out);
+      sent = sent && PQpipelineSync(conn_);
+      if (!sent) broken_ = true;
+      opening = std::move(o);
+    });
+    return opening;
+  }
+
+  // The opening's statements are `out` and the held ones before it, exactly.
+  bool opens_with(const Outgoing& out) const {
+    const auto& calls = opened_->calls;
+    if (calls.size() != held_.size() + 1) return false;
+    const auto same = [](const Outgoing& a, const Outgoing& b) {
+      return a.label == b.label && a.sql == b.sql && a.params == b.params;
+    };
+    for (std::size_t i = 0; i < held_.size(); ++i)
+      if (!same(calls[i], held_[i])) return false;
+    return same(calls.back(), out);
+  }
+
+  // The opening's answers (BEGIN, the held statements, the last one's rows): the first error,
+  // or the last statement's rows. Leaves pipeline mode.
+  Result<Rows> take_opened() {
+    held_.clear();
+    Result<Rows> rows = read_opened();
+    opened_.reset();
+    return rows;
+  }
+
+  Result<Rows> read_opened() {
+    const auto& calls = opened_->calls;
+    Status first_error;
+    Rows rows;
+    for (std::size_t i = 0; i <= calls.size(); ++i) {  // BEGIN, then each call
+      ResultPtr r(PQgetResult(conn_));
+      if (!r) return lost("pipeline ended early");
+      if (PQresultStatus(r.get()) != PGRES_PIPELINE_ABORTED && first_error.ok()) {
+        first_error = check(r.get(), i == 0 ? std::string_view("BEGIN") : calls[i - 1].label);
+        if (first_error.ok() && i == calls.size()) rows = rows_of(r.get());
+      }
+      while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);
+    }
+    ResultPtr sync(PQgetResult(conn_));
+    if (!sync || PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC) return lost("no pipeline sync");
+    if (PQexitPipelineMode(conn_) != 1) return lost("cannot leave pipeline mode");
+    if (!first_error.ok()) return first_error;
+    return rows;
+  }
+
+  // Reads the opening's answers and forgets it (the server may be left in its transaction).
+  Status drain_opened() {
+    Status st = read_opened().status();
+    opened_.reset();
+    return broken_ ? st : Status::Ok();
+  }
+
+  // An opening nobody asked for: read, then rolled back. The caller's transaction, if one was
+  // begun on it, starts over with a lazy BEGIN of its own.
+  void discard_opened() {
+    if (!opened_) return;
+    if (!drain_opened().ok()) return;  // lost: broken() says so
+    if (PQtransactionStatus(conn_) != PQTRANS_IDLE) {
+      ResultPtr r(PQexec(conn_, "ROLLBACK"));
+      if (!r || PQresultStatus(r.get()) != PGRES_COMMAND_OK) broken_ = true;
+    }
+    if (in_tx_) pending_begin_ = true;
   }
 
   bool pooled() const { return !tx_settings_.empty(); }
@@ -357,6 +490,11 @@ class PgConnection final : public Connection {
   bool lost_before_commit_ = false;
   bool commit_sent_ = false;    // the last statement was sent with COMMIT behind it
   std::vector<Outgoing> held_;  // Then::with_next: sent with the next statement or COMMIT
+  // open_next: asked for the next transaction's first statements behind the next COMMIT.
+  Opener opener_;
+  // Sent and committed behind: its answers wait on the connection, which stays in pipeline
+  // mode until they are read (the next transaction's first statement, or discard_opened).
+  std::optional<Opened> opened_;
   // Statements prepared on this connection: name → the name NUL-terminated, as libpq takes it.
   std::unordered_map<std::string_view, std::string> prepared_;
 };
