@@ -2,13 +2,17 @@
 // (intake_race_test.cpp).
 #pragma once
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <barrier>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/test_db.hpp"
@@ -38,6 +42,44 @@ class IntakeTest : public ::testing::TestWithParam<Engine> {
     return (via ? *via : intake_).place({customer, 1, std::move(lines), key}, soon());
   }
   void expect_invariants_hold() { onceorder::testing::expect_invariants_hold(*db_); }
+  // `threads` clients at once, each placing `each` carts of two of its own `skus_each` SKUs
+  // (no two clients share one) through `via`; then every order is checked: its two lines,
+  // and every SKU's deductions those of the orders placed.
+  void place_disjoint_carts(Intake& via, int threads, int each, int skus_each) {
+    constexpr int kInitial = 1000;
+    for (int sku = 1; sku <= threads * skus_each; ++sku) stock(sku, kInitial);
+    const std::int64_t before = count("SELECT count(*) FROM orders");
+    std::vector<std::vector<Placed>> seen(static_cast<std::size_t>(threads));
+    std::barrier start(threads);
+    std::vector<std::thread> clients;
+    for (int t = 0; t < threads; ++t) {
+      clients.emplace_back([&, t] {
+        start.arrive_and_wait();
+        for (int i = 0; i < each; ++i) {
+          const int first = t * skus_each + 1 + i % skus_each;
+          const int second = t * skus_each + 1 + (i + 1) % skus_each;
+          auto r =
+              place(fmt::format("d{}-{}", t, i), {{first, 1 + i % 3}, {second, 1}}, 100 + t, &via);
+          ASSERT_TRUE(r.ok()) << r.status().to_string();
+          ASSERT_FALSE(r->out_of_stock);
+          seen[static_cast<std::size_t>(t)].push_back(std::move(*r));
+        }
+      });
+    }
+    for (auto& c : clients) c.join();
+    std::map<std::int64_t, std::int64_t> taken;
+    for (const auto& answers : seen) {
+      for (const Placed& p : answers) {
+        for (const auto& l : p.order.lines) taken[l.sku_id] += l.quantity;
+        EXPECT_EQ(count(fmt::format("SELECT count(*) FROM order_lines WHERE order_id = {}",
+                                    p.order.order_id)),
+                  2);
+      }
+    }
+    EXPECT_EQ(count("SELECT count(*) FROM orders") - before, threads * each);
+    for (int sku = 1; sku <= threads * skus_each; ++sku)
+      EXPECT_EQ(kInitial - available(sku), taken[sku]) << "sku " << sku;
+  }
   // A second client holding row locks (SQLite: the write lock) until release().
   struct Holder {
     std::unique_ptr<store::Database> db;

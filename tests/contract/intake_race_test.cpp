@@ -306,39 +306,7 @@ TEST_P(IntakeTest, QueuedPlacementsOnHotSkusAreCombinedAndNeverOversellRace) {
 // of the warehouse are in flight the next ones are combined (onceorder/cart_lanes.hpp), and
 // every one of them is placed with its own lines and deductions.
 TEST_P(IntakeTest, DisjointCartsOfACrowdedWarehouseAreCombinedRace) {
-  constexpr int kThreads = 16, kEach = 15, kSkusEach = 4, kInitial = 1000;
-  for (int sku = 1; sku <= kThreads * kSkusEach; ++sku) stock(sku, kInitial);
-  std::vector<std::vector<Placed>> seen(kThreads);
-  std::barrier start(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      start.arrive_and_wait();
-      for (int i = 0; i < kEach; ++i) {
-        // Thread t's own SKUs, two of its four per cart.
-        const int first = t * kSkusEach + 1 + i % kSkusEach;
-        const int second = t * kSkusEach + 1 + (i + 1) % kSkusEach;
-        auto r = place(fmt::format("d{}-{}", t, i), {{first, 1 + i % 3}, {second, 1}}, 100 + t);
-        ASSERT_TRUE(r.ok()) << r.status().to_string();
-        ASSERT_FALSE(r->out_of_stock);
-        seen[t].push_back(std::move(*r));
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-
-  std::map<std::int64_t, std::int64_t> taken;
-  for (const auto& answers : seen) {
-    for (const Placed& p : answers) {
-      for (const auto& l : p.order.lines) taken[l.sku_id] += l.quantity;
-      EXPECT_EQ(count(fmt::format("SELECT count(*) FROM order_lines WHERE order_id = {}",
-                                  p.order.order_id)),
-                2);
-    }
-  }
-  EXPECT_EQ(count("SELECT count(*) FROM orders"), kThreads * kEach);
-  for (int sku = 1; sku <= kThreads * kSkusEach; ++sku)
-    EXPECT_EQ(kInitial - available(sku), taken[sku]) << "sku " << sku;
+  place_disjoint_carts(intake_, 16, 15, 4);
   EXPECT_EQ(intake_.lane_collisions(), 0u);
   // SQLite has one lane for all and never asks CartLanes.
   if (GetParam() == Engine::sqlite) {
@@ -357,7 +325,6 @@ TEST_P(IntakeTest, DisjointCartsOfACrowdedWarehouseAreCombinedRace) {
 // rows, would have it discarded), and every order is placed with its own lines and deductions.
 // SQLite never opens one.
 TEST_P(IntakeTest, ABatchOpensTheNextOneBehindItsCommitRace) {
-  constexpr int kThreads = 12, kEach = 10, kSkusEach = 3, kInitial = 1000;
   store::DatabaseOptions options{.pool_size = 8};
   options.statement_hook = [](std::string_view statement) {
     if (statement == "in_insert_receipts_lock_stock")
@@ -365,34 +332,7 @@ TEST_P(IntakeTest, ABatchOpensTheNextOneBehindItsCommitRace) {
   };
   auto db = tdb_.open(options, false);
   Intake intake(*db);
-  for (int sku = 1; sku <= kThreads * kSkusEach; ++sku) stock(sku, kInitial);
-  std::vector<std::vector<Placed>> seen(kThreads);
-  std::barrier start(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      start.arrive_and_wait();
-      for (int i = 0; i < kEach; ++i) {
-        const int first = t * kSkusEach + 1 + i % kSkusEach;
-        const int second = t * kSkusEach + 1 + (i + 1) % kSkusEach;
-        auto r =
-            place(fmt::format("o{}-{}", t, i), {{first, 1 + i % 2}, {second, 2}}, 200 + t, &intake);
-        ASSERT_TRUE(r.ok()) << r.status().to_string();
-        ASSERT_FALSE(r->out_of_stock);
-        seen[t].push_back(std::move(*r));
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-
-  std::map<std::int64_t, std::int64_t> taken;
-  for (const auto& answers : seen)
-    for (const Placed& p : answers)
-      for (const auto& l : p.order.lines) taken[l.sku_id] += l.quantity;
-  EXPECT_EQ(count("SELECT count(*) FROM orders"), kThreads * kEach);
-  EXPECT_EQ(count("SELECT count(*) FROM order_lines"), 2 * kThreads * kEach);
-  for (int sku = 1; sku <= kThreads * kSkusEach; ++sku)
-    EXPECT_EQ(kInitial - available(sku), taken[sku]) << "sku " << sku;
+  place_disjoint_carts(intake, 12, 10, 3);
   const store::StoreMetrics& m = db->metrics();
   if (GetParam() == Engine::sqlite) {
     EXPECT_EQ(m.openings_taken.load(), 0u);
