@@ -198,6 +198,14 @@ const Planted kPlanted[] = {
     // Seed 004: the receipt stored another request than the one placed (replay lies).
     {"ReceiptOfAnotherRequest", "I6",
      "UPDATE order_receipts SET normalized = '101x3,202x1' WHERE idempotency_key = 'a'"},
+    // A batch's receipts committed by a transaction that decided nothing (an opening, sent
+    // behind the last batch's COMMIT, committed by another transaction than its batch).
+    {"UndecidedReceipt", "I6",
+     "INSERT INTO order_receipts (customer_id, idempotency_key, warehouse_id, normalized, "
+     "normalization) VALUES (9, 'left-open', 1, '101x1', 1)",
+     nullptr,
+     {},
+     "undecided"},
     // Seed 003: a number taken past the counter (MAX+1 elsewhere), leaving a gap.
     {"NumberPastTheCounter", "I7",
      "INSERT INTO documents (scope, value, number, origin, scheme, title) VALUES ('DOC', 5, "
