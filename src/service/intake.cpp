@@ -55,15 +55,15 @@ using ReceiptKey = std::pair<std::int64_t, std::string_view>;  // (customer, ide
 // A batch's first round trip: each key's first request (those `left_out` aside) in (customer,
 // key) order, and the stock rows of their carts by warehouse. One home for what a batch sends
 // first and what the batch before it opens for it: the two must be the same statement.
-struct Opening {
+struct FirstRoundTrip {
   std::vector<std::size_t> candidates;
   std::map<ReceiptKey, std::size_t> first_use;
   std::map<std::int64_t, std::set<std::int64_t>> skus;
 };
 
 template <class Job, class LeftOut>
-Opening opening_of(std::span<const Job* const> jobs, LeftOut left_out) {
-  Opening o;
+FirstRoundTrip first_round_trip(std::span<const Job* const> jobs, LeftOut left_out) {
+  FirstRoundTrip o;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     if (left_out(i)) continue;
     const PlaceRequest& r = *jobs[i]->req;
@@ -109,9 +109,6 @@ struct DiscardOpened {
   store::Database& db;
   const std::uint64_t token;
 };
-
-// Whether a cart shared a stock row with a cart in flight when it came.
-constexpr auto collided = [](const auto* job) { return job->collided; };
 
 // Tokens of Connection::open_next, unique in the process.
 std::atomic<std::uint64_t> next_opening{1};
@@ -440,15 +437,15 @@ void Intake::open_next_batch(Connection& c, std::string_view lane, std::vector<c
     // find them held (docs/BENCHMARKS.md, "Opening the next batch"). They are taken at the
     // end of this run, as ever.
     next = combiner_->claim_next(lane, [](std::span<const Job* const> would) {
-      return std::none_of(would.begin(), would.end(), collided);
+      return std::none_of(would.begin(), would.end(), [](const Job* j) { return j->collided; });
     });
     if (next.empty()) return;
     const std::span<const Job* const> jobs(next);
-    const Opening opening = opening_of(jobs, [](std::size_t) { return false; });
-    if (opening.skus.size() != 1) return;  // it locks its stock in a statement of its own
-    const auto& [warehouse, ids_of] = *opening.skus.begin();
+    const FirstRoundTrip first = first_round_trip(jobs, [](std::size_t) { return false; });
+    if (first.skus.size() != 1) return;  // it locks its stock in a statement of its own
+    const auto& [warehouse, ids_of] = *first.skus.begin();
     store_->open_receipts_and_lock(send, next_opening.fetch_add(1, std::memory_order_relaxed),
-                                   receipts_of(jobs, opening.candidates),
+                                   receipts_of(jobs, first.candidates),
                                    stock_of(warehouse, ids_of));
   });
 }
@@ -504,11 +501,11 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
       if (refused[i]) decided[i].emplace(*refused[i]);
       if (held_back[i]) decided[i].emplace(Status(Code::busy, "handed back to run alone"));
     }
-    Opening opening =
-        opening_of(jobs, [&](std::size_t i) { return refused[i].has_value() || held_back[i]; });
-    const std::vector<std::size_t>& candidates = opening.candidates;
-    const std::map<Key, std::size_t>& first_use = opening.first_use;
-    std::map<std::int64_t, std::set<std::int64_t>>& skus = opening.skus;
+    FirstRoundTrip trip = first_round_trip(
+        jobs, [&](std::size_t i) { return refused[i].has_value() || held_back[i]; });
+    const std::vector<std::size_t>& candidates = trip.candidates;
+    const std::map<Key, std::size_t>& first_use = trip.first_use;
+    std::map<std::int64_t, std::set<std::int64_t>>& skus = trip.skus;
     std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow> left;
     std::set<std::pair<std::int64_t, std::int64_t>> held;  // rows another transaction holds
     const auto take = [&](std::int64_t warehouse, const store::FreeStock& stock) {

@@ -200,7 +200,8 @@ const Planted kPlanted[] = {
      "UPDATE order_receipts SET normalized = '101x3,202x1' WHERE idempotency_key = 'a'"},
     // A batch's receipts committed by a transaction that decided nothing (an opening, sent
     // behind the last batch's COMMIT, committed by another transaction than its batch).
-    {"UndecidedReceipt", "I6",
+    {"UndecidedReceipt",
+     "I6",
      "INSERT INTO order_receipts (customer_id, idempotency_key, warehouse_id, normalized, "
      "normalization) VALUES (9, 'left-open', 1, '101x1', 1)",
      nullptr,

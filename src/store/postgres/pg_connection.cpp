@@ -175,7 +175,10 @@ class PgConnection final : public Connection {
       return Rows{};
     }
     if (opened_) {
-      if (then == Then::stay && opens_with(out)) return take_opened();
+      if (then == Then::stay && opens_with(out)) {
+        held_.clear();  // sent with the opening
+        return read_opened();
+      }
       discard_opened();  // not what it was opened for: start over
     }
     const bool send_begin = pending_begin_;
@@ -291,8 +294,8 @@ class PgConnection final : public Connection {
     if (stmt) sent = sent && send(*stmt);
     // The next transaction opens behind this one's COMMIT once `stmt` ran: its answer is
     // flushed to us before the COMMIT runs.
-    Opener opener = send_commit && stmt ? std::exchange(opener_, nullptr) : nullptr;
-    opener_ = nullptr;
+    Opener opener = std::exchange(opener_, nullptr);
+    if (!send_commit || !stmt) opener = nullptr;
     if (opener) sent = sent && PQsendFlushRequest(conn_);
     // From here on, the server may have received COMMIT: a lost connection is not
     // replayed (it may have committed).
@@ -336,8 +339,8 @@ class PgConnection final : public Connection {
         in_tx_ = false;
         return rows;
       }
-      if (Status st = drain_opened(); !st.ok()) return st;
-      return first_error;
+      Status drained = read_opened().status();
+      return broken_ ? drained : first_error;
     }
     if (PQexitPipelineMode(conn_) != 1) return lost("cannot leave pipeline mode");
     if (send_commit && first_error.ok()) in_tx_ = false;
@@ -381,16 +384,11 @@ class PgConnection final : public Connection {
   }
 
   // The opening's answers (BEGIN, the held statements, the last one's rows): the first error,
-  // or the last statement's rows. Leaves pipeline mode.
-  Result<Rows> take_opened() {
-    held_.clear();
-    Result<Rows> rows = read_opened();
-    opened_.reset();
-    return rows;
-  }
-
+  // or the last statement's rows. Leaves pipeline mode and forgets the opening (the server
+  // may be left in its transaction).
   Result<Rows> read_opened() {
-    const auto& calls = opened_->calls;
+    const std::vector<Outgoing> calls = std::move(opened_->calls);
+    opened_.reset();
     Status first_error;
     Rows rows;
     for (std::size_t i = 0; i <= calls.size(); ++i) {  // BEGIN, then each call
@@ -409,18 +407,12 @@ class PgConnection final : public Connection {
     return rows;
   }
 
-  // Reads the opening's answers and forgets it (the server may be left in its transaction).
-  Status drain_opened() {
-    Status st = read_opened().status();
-    opened_.reset();
-    return broken_ ? st : Status::Ok();
-  }
-
   // An opening nobody asked for: read, then rolled back. The caller's transaction, if one was
   // begun on it, starts over with a lazy BEGIN of its own.
   void discard_opened() {
     if (!opened_) return;
-    if (!drain_opened().ok()) return;  // lost: broken() says so
+    (void)read_opened();
+    if (broken_) return;  // lost: broken() says so
     if (PQtransactionStatus(conn_) != PQTRANS_IDLE) {
       ResultPtr r(PQexec(conn_, "ROLLBACK"));
       if (!r || PQresultStatus(r.get()) != PGRES_COMMAND_OK) broken_ = true;
