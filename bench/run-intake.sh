@@ -82,7 +82,7 @@ migrated=$("$bin" migrate --db "$ONCEORDER_DB" 2>&1) || {
   echo "run-intake: '$bin migrate' failed" >&2
   exit 1
 }
-for t in stock stock_ledger orders order_lines reservations order_receipts source_orders; do
+for t in stock stock_ledger orders order_lines order_receipts source_orders; do
   if ! sql -c "SELECT 1 FROM $t LIMIT 0" >/dev/null; then
     echo "run-intake: '$bin migrate' did not create $t" >&2
     exit 1
@@ -153,10 +153,7 @@ BEGIN
   INSERT INTO order_lines (order_id, line_no, sku_id, quantity, unit_price_cents)
   SELECT v_id, t.n, t.sku, 1, t.price
   FROM unnest(v_skus, v_prices) WITH ORDINALITY AS t(sku, price, n);
-  INSERT INTO reservations (order_id, line_no, warehouse_id, sku_id, quantity, status)
-  SELECT v_id, t.n, p_warehouse, t.sku, 1, 'active'
-  FROM unnest(v_skus) WITH ORDINALITY AS t(sku, n);
-  UPDATE stock AS s SET available = s.available - 1, updated_at = now()
+  UPDATE stock AS s SET available = s.available - 1, reserved = s.reserved + 1, updated_at = now()
   FROM unnest(v_skus) AS t(sku)
   WHERE s.warehouse_id = p_warehouse AND s.sku_id = t.sku AND s.available >= 1;
   GET DIAGNOSTICS v_n = ROW_COUNT;
@@ -187,14 +184,15 @@ for s in "${catalogs[@]}"; do ((s > max_catalog)) && max_catalog=$s; done
 # leaves the others "never analyzed" (reltuples -1), which the planner sizes at 10 pages at
 # least. ANALYZE on the emptied tables would record them as empty, and every plan cached in
 # a case's first seconds (the foreign-key checks orders <- order_lines/order_receipts and
-# order_lines <- reservations, the receipt update) would be a sequential scan of a table
+# the receipt update) would be a sequential scan of a table
 # that then grows: latency rose linearly (2.7 -> 12 ms in 45 s) until autovacuum's next
 # ANALYZE (naptime 1 min) invalidated the plans.
 reset() {
   sql <<SQL
 SET client_min_messages = warning;
-TRUNCATE order_receipts, reservations, order_lines, orders, stock_ledger, source_orders CASCADE;
-UPDATE stock SET available = $stock, updated_at = now() WHERE available <> $stock;
+TRUNCATE order_receipts, order_lines, orders, stock_ledger, source_orders CASCADE;
+UPDATE stock SET available = $stock, reserved = 0, updated_at = now()
+  WHERE available <> $stock OR reserved <> 0;
 INSERT INTO stock_ledger (warehouse_id, sku_id, delta, kind, reason)
   SELECT warehouse_id, sku_id, available, 'initial', 'created' FROM stock;
 ALTER SEQUENCE bench_order_seq RESTART;
@@ -203,13 +201,13 @@ CHECKPOINT;
 SQL
 }
 
-# After a case: every order complete (K lines, reservations, ledger entries, source orders),
+# After a case: every order complete (K lines, reserved quantities, ledger entries, source orders),
 # every deduction accounted for, every receipt placed. Prints "ok(<orders>)" or what is off.
 check() { # k
   sql -c "
     WITH n AS (SELECT (SELECT count(*) FROM orders) AS orders,
                       (SELECT count(*) FROM order_lines) AS lines,
-                      (SELECT count(*) FROM reservations WHERE status = 'active') AS res,
+                      (SELECT coalesce(sum(reserved), 0) FROM stock) AS res,
                       (SELECT count(*) FROM stock_ledger WHERE kind = 'reservation') AS ledger,
                       (SELECT count(*) FROM source_orders) AS sources,
                       (SELECT coalesce(sum($stock - available), 0) FROM stock) AS deducted,
@@ -238,7 +236,7 @@ table=$tmp/table
   echo "# schema:   $migrated"
   echo "# disk:     synchronous 8 kB write $(sync_write_us) us at start (a commit waits for one)"
   echo "# run:      ${secs} s per case, pgbench -M prepared -n -j min(clients,2); warehouse 1, stock 10^11 per SKU, quantity 1"
-  echo "# check:    ok(n) = n orders, each with K lines/reservations/ledger entries/source orders, deductions = lines, every receipt placed"
+  echo "# check:    ok(n) = n orders, each with K lines/reserved units/ledger entries/source orders, deductions = lines, every receipt placed"
   echo "# noise:    samples (every 0.5 s) with a foreign compiler/test/server running; 0 = clean."
   echo "#           A noisy case is run again (BENCH_TRIES=${BENCH_TRIES:-3}); sync_us: 8 kB O_DSYNC write before it"
   echo

@@ -2,7 +2,7 @@
 -- trip: one call of the PL/pgSQL function bench_place_order (its DDL is in
 -- bench/run-intake.sh; not part of the migrations), which inserts the receipt, locks the
 -- cart's stock rows ORDER BY sku_id FOR UPDATE, checks availability and writes the order,
--- its lines, reservations, deductions, ledger entries and source orders (set-based, like
+-- its lines, deductions (counted as reserved), ledger entries and source orders (set-based, like
 -- OnceOrder's in_place_all CTE) and marks the receipt placed; the implicit transaction
 -- commits with it.
 -- Variables: -D k=K (SKUs per cart, 1..20), -D catalog=S; the SKUs as in

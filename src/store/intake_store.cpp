@@ -212,9 +212,6 @@ Result<std::string> IntakeStore::place(store::Connection& c, const Order& o, con
     OO_RETURN_IF_ERROR(
         c.query(sql_.insert_line, {o.order_id, line, l.sku_id, l.quantity, l.unit_price_cents})
             .status());
-    OO_RETURN_IF_ERROR(
-        c.query(sql_.insert_reservation, {o.order_id, line, o.warehouse_id, l.sku_id, l.quantity})
-            .status());
     OO_ASSIGN_OR_RETURN(auto deducted,
                         c.query(sql_.deduct, {o.warehouse_id, l.sku_id, l.quantity}));
     if (deducted.empty())
@@ -472,21 +469,15 @@ Result<std::vector<std::int64_t>> IntakeStore::abort_items(store::Connection& c,
   return first_column_i64(rows);
 }
 
-Result<std::vector<std::int64_t>> IntakeStore::lock_order_stock(store::Connection& c,
-                                                                std::int64_t order_id) {
-  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.lock_order_stock, {order_id}));
-  return first_column_i64(rows);
-}
-
-Result<std::vector<ReleasedReservation>> IntakeStore::release_reservations(store::Connection& c,
-                                                                           std::int64_t order_id) {
-  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.release, {order_id}));
-  std::vector<ReleasedReservation> out;
+Result<std::vector<Reservation>> IntakeStore::lock_reserved_stock(store::Connection& c,
+                                                                  std::int64_t order_id) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.lock_reserved_stock, {order_id}));
+  std::vector<Reservation> out;
   for (const auto& r : rows) out.push_back({r.i64(0), r.i64(1), r.i64(2), r.i64(3)});
   return out;
 }
 
-Status IntakeStore::restore_stock(store::Connection& c, const ReleasedReservation& r) {
+Status IntakeStore::restore_stock(store::Connection& c, const Reservation& r) {
   return c.query(sql_.restore, {r.warehouse_id, r.sku_id, r.quantity}).status();
 }
 

@@ -37,22 +37,23 @@ struct IntakeSql {
                                     //   "sku,…", "qty,…", "price,…", key, site, "lot,…")
   // (order_id, order_no, customer, warehouse, total) → created_at
   store::Statement insert_order = {};
-  store::Statement insert_line = {};         // (order_id, line, sku, qty, price)
-  store::Statement insert_reservation = {};  // (order_id, line, warehouse, sku, qty)
-  store::Statement deduct = {};              // (warehouse, sku, qty) → 1 row when deducted
-  store::Statement insert_source = {};       // (site, order_no, lot, qty)
-  store::Statement receipt_placed = {};      // (customer, key, order_id)
-  store::Statement get_order;                // (order_id) → order columns
-  store::Statement get_lines;                // (order_id) → line, sku, qty, price
-  store::Statement lock_order;               // (order_id) → status, warehouse, order_no
-  store::Statement lock_sources;             // (site, order_no) → lot per source order; locked
-  store::Statement cancel_sources;           // (site, order_no)
-  store::Statement abort_items;              // (site, order_no) → item_id per item
-  store::Statement count_production;         // (site, order_no) → n
-  store::Statement lock_order_stock;         // (order_id) → sku; locked, ascending sku
-  store::Statement release;                  // (order_id) → line, warehouse, sku, qty
-  store::Statement restore;                  // (warehouse, sku, qty)
-  store::Statement mark_cancelled;           // (order_id)
+  store::Statement insert_line = {};  // (order_id, line, sku, qty, price)
+  // (warehouse, sku, qty) → 1 row when deducted (moved from available to reserved)
+  store::Statement deduct = {};
+  store::Statement insert_source = {};   // (site, order_no, lot, qty)
+  store::Statement receipt_placed = {};  // (customer, key, order_id)
+  store::Statement get_order;            // (order_id) → order columns
+  store::Statement get_lines;            // (order_id) → line, sku, qty, price
+  store::Statement lock_order;           // (order_id) → status, warehouse, order_no
+  store::Statement lock_sources;         // (site, order_no) → lot per source order; locked
+  store::Statement cancel_sources;       // (site, order_no)
+  store::Statement abort_items;          // (site, order_no) → item_id per item
+  store::Statement count_production;     // (site, order_no) → n
+  // (order_id) → line, warehouse, sku, qty of each line of the order while it is placed
+  //   (its reservations); their stock rows locked, ascending sku
+  store::Statement lock_reserved_stock;
+  store::Statement restore;         // (warehouse, sku, qty)
+  store::Statement mark_cancelled;  // (order_id)
   // A batch's statements, set-based (Dialect::writes_in_one_statement); the other engines
   // loop over the one-row statements above.
   // (json [{i, c, k, w, n}], version) → customer, key of each receipt inserted, in `i` order
@@ -139,8 +140,8 @@ struct OrderHead {
   std::string order_no;
 };
 
-// An active reservation as the cancel released it.
-struct ReleasedReservation {
+// A reservation: a line of a placed order, its quantity counted in its stock row's `reserved`.
+struct Reservation {
   std::int64_t line_no = 0;
   std::int64_t warehouse_id = 0;
   std::int64_t sku_id = 0;
@@ -215,13 +216,11 @@ class IntakeStore {
   // Aborts the schedule items still waiting or processing; returns their ids.
   Result<std::vector<std::int64_t>> abort_items(store::Connection& c, std::string_view site,
                                                 std::string_view order_no);
-  // Locks the stock rows the order's active reservations hold; returns their skus.
-  Result<std::vector<std::int64_t>> lock_order_stock(store::Connection& c, std::int64_t order_id);
-  Result<std::vector<ReleasedReservation>> release_reservations(store::Connection& c,
-                                                                std::int64_t order_id);
-  // Gives a released reservation's quantity back to its stock row (the ledger entry is the
-  // caller's: StockStore::add_ledger_entry).
-  Status restore_stock(store::Connection& c, const ReleasedReservation& r);
+  // The order's reservations (none unless it is placed), their stock rows locked.
+  Result<std::vector<Reservation>> lock_reserved_stock(store::Connection& c, std::int64_t order_id);
+  // Moves a reservation's quantity from its stock row's `reserved` back to `available` (the
+  // ledger entry is the caller's: StockStore::add_ledger_entry).
+  Status restore_stock(store::Connection& c, const Reservation& r);
   Status mark_cancelled(store::Connection& c, std::int64_t order_id);
 
  private:

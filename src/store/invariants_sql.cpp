@@ -62,33 +62,48 @@ namespace {
   "THEN 'no lease' ELSE 'a lease that expired at ' || lease_until END FROM "              \
   "schedule_items WHERE status = 'processing' AND (lease_until IS NULL OR lease_until < " NOW ")"
 
+// A reservation is a line of a placed order: its stock row counts it in `reserved`, and the
+// ledger holds one `reservation` entry for it and, once the order is cancelled, one `release`.
 #define OO_I4_SQL                                                                               \
   "SELECT 'stock ' || s.warehouse_id || '/' || s.sku_id || ': available ' || s.available || "   \
   "' but its ledger sums to ' || coalesce(l.total, 0) FROM stock s LEFT JOIN (SELECT "          \
   "warehouse_id, sku_id, sum(delta) AS total FROM stock_ledger GROUP BY warehouse_id, sku_id) " \
   "l ON l.warehouse_id = s.warehouse_id AND l.sku_id = s.sku_id WHERE s.available <> "          \
   "coalesce(l.total, 0) UNION ALL SELECT 'stock ' || s.warehouse_id || '/' || s.sku_id || "     \
-  "': available + active reservations = ' || (s.available + coalesce(r.q, 0)) || ' but "        \
-  "initial + adjustments = ' || coalesce(a.total, 0) FROM stock s LEFT JOIN (SELECT "           \
-  "warehouse_id, sku_id, sum(quantity) AS q FROM reservations WHERE status = 'active' GROUP "   \
-  "BY warehouse_id, sku_id) r ON r.warehouse_id = s.warehouse_id AND r.sku_id = s.sku_id LEFT " \
-  "JOIN (SELECT warehouse_id, sku_id, sum(delta) AS total FROM stock_ledger WHERE kind IN "     \
-  "('initial', 'adjustment') GROUP BY warehouse_id, sku_id) a ON a.warehouse_id = "             \
-  "s.warehouse_id AND a.sku_id = s.sku_id WHERE s.available + coalesce(r.q, 0) <> "             \
-  "coalesce(a.total, 0) UNION ALL SELECT 'stock ' || warehouse_id || '/' || sku_id || ' is "    \
-  "negative' FROM stock WHERE available < 0"
+  "': reserved ' || s.reserved || ' but its placed orders hold ' || coalesce(r.q, 0) FROM "     \
+  "stock s LEFT JOIN (SELECT o.warehouse_id, ol.sku_id, sum(ol.quantity) AS q FROM orders o "   \
+  "JOIN order_lines ol ON ol.order_id = o.order_id WHERE o.status = 'placed' GROUP BY "         \
+  "o.warehouse_id, ol.sku_id) r ON r.warehouse_id = s.warehouse_id AND r.sku_id = s.sku_id "    \
+  "WHERE s.reserved <> coalesce(r.q, 0) UNION ALL SELECT 'stock ' || s.warehouse_id || '/' || " \
+  "s.sku_id || ': available + reserved = ' || (s.available + s.reserved) || ' but initial + "   \
+  "adjustments = ' || coalesce(a.total, 0) FROM stock s LEFT JOIN (SELECT warehouse_id, "       \
+  "sku_id, sum(delta) AS total FROM stock_ledger WHERE kind IN ('initial', 'adjustment') "      \
+  "GROUP BY warehouse_id, sku_id) a ON a.warehouse_id = s.warehouse_id AND a.sku_id = "         \
+  "s.sku_id WHERE s.available + s.reserved <> coalesce(a.total, 0) UNION ALL SELECT 'stock ' "  \
+  "|| warehouse_id || '/' || sku_id || ' is negative' FROM stock WHERE available < 0 OR "       \
+  "reserved < 0"
 
+// Per order line, the ledger's reservation and release entries that match it (its warehouse,
+// SKU and quantity): one reservation, and one release exactly when the order is cancelled.
+// An entry that matches no line is reported on its own.
 #define OO_I5_SQL                                                                                \
-  "SELECT 'order ' || o.order_id || ' is placed but line ' || ol.line_no || ' has no matching "  \
-  "active reservation' FROM orders o JOIN order_lines ol ON ol.order_id = o.order_id WHERE "     \
-  "o.status = 'placed' AND NOT EXISTS (SELECT 1 FROM reservations r WHERE r.order_id = "         \
-  "ol.order_id AND r.line_no = ol.line_no AND r.status = 'active' AND r.sku_id = ol.sku_id "     \
-  "AND r.quantity = ol.quantity AND r.warehouse_id = o.warehouse_id) UNION ALL SELECT 'order ' " \
-  "|| o.order_id || ' is cancelled but still holds active reservations' FROM orders o WHERE "    \
-  "o.status = 'cancelled' AND EXISTS (SELECT 1 FROM reservations r WHERE r.order_id = "          \
-  "o.order_id AND r.status = 'active') UNION ALL SELECT 'reservation ' || r.order_id || '/' || " \
-  "r.line_no || ' has no order line' FROM reservations r WHERE NOT EXISTS (SELECT 1 FROM "       \
-  "order_lines ol WHERE ol.order_id = r.order_id AND ol.line_no = r.line_no)"
+  "SELECT 'order ' || o.order_id || ' is ' || o.status || ' but line ' || ol.line_no || ' has "  \
+  "' || coalesce(e.r, 0) || ' reservation and ' || coalesce(e.f, 0) || ' release entries' FROM " \
+  "orders o JOIN order_lines ol ON ol.order_id = o.order_id LEFT JOIN (SELECT g.order_id, "      \
+  "g.line_no, g.warehouse_id, g.sku_id, sum(CASE WHEN g.kind = 'reservation' THEN -g.delta "     \
+  "ELSE 0 END) AS rq, sum(CASE WHEN g.kind = 'release' THEN g.delta ELSE 0 END) AS fq, "         \
+  "sum(CASE WHEN g.kind = 'reservation' THEN 1 ELSE 0 END) AS r, sum(CASE WHEN g.kind = "        \
+  "'release' THEN 1 ELSE 0 END) AS f FROM stock_ledger g WHERE g.kind IN ('reservation', "       \
+  "'release') GROUP BY g.order_id, g.line_no, g.warehouse_id, g.sku_id) e ON e.order_id = "      \
+  "ol.order_id AND e.line_no = ol.line_no AND e.warehouse_id = o.warehouse_id AND e.sku_id = "   \
+  "ol.sku_id WHERE coalesce(e.r, 0) <> 1 OR e.rq <> ol.quantity OR coalesce(e.f, 0) <> CASE "    \
+  "o.status WHEN 'placed' THEN 0 ELSE 1 END OR (e.f = 1 AND e.fq <> ol.quantity) UNION ALL "     \
+  "SELECT 'ledger entry ' || g.entry_id || ' (' || g.kind || ') is for no line of an order: "    \
+  "order ' || coalesce(g.order_id, 0) || ' line ' || coalesce(g.line_no, 0) || ', stock ' || "   \
+  "g.warehouse_id || '/' || g.sku_id FROM stock_ledger g WHERE g.kind IN ('reservation', "       \
+  "'release') AND NOT EXISTS (SELECT 1 FROM orders o JOIN order_lines ol ON ol.order_id = "      \
+  "o.order_id WHERE ol.order_id = g.order_id AND ol.line_no = g.line_no AND o.warehouse_id = "   \
+  "g.warehouse_id AND ol.sku_id = g.sku_id)"
 
 // LINES: the order's lines as a receipt stores them ("101x3,202x1"), per engine.
 #define OO_I6_SQL(LINES)                                                                     \
@@ -214,7 +229,7 @@ namespace {
   "(1, 'document_receipts', NULL, 'PRIMARY KEY (scope, idempotency_key)'), "                      \
   "(10, 'request_receipts', NULL, 'PRIMARY KEY (route, scope, idempotency_key)'), "               \
   "(12, 'leader_leases', NULL, 'PRIMARY KEY (name)'), "                                           \
-  "(4, 'reservations', NULL, 'PRIMARY KEY (order_id, line_no)'), "                                \
+  "(21, 'stock', NULL, 'CHECK ((reserved >= 0))'), "                                              \
   "(5, 'production_orders', 'production_orders_live_source', 'FOREIGN KEY (site_code, "           \
   "order_no, lot_no, source_live) REFERENCES source_orders(site_code, order_no, lot_no, live)%'"  \
   "), (5, 'source_orders', 'source_orders_live_key', 'UNIQUE %'), "                               \
@@ -257,11 +272,11 @@ namespace {
   "(4, 'order_receipts', 'pk', 'customer_id, idempotency_key'), "                                \
   "(1, 'document_receipts', 'pk', 'scope, idempotency_key'), "                                   \
   "(10, 'request_receipts', 'pk', 'route, scope, idempotency_key'), "                            \
-  "(12, 'leader_leases', 'pk', 'name'), "                                                        \
-  "(4, 'reservations', 'pk', 'order_id, line_no')), "                                            \
+  "(12, 'leader_leases', 'pk', 'name')), "                                                       \
   "c(since, tbl, def) AS (VALUES "                                                               \
   "(1, 'doc_scopes', 'CHECK (last_value >= 0 AND last_value <= max_value)'), "                   \
-  "(4, 'stock', 'CHECK (available >= 0)')), "                                                    \
+  "(4, 'stock', 'CHECK (available >= 0)'), "                                                     \
+  "(21, 'stock', 'CHECK (reserved >= 0)')), "                                                    \
   "t(since, tbl, name) AS (VALUES "                                                              \
   "(5, 'production_orders', 'production_orders_live_source'), "                                  \
   "(5, 'source_orders', 'source_orders_cancel_unproduced'), "                                    \
@@ -292,10 +307,11 @@ constexpr std::string_view kI2 = "every wait/processing item belongs to a run in
 constexpr std::string_view kI3 =
     "success items (except imported legacy ones) and production orders match one to one";
 constexpr std::string_view kI4 =
-    "stock conservation per SKU: available = the sum of its ledger; available + active "
-    "reservations = its initial and adjustment entries; available >= 0";
+    "stock conservation per SKU: available = the sum of its ledger; reserved = its placed "
+    "orders' lines; available + reserved = its initial and adjustment entries; available >= 0";
 constexpr std::string_view kI5 =
-    "a placed order has exactly one active reservation per line; a cancelled one has none";
+    "a placed order has exactly one reservation entry per line and no release; a cancelled one "
+    "has one release per line; no reservation or release entry without its line";
 constexpr std::string_view kI6 =
     "a placed receipt points at an order with the same normalized lines; an out_of_stock "
     "receipt has no order";

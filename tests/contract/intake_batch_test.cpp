@@ -83,7 +83,7 @@ class IntakeBatchTest : public ::testing::TestWithParam<Engine> {
         out.push_back(line);
       }
     };
-    add("stock", "SELECT warehouse_id, sku_id, available FROM stock ORDER BY 1, 2");
+    add("stock", "SELECT warehouse_id, sku_id, available, reserved FROM stock ORDER BY 1, 2");
     add("ledger",
         "SELECT warehouse_id, sku_id, kind, sum(delta), count(*) FROM stock_ledger "
         "GROUP BY warehouse_id, sku_id, kind ORDER BY 1, 2, 3");
@@ -91,7 +91,7 @@ class IntakeBatchTest : public ::testing::TestWithParam<Engine> {
         "SELECT r.customer_id, r.idempotency_key, r.normalized, coalesce(r.outcome, '-'), "
         "coalesce(r.shortages, '-'), coalesce(o.total_cents, -1), "
         "(SELECT count(*) FROM order_lines l WHERE l.order_id = r.order_id), "
-        "(SELECT count(*) FROM reservations v WHERE v.order_id = r.order_id) "
+        "(SELECT count(*) FROM stock_ledger g WHERE g.order_id = r.order_id) "
         "FROM order_receipts r LEFT JOIN orders o ON o.order_id = r.order_id ORDER BY 1, 2");
     add("orders", "SELECT count(*), coalesce(sum(total_cents), 0) FROM orders");
     add("source orders", "SELECT count(*), coalesce(sum(quantity), 0) FROM source_orders");

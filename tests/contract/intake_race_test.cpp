@@ -47,7 +47,7 @@ TEST_P(IntakeTest, SameKeyRaceMakesOneOrderAndLostAnswerFindsIt) {
   EXPECT_TRUE(found->replayed);
   EXPECT_EQ(found->order.order_id, first->order.order_id);
   EXPECT_EQ(found->order.lines.size(), 2u);
-  EXPECT_EQ(count("SELECT count(*) FROM reservations WHERE order_id = " +
+  EXPECT_EQ(count("SELECT count(*) FROM stock_ledger WHERE kind = 'reservation' AND order_id = " +
                   std::to_string(first->order.order_id)),
             2);
   EXPECT_EQ(available(101), 92);

@@ -34,7 +34,7 @@ TEST_P(IntakeTest, SecondItemOutOfStockChangesNothingAndReplaysEvenAfterRestock)
   EXPECT_EQ(available(101), 5);
   EXPECT_EQ(available(202), 0);
   EXPECT_EQ(count("SELECT count(*) FROM orders"), 0);
-  EXPECT_EQ(count("SELECT count(*) FROM reservations"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM stock WHERE reserved <> 0"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM order_receipts WHERE outcome = 'out_of_stock'"), 1);
   ASSERT_TRUE(intake_.adjust(1, 202, 3, "restock", soon()).ok());
   auto replay = place("k1", {{202, 1}, {101, 2}});  // display order does not matter
@@ -137,7 +137,7 @@ TEST_P(IntakeTest, FailureAfterTheDeductionsLeavesEverythingAsBefore) {
   EXPECT_EQ(available(101), 5);
   EXPECT_EQ(available(202), 5);
   EXPECT_EQ(count("SELECT count(*) FROM orders"), 0);
-  EXPECT_EQ(count("SELECT count(*) FROM reservations"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM stock WHERE reserved <> 0"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM order_receipts"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM stock_ledger WHERE kind = 'reservation'"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM source_orders"), 0);
@@ -171,7 +171,7 @@ TEST_P(IntakeTest, ADeductionThatMissesFailsBeforeCommitAndStoresNothing) {
   EXPECT_EQ(available(101), 5);
   EXPECT_EQ(available(202), 5);
   EXPECT_EQ(count("SELECT count(*) FROM orders"), 0);
-  EXPECT_EQ(count("SELECT count(*) FROM reservations"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM stock WHERE reserved <> 0"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM order_receipts"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM stock_ledger WHERE kind = 'reservation'"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM source_orders"), 0);
@@ -322,6 +322,51 @@ TEST_P(IntakeTest, CancelReleasesExactlyOnceAndIsIdempotent) {
   expect_invariants_hold();
 }
 
+// Migration 21 folds the `reservations` table into the stock rows' `reserved` and the ledger.
+// Both ways on a database with placed and cancelled orders: down rebuilds one reservation per
+// line (active while placed), up counts the active ones again, and cancel goes on working.
+TEST_P(IntakeTest, ReservationsSurviveMigration21BothWays) {
+  stock(101, 9);
+  stock(202, 9);
+  auto kept = place("kept", {{101, 2}, {202, 1}});
+  auto gone = place("gone", {{101, 3}});
+  ASSERT_TRUE(kept.ok() && gone.ok());
+  ASSERT_TRUE(intake_.cancel(gone->order.order_id, soon()).ok());
+  const std::string reserved = "SELECT sku_id * 1000 + reserved FROM stock ORDER BY sku_id";
+  auto before = tdb_.sql(reserved);
+  ASSERT_EQ(before.size(), 2u);
+  EXPECT_EQ(before[0].i64(0), 101002);
+  EXPECT_EQ(before[1].i64(0), 202001);
+
+  ASSERT_TRUE(store::migrate_down(*db_, 20).ok());
+  EXPECT_EQ(count("SELECT count(*) FROM reservations WHERE status = 'active'"), 2);
+  EXPECT_EQ(count("SELECT count(*) FROM reservations WHERE status = 'released' AND order_id = " +
+                  std::to_string(gone->order.order_id) + " AND released_at IS NOT NULL"),
+            1);
+  EXPECT_EQ(count("SELECT coalesce(sum(quantity), 0) FROM reservations WHERE status = 'active' "
+                  "AND sku_id = 101"),
+            2);
+  // Up counts what the old table holds active (changed here to tell it from the lines).
+  tdb_.sql("UPDATE reservations SET quantity = 7 WHERE order_id = " +
+           std::to_string(kept->order.order_id) + " AND line_no = 1");
+
+  ASSERT_TRUE(store::migrate(*db_).ok());
+  auto after = tdb_.sql(reserved);
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[0].i64(0), 101007);
+  EXPECT_EQ(after[1].i64(0), 202001);
+  auto found = check_invariants(*db_, soon());
+  ASSERT_TRUE(found.ok());
+  for (const auto& inv : *found)
+    EXPECT_EQ(inv.violations, inv.id == "I4" ? 2 : 0) << inv.id << ": reserved 7, lines 2";
+  tdb_.sql("UPDATE stock SET reserved = 2 WHERE sku_id = 101");
+  expect_invariants_hold();
+  ASSERT_TRUE(intake_.cancel(kept->order.order_id, soon()).ok());
+  EXPECT_EQ(count("SELECT count(*) FROM stock WHERE reserved <> 0"), 0);
+  EXPECT_EQ(available(101), 9);
+  expect_invariants_hold();
+}
+
 TEST_P(IntakeTest, StockAdjustmentsAreLedgeredAndNeverNegative) {
   auto created = intake_.put_sku(1, 5, 100, 3, soon());
   ASSERT_TRUE(created.ok());
@@ -361,7 +406,7 @@ TEST_P(IntakeTest, ATotalThatDoesNotFitIn64BitsIsRefusedAndWritesNothing) {
   EXPECT_EQ(huge.status().fields()[0].field, "lines");
   EXPECT_EQ(count("SELECT count(*) FROM orders"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM order_receipts"), 0);
-  EXPECT_EQ(count("SELECT count(*) FROM reservations"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM stock WHERE reserved <> 0"), 0);
   for (std::int64_t sku = 1; sku <= 10; ++sku) EXPECT_EQ(available(sku), kQuantity);
   // Nine such lines (9 * 10^18) still fit, exactly.
   ten.pop_back();

@@ -191,10 +191,39 @@ const Planted kPlanted[] = {
     // Seed 004: a deduction that wrote no ledger entry (stock changed off the books).
     {"DeductionWithoutLedger", "I4",
      "UPDATE stock SET available = available - 1 WHERE warehouse_id = 1 AND sku_id = 101"},
-    // A cancel that stopped scheduling but never released the reservations.
-    {"CancelKeptReservations", "I5",
+    // A restore that gave the quantity back to `available` and left it in `reserved` too.
+    {"ReservedOffTheBooks",
+     "I4",
+     "UPDATE stock SET reserved = reserved + 1 WHERE warehouse_id = 1 AND sku_id = 101",
+     nullptr,
+     {},
+     "but its placed orders hold"},
+    // A cancel that stopped scheduling but never released the reservations: the lines have
+    // no release entries, and their stock rows still count them as reserved.
+    {"CancelKeptReservations",
+     "I5",
      "UPDATE orders SET status = 'cancelled', cancelled_at = created_at WHERE order_id = $D; "
-     "UPDATE source_orders SET cancelled_at = created_at WHERE order_no = " OO_ORDER_NO("$D")},
+     "UPDATE source_orders SET cancelled_at = created_at WHERE order_no = " OO_ORDER_NO("$D"),
+     nullptr,
+     {"I4"},
+     "0 release entries"},
+    // A cancel released a line twice (its ledger entry written twice).
+    {"ReleasedTwice",
+     "I5",
+     "INSERT INTO stock_ledger (warehouse_id, sku_id, delta, kind, reason, order_id, line_no) "
+     "SELECT warehouse_id, sku_id, delta, kind, reason, order_id, line_no FROM stock_ledger "
+     "WHERE order_id = $B AND kind = 'release' AND line_no = 1",
+     nullptr,
+     {"I4"},
+     "2 release entries"},
+    // A placement that numbered its lines' reservations off by one.
+    {"ReservationOfAnotherLine",
+     "I5",
+     "UPDATE stock_ledger SET line_no = line_no + 1 WHERE order_id = $D AND kind = "
+     "'reservation'",
+     nullptr,
+     {},
+     "is for no line"},
     // Seed 004: the receipt stored another request than the one placed (replay lies).
     {"ReceiptOfAnotherRequest", "I6",
      "UPDATE order_receipts SET normalized = '101x3,202x1' WHERE idempotency_key = 'a'"},

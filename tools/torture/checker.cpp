@@ -54,7 +54,9 @@ struct StoredOrder {
   std::string order_no, status;
   std::int64_t customer = 0, total = 0;
   std::map<int, Line> lines;
-  std::map<int, std::pair<std::int64_t, std::string>> reservations;  // quantity, status
+  // Per line, the quantities its ledger entries reserved and released (a reservation is a line
+  // of a placed order; its entries are its history).
+  std::map<int, std::int64_t> reserved, released;
   int reservation_entries = 0, release_entries = 0;
 };
 struct Source {
@@ -69,7 +71,7 @@ void check_orders(const History& h, const Database& db, Report& r,
                   const std::map<SourceKey, int>& produced) {
   for (const auto& row : db.rows("SELECT order_id, order_no, status, customer_id, total_cents "
                                  "FROM orders")) {
-    orders[row[0]] = {row[1], row[2], i64(row[3]), i64(row[4]), {}, {}, 0, 0};
+    orders[row[0]] = {row[1], row[2], i64(row[3]), i64(row[4]), {}, {}, {}, 0, 0};
   }
   for (const auto& row :
        db.rows("SELECT order_id, line_no, sku_id, quantity, unit_price_cents FROM order_lines")) {
@@ -80,22 +82,22 @@ void check_orders(const History& h, const Database& db, Report& r,
     }
     it->second.lines[static_cast<int>(i64(row[1]))] = {i64(row[2]), i64(row[3]), i64(row[4])};
   }
-  for (const auto& row : db.rows("SELECT order_id, line_no, quantity, status FROM reservations")) {
-    auto it = orders.find(row[0]);
-    if (it != orders.end())
-      it->second.reservations[static_cast<int>(i64(row[1]))] = {i64(row[2]), row[3]};
-    else
-      r.violation("orders_whole", "reservation of a missing order {}", row[0]);
-  }
-  for (const auto& row : db.rows("SELECT order_id, kind FROM stock_ledger WHERE order_id IS NOT "
-                                 "NULL")) {
+  for (const auto& row : db.rows("SELECT order_id, kind, coalesce(line_no, 0), delta FROM "
+                                 "stock_ledger WHERE order_id IS NOT NULL")) {
     auto it = orders.find(row[0]);
     if (it == orders.end()) {
       r.violation("orders_whole", "ledger entry of a missing order {}", row[0]);
       continue;
     }
-    if (row[1] == "reservation") ++it->second.reservation_entries;
-    if (row[1] == "release") ++it->second.release_entries;
+    const int line_no = static_cast<int>(i64(row[2]));
+    if (row[1] == "reservation") {
+      ++it->second.reservation_entries;
+      it->second.reserved[line_no] -= i64(row[3]);
+    }
+    if (row[1] == "release") {
+      ++it->second.release_entries;
+      it->second.released[line_no] += i64(row[3]);
+    }
   }
   std::map<std::pair<std::string, std::string>, std::pair<std::string, std::string>> receipts;
   for (const auto& row : db.rows("SELECT customer_id, idempotency_key, coalesce(outcome, ''), "
@@ -124,22 +126,23 @@ void check_orders(const History& h, const Database& db, Report& r,
         r.violation("orders_whole", "order {} line {}: source order quantity {} for {}", id,
                     line_no, s->second.quantity, line.quantity);
     }
-    bool whole = n > 0 && o.reservations.size() == n &&
-                 o.reservation_entries == static_cast<int>(n) &&
+    bool whole = n > 0 && o.reserved.size() == n && o.reservation_entries == static_cast<int>(n) &&
                  sources_seen == static_cast<int>(n) && receipt_orders.contains(id);
-    for (const auto& [line_no, res] : o.reservations) {
-      const auto l = o.lines.find(line_no);
-      whole = whole && l != o.lines.end() && l->second.quantity == res.first &&
-              res.second == (placed ? "active" : "released");
+    for (const auto& [line_no, line] : o.lines) {
+      const auto res = o.reserved.find(line_no);
+      const auto rel = o.released.find(line_no);
+      whole = whole && res != o.reserved.end() && res->second == line.quantity &&
+              (placed ? rel == o.released.end()
+                      : rel != o.released.end() && rel->second == line.quantity);
     }
     whole = whole && o.release_entries == (placed ? 0 : static_cast<int>(n)) &&
             sources_cancelled == (placed ? 0 : static_cast<int>(n));
     if (!whole)
       r.violation("orders_whole",
-                  "order {} ({}) is not whole: {} lines, {} reservations, {} reservation and {} "
-                  "release entries, {} source orders ({} cancelled), receipt {}",
-                  id, o.status, n, o.reservations.size(), o.reservation_entries, o.release_entries,
-                  sources_seen, sources_cancelled, receipt_orders.contains(id));
+                  "order {} ({}) is not whole: {} lines, {} reservation and {} release entries, "
+                  "{} source orders ({} cancelled), receipt {}",
+                  id, o.status, n, o.reservation_entries, o.release_entries, sources_seen,
+                  sources_cancelled, receipt_orders.contains(id));
     ++order_nos[o.order_no];
     if (!placed) {
       int made = 0;
@@ -335,9 +338,12 @@ void check_documents(const History& h, const Database& db, Report& r) {
 
 void check_stock(const History& h, const Database& db, const CheckOptions& o, Report& r) {
   r["stock_conserved"];
-  std::map<std::int64_t, std::int64_t> available, ledger_sum, supplied, active;
-  for (const auto& row : db.rows("SELECT sku_id, available FROM stock WHERE warehouse_id = 1"))
+  std::map<std::int64_t, std::int64_t> available, reserved, ledger_sum, supplied, active;
+  for (const auto& row :
+       db.rows("SELECT sku_id, available, reserved FROM stock WHERE warehouse_id = 1")) {
     available[i64(row[0])] = i64(row[1]);
+    reserved[i64(row[0])] = i64(row[2]);
+  }
   std::map<std::string, int> reasons;
   for (const auto& row : db.rows("SELECT sku_id, delta, kind, coalesce(reason, '') FROM "
                                  "stock_ledger WHERE warehouse_id = 1")) {
@@ -346,8 +352,10 @@ void check_stock(const History& h, const Database& db, const CheckOptions& o, Re
     if (row[2] == "initial" || row[2] == "adjustment") supplied[sku] += delta;
     if (row[2] == "adjustment") ++reasons[row[3]];
   }
-  for (const auto& row : db.rows("SELECT sku_id, sum(quantity) FROM reservations WHERE status = "
-                                 "'active' AND warehouse_id = 1 GROUP BY sku_id"))
+  // A reservation is a line of a placed order.
+  for (const auto& row : db.rows("SELECT l.sku_id, sum(l.quantity) FROM orders o JOIN order_lines "
+                                 "l ON l.order_id = o.order_id WHERE o.status = 'placed' AND "
+                                 "o.warehouse_id = 1 GROUP BY l.sku_id"))
     active[i64(row[0])] = i64(row[1]);
   for (int sku = 1; sku <= o.skus; ++sku) {
     const std::int64_t a = available[sku];
@@ -355,6 +363,9 @@ void check_stock(const History& h, const Database& db, const CheckOptions& o, Re
     if (ledger_sum[sku] != a)
       r.violation("stock_conserved", "SKU {}: the ledger sums to {}, available is {}", sku,
                   ledger_sum[sku], a);
+    if (reserved[sku] != active[sku])
+      r.violation("stock_conserved", "SKU {}: reserved {}, but its placed orders hold {}", sku,
+                  reserved[sku], active[sku]);
     if (supplied[sku] - active[sku] != a)
       r.violation("stock_conserved", "SKU {}: supplied {} - reserved {} = {}, but available is {}",
                   sku, supplied[sku], active[sku], supplied[sku] - active[sku], a);

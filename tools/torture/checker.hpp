@@ -3,8 +3,9 @@
 //   orders_acked         every acknowledged order is stored as it was answered
 //   answers_identical    every answer to one key is the same (status and body), replays
 //                        after the faults included
-//   orders_whole         every order is wholly there: lines, reservations, ledger entries,
-//                        source orders, receipt — all placed or all cancelled
+//   orders_whole         every order is wholly there: lines, one reservation ledger entry
+//                        per line (and one release once cancelled), source orders, receipt —
+//                        all placed or all cancelled
 //   orders_from_history  every stored order and receipt comes from a request that was made;
 //                        a key that only ever failed stored nothing
 //   order_numbers_unique no order number (or id) twice
@@ -15,8 +16,9 @@
 //   documents_contiguous every scope's numbers are 1..last with no gap
 //   documents_once       every document request made at most one document (none when it
 //                        failed), and every document comes from a request
-//   stock_conserved      per SKU: initial + adjustments − active reservations = available,
-//                        the ledger sums to available, each adjustment applied at most once
+//   stock_conserved      per SKU: initial + adjustments − placed orders' lines = available,
+//                        `reserved` = those lines, the ledger sums to available, each
+//                        adjustment applied at most once
 //                        (exactly once when acknowledged, never when refused)
 //   source_orders        acknowledged source orders are stored; others all or nothing
 //   produced_once        at most one production order per source order, each for a

@@ -42,14 +42,14 @@ std::vector<Planting> plantings() {
       "(SELECT order_id FROM order_receipts WHERE outcome = 'placed' ORDER BY order_id LIMIT 1)";
   return {
       {"orders_acked",
-       "DELETE FROM reservations WHERE order_id = " + first_placed +
-           "; DELETE FROM stock_ledger WHERE order_id = " + first_placed +
+       "DELETE FROM stock_ledger WHERE order_id = " + first_placed +
            "; DELETE FROM order_receipts WHERE order_id = " + first_placed,
-       "an acknowledged order lost (its receipt and reservations gone)",
+       "an acknowledged order lost (its receipt and ledger entries gone)",
        {}},
       {"orders_whole",
-       "DELETE FROM reservations WHERE rowid = (SELECT min(r.rowid) FROM reservations r JOIN "
-       "orders o ON o.order_id = r.order_id WHERE o.status = 'placed')",
+       "DELETE FROM stock_ledger WHERE entry_id = (SELECT min(g.entry_id) FROM stock_ledger g "
+       "JOIN orders o ON o.order_id = g.order_id WHERE o.status = 'placed' AND g.kind = "
+       "'reservation')",
        "an order stored without one line's reservation (a partial commit)",
        {}},
       {"orders_from_history",

@@ -60,10 +60,9 @@ const IntakeSql& intake_sql() {
            "status, total_cents) VALUES ($1::bigint, $2::text, $3::bigint, $4::bigint, 'placed', "
            "$5::bigint) RETURNING created_at), ol AS (INSERT INTO order_lines (order_id, line_no, "
            "sku_id, quantity, unit_price_cents) SELECT $1::bigint, l.line_no, l.sku_id, "
-           "l.quantity, l.price FROM l), rs AS (INSERT INTO reservations (order_id, line_no, "
-           "warehouse_id, sku_id, quantity, status) SELECT $1::bigint, l.line_no, $4::bigint, "
-           "l.sku_id, l.quantity, 'active' FROM l), st AS (UPDATE stock s SET available = "
-           "s.available - l.quantity, updated_at = now() FROM l WHERE s.warehouse_id = $4::bigint "
+           "l.quantity, l.price FROM l), st AS (UPDATE stock s SET available = s.available - "
+           "l.quantity, reserved = s.reserved + l.quantity, updated_at = now() FROM l WHERE "
+           "s.warehouse_id = $4::bigint "
            "AND s.sku_id = l.sku_id AND s.available >= l.quantity RETURNING s.sku_id), lg AS "
            "(INSERT INTO stock_ledger (warehouse_id, sku_id, delta, kind, order_id, line_no) "
            "SELECT $4::bigint, l.sku_id, -l.quantity, 'reservation', $1::bigint, l.line_no FROM "
@@ -96,16 +95,15 @@ const IntakeSql& intake_sql() {
       .count_production =
           {"in_count_production",
            "SELECT count(*) FROM production_orders WHERE site_code = $1 AND order_no = $2"},
-      .lock_order_stock = {"in_lock_order_stock",
-                           "SELECT s.sku_id FROM stock s JOIN reservations r ON r.warehouse_id = "
-                           "s.warehouse_id AND r.sku_id = s.sku_id WHERE r.order_id = $1 AND "
-                           "r.status = 'active' ORDER BY s.sku_id FOR UPDATE OF s"},
-      .release = {"in_release",
-                  "UPDATE reservations SET status = 'released', released_at = now() WHERE order_id "
-                  "= $1 AND status = 'active' RETURNING line_no, warehouse_id, sku_id, quantity"},
+      .lock_reserved_stock = {"in_lock_reserved_stock",
+                              "SELECT l.line_no, o.warehouse_id, l.sku_id, l.quantity FROM orders "
+                              "o JOIN order_lines l ON l.order_id = o.order_id JOIN stock s ON "
+                              "s.warehouse_id = o.warehouse_id AND s.sku_id = l.sku_id WHERE "
+                              "o.order_id = $1 AND o.status = 'placed' ORDER BY s.sku_id FOR "
+                              "UPDATE OF s"},
       .restore = {"in_restore",
-                  "UPDATE stock SET available = available + $3, updated_at = now() WHERE "
-                  "warehouse_id = $1 AND sku_id = $2"},
+                  "UPDATE stock SET available = available + $3, reserved = reserved - $3, "
+                  "updated_at = now() WHERE warehouse_id = $1 AND sku_id = $2"},
       .mark_cancelled =
           {"in_mark_cancelled",
            "UPDATE orders SET status = 'cancelled', cancelled_at = now() WHERE order_id = $1"},
@@ -167,10 +165,9 @@ const IntakeSql& intake_sql() {
                      "SELECT id, ono, c, w, 'placed', t FROM o RETURNING order_id, created_at), "
                      "ol AS (INSERT INTO order_lines (order_id, line_no, sku_id, quantity, "
                      "unit_price_cents) SELECT id, n, sku, q, p FROM l), "
-                     "rs AS (INSERT INTO reservations (order_id, line_no, warehouse_id, sku_id, "
-                     "quantity, status) SELECT id, n, w, sku, q, 'active' FROM l), "
                      "st AS (UPDATE stock s SET available = s.available - d.quantity, "
-                     "updated_at = now() FROM d WHERE s.warehouse_id = d.w "
+                     "reserved = s.reserved + d.quantity, updated_at = now() FROM d "
+                     "WHERE s.warehouse_id = d.w "
                      "AND s.sku_id = d.sku AND s.available >= d.quantity RETURNING d.quantity), "
                      "lg AS (INSERT INTO stock_ledger (warehouse_id, sku_id, delta, kind, "
                      "order_id, line_no) SELECT w, sku, -q, 'reservation', id, n FROM l), "

@@ -26,11 +26,9 @@ const IntakeSql& intake_sql() {
       .insert_line = {"in_insert_line",
                       "INSERT INTO order_lines (order_id, line_no, sku_id, quantity, "
                       "unit_price_cents) VALUES (?1, ?2, ?3, ?4, ?5)"},
-      .insert_reservation = {"in_insert_reservation",
-                             "INSERT INTO reservations (order_id, line_no, warehouse_id, sku_id, "
-                             "quantity, status) VALUES (?1, ?2, ?3, ?4, ?5, 'active')"},
       .deduct = {"in_deduct",
-                 "UPDATE stock SET available = available - ?3, updated_at = "
+                 "UPDATE stock SET available = available - ?3, reserved = reserved + ?3, "
+                 "updated_at = "
                  "" OO_SQLITE_NOW " WHERE warehouse_id = ?1 AND sku_id = ?2 "
                  "AND available >= ?3 RETURNING sku_id"},
       .insert_source = {"in_insert_source",
@@ -61,16 +59,13 @@ const IntakeSql& intake_sql() {
       .count_production =
           {"in_count_production",
            "SELECT count(*) FROM production_orders WHERE site_code = ?1 AND order_no = ?2"},
-      .lock_order_stock = {"in_lock_order_stock",
-                           "SELECT s.sku_id FROM stock s JOIN reservations r ON r.warehouse_id = "
-                           "s.warehouse_id AND r.sku_id = s.sku_id WHERE r.order_id = ?1 AND "
-                           "r.status = 'active' ORDER BY s.sku_id"},
-      .release = {"in_release",
-                  "UPDATE reservations SET status = 'released', released_at = "
-                  "" OO_SQLITE_NOW " WHERE order_id = ?1 AND status = 'active' "
-                  "RETURNING line_no, warehouse_id, sku_id, quantity"},
+      .lock_reserved_stock = {"in_lock_reserved_stock",
+                              "SELECT l.line_no, o.warehouse_id, l.sku_id, l.quantity FROM orders "
+                              "o JOIN order_lines l ON l.order_id = o.order_id WHERE o.order_id = "
+                              "?1 AND o.status = 'placed' ORDER BY l.sku_id"},
       .restore = {"in_restore",
-                  "UPDATE stock SET available = available + ?3, updated_at = "
+                  "UPDATE stock SET available = available + ?3, reserved = reserved - ?3, "
+                  "updated_at = "
                   "" OO_SQLITE_NOW " WHERE warehouse_id = ?1 AND sku_id = ?2"},
       .mark_cancelled = {"in_mark_cancelled",
                          "UPDATE orders SET status = 'cancelled', cancelled_at = "

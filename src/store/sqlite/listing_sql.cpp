@@ -36,9 +36,7 @@ const ListingSql& listing_sql() {
                          " FROM order_receipts WHERE "
                          "customer_id = ?1 AND order_id = ?2 ORDER BY created_at, idempotency_key"},
       .list_skus = {"ls_list_skus",
-                    "SELECT s.sku_id, s.available, coalesce((SELECT sum(r.quantity) FROM "
-                    "reservations r WHERE r.warehouse_id = s.warehouse_id AND r.sku_id = "
-                    "s.sku_id AND r.status = 'active'), 0), s.price_cents FROM stock s WHERE "
+                    "SELECT s.sku_id, s.available, s.reserved, s.price_cents FROM stock s WHERE "
                     "s.warehouse_id = ?1 AND s.sku_id > ?2 ORDER BY s.sku_id LIMIT ?3"},
       .list_scopes = {"ls_list_scopes", OO_LIST_SCOPES_SQL("?1", "?2")},
       .list_claims = {"ls_list_claims",

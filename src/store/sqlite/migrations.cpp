@@ -539,6 +539,38 @@ DROP TABLE schedule_item_events;
 // version is kept so that both engines count their schema alike.
 constexpr std::string_view kItemEventsWithoutJit = "SELECT 1;";
 
+// PostgreSQL's migration 21 says why: reservations are the lines of placed orders, counted on
+// their stock rows.
+constexpr std::string_view kReservedOnStockUp = R"sql(
+ALTER TABLE stock ADD COLUMN reserved INTEGER NOT NULL DEFAULT 0 CHECK (reserved >= 0);
+UPDATE stock SET reserved = coalesce((SELECT sum(r.quantity) FROM reservations r
+  WHERE r.warehouse_id = stock.warehouse_id AND r.sku_id = stock.sku_id
+  AND r.status = 'active'), 0);
+DROP TABLE reservations;
+)sql";
+constexpr std::string_view kReservedOnStockDown = R"sql(
+CREATE TABLE reservations (
+  order_id     INTEGER NOT NULL,
+  line_no      INTEGER NOT NULL,
+  warehouse_id INTEGER NOT NULL,
+  sku_id       INTEGER NOT NULL,
+  quantity     INTEGER NOT NULL CHECK (quantity > 0),
+  status       TEXT NOT NULL CHECK (status IN ('active', 'released')),
+  created_at   TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
+  released_at  TEXT,
+  PRIMARY KEY (order_id, line_no),
+  FOREIGN KEY (order_id, line_no) REFERENCES order_lines (order_id, line_no),
+  FOREIGN KEY (warehouse_id, sku_id) REFERENCES stock (warehouse_id, sku_id)
+) STRICT;
+CREATE INDEX reservations_active ON reservations (warehouse_id, sku_id) WHERE status = 'active';
+INSERT INTO reservations (order_id, line_no, warehouse_id, sku_id, quantity, status, created_at,
+  released_at)
+SELECT l.order_id, l.line_no, o.warehouse_id, l.sku_id, l.quantity,
+  CASE o.status WHEN 'placed' THEN 'active' ELSE 'released' END, o.created_at, o.cancelled_at
+FROM order_lines l JOIN orders o ON o.order_id = l.order_id;
+ALTER TABLE stock DROP COLUMN reserved;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
     {2, "production_scheduling", kSchedulingUp, kSchedulingDown},
@@ -561,6 +593,7 @@ constexpr Migration kMigrations[] = {
     {18, "schedule_items_failed", kFailedItemsUp, kFailedItemsDown},
     {19, "schedule_item_events", kItemEventsUp, kItemEventsDown},
     {20, "item_events_without_jit", kItemEventsWithoutJit, kItemEventsWithoutJit},
+    {21, "reserved_on_stock", kReservedOnStockUp, kReservedOnStockDown},
 };
 
 }  // namespace

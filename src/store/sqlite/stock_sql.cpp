@@ -15,11 +15,9 @@ const StockSql& stock_sql() {
       .adjust = {"in_adjust",
                  "UPDATE stock SET available = available + ?3, updated_at = " OO_SQLITE_NOW
                  " WHERE warehouse_id = ?1 AND sku_id = ?2"},
-      .get_sku =
-          {"in_get_sku",
-           "SELECT s.available, coalesce((SELECT sum(r.quantity) FROM reservations r WHERE "
-           "r.warehouse_id = s.warehouse_id AND r.sku_id = s.sku_id AND r.status = 'active'), 0), "
-           "s.price_cents FROM stock s WHERE s.warehouse_id = ?1 AND s.sku_id = ?2"},
+      .get_sku = {"in_get_sku",
+                  "SELECT s.available, s.reserved, s.price_cents FROM stock s WHERE s.warehouse_id "
+                  "= ?1 AND s.sku_id = ?2"},
       .ledger = {"in_ledger",
                  "INSERT INTO stock_ledger (warehouse_id, sku_id, delta, kind, reason, order_id, "
                  "line_no) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
