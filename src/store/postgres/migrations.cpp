@@ -576,8 +576,8 @@ ALTER FUNCTION oo_item_events_inserted() RESET jit;
 // status (`active` while the order is placed, `released` once cancelled) is folded into what
 // already says so. Each placed line's quantity is counted on its stock row (`reserved`,
 // changed by the same UPDATE that changes `available`), and the ledger's `reservation` and
-// `release` entries, one per line, keep the history. An order then writes one row, one index
-// entry and two foreign-key checks less per line (docs/BENCHMARKS.md, "Reservations on the
+// `release` entries, one per line, keep the history. An order then writes one row, two index
+// entries and two foreign-key checks less per line (docs/BENCHMARKS.md, "Reservations on the
 // stock row"); invariants I4 and I5 check the fold from both sides.
 constexpr std::string_view kReservedOnStockUp = R"sql(
 ALTER TABLE stock ADD COLUMN reserved bigint NOT NULL DEFAULT 0 CHECK (reserved >= 0);
