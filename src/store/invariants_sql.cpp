@@ -308,7 +308,7 @@ constexpr std::string_view kI3 =
     "success items (except imported legacy ones) and production orders match one to one";
 constexpr std::string_view kI4 =
     "stock conservation per SKU: available = the sum of its ledger; reserved = its placed "
-    "orders' lines; available + reserved = its initial and adjustment entries; available >= 0";
+    "orders' lines; available + reserved = its initial and adjustment entries; neither negative";
 constexpr std::string_view kI5 =
     "a placed order has exactly one reservation entry per line and no release; a cancelled one "
     "has one release per line; no reservation or release entry without its line";
