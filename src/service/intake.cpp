@@ -734,7 +734,7 @@ Result<Order> Intake::cancel(std::int64_t order_id, store::Clock::time_point dea
           if (cancelled.code() == Code::reference_violation) return in_production(order_id);
           OO_RETURN_IF_ERROR(cancelled);
           OO_RETURN_IF_ERROR(store_->abort_items(c, site, no).status());
-          OO_ASSIGN_OR_RETURN(auto released, store_->lock_reserved_stock(c, order_id));
+          OO_ASSIGN_OR_RETURN(auto released, store_->lock_reserved_stock(c, order_id, *head));
           for (const auto& r : released) {
             OO_RETURN_IF_ERROR(store_->restore_stock(c, r));
             OO_RETURN_IF_ERROR(

@@ -470,10 +470,11 @@ Result<std::vector<std::int64_t>> IntakeStore::abort_items(store::Connection& c,
 }
 
 Result<std::vector<Reservation>> IntakeStore::lock_reserved_stock(store::Connection& c,
-                                                                  std::int64_t order_id) {
-  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.lock_reserved_stock, {order_id}));
+                                                                  std::int64_t order_id,
+                                                                  const OrderHead& head) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.lock_reserved_stock, {order_id, head.warehouse_id}));
   std::vector<Reservation> out;
-  for (const auto& r : rows) out.push_back({r.i64(0), r.i64(1), r.i64(2), r.i64(3)});
+  for (const auto& r : rows) out.push_back({r.i64(0), head.warehouse_id, r.i64(1), r.i64(2)});
   return out;
 }
 

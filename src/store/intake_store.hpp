@@ -49,8 +49,8 @@ struct IntakeSql {
   store::Statement cancel_sources;       // (site, order_no)
   store::Statement abort_items;          // (site, order_no) → item_id per item
   store::Statement count_production;     // (site, order_no) → n
-  // (order_id) → line, warehouse, sku, qty of each line of the order while it is placed
-  //   (its reservations); their stock rows locked, ascending sku
+  // (order_id, warehouse) → line, sku, qty of each line of the order (its reservations while
+  //   it is placed); their stock rows locked, ascending sku
   store::Statement lock_reserved_stock;
   store::Statement restore;         // (warehouse, sku, qty)
   store::Statement mark_cancelled;  // (order_id)
@@ -216,8 +216,10 @@ class IntakeStore {
   // Aborts the schedule items still waiting or processing; returns their ids.
   Result<std::vector<std::int64_t>> abort_items(store::Connection& c, std::string_view site,
                                                 std::string_view order_no);
-  // The order's reservations (none unless it is placed), their stock rows locked.
-  Result<std::vector<Reservation>> lock_reserved_stock(store::Connection& c, std::int64_t order_id);
+  // A placed order's reservations (`head` from lock_order: the caller holds the order row), their
+  // stock rows locked.
+  Result<std::vector<Reservation>> lock_reserved_stock(store::Connection& c, std::int64_t order_id,
+                                                       const OrderHead& head);
   // Moves a reservation's quantity from its stock row's `reserved` back to `available` (the
   // ledger entry is the caller's: StockStore::add_ledger_entry).
   Status restore_stock(store::Connection& c, const Reservation& r);

@@ -96,11 +96,9 @@ const IntakeSql& intake_sql() {
           {"in_count_production",
            "SELECT count(*) FROM production_orders WHERE site_code = $1 AND order_no = $2"},
       .lock_reserved_stock = {"in_lock_reserved_stock",
-                              "SELECT l.line_no, o.warehouse_id, l.sku_id, l.quantity FROM orders "
-                              "o JOIN order_lines l ON l.order_id = o.order_id JOIN stock s ON "
-                              "s.warehouse_id = o.warehouse_id AND s.sku_id = l.sku_id WHERE "
-                              "o.order_id = $1 AND o.status = 'placed' ORDER BY s.sku_id FOR "
-                              "UPDATE OF s"},
+                              "SELECT l.line_no, l.sku_id, l.quantity FROM order_lines l JOIN "
+                              "stock s ON s.warehouse_id = $2 AND s.sku_id = l.sku_id WHERE "
+                              "l.order_id = $1 ORDER BY s.sku_id FOR UPDATE OF s"},
       .restore = {"in_restore",
                   "UPDATE stock SET available = available + $3, reserved = reserved - $3, "
                   "updated_at = now() WHERE warehouse_id = $1 AND sku_id = $2"},

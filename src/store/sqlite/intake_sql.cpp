@@ -60,9 +60,8 @@ const IntakeSql& intake_sql() {
           {"in_count_production",
            "SELECT count(*) FROM production_orders WHERE site_code = ?1 AND order_no = ?2"},
       .lock_reserved_stock = {"in_lock_reserved_stock",
-                              "SELECT l.line_no, o.warehouse_id, l.sku_id, l.quantity FROM orders "
-                              "o JOIN order_lines l ON l.order_id = o.order_id WHERE o.order_id = "
-                              "?1 AND o.status = 'placed' ORDER BY l.sku_id"},
+                              "SELECT line_no, sku_id, quantity FROM order_lines WHERE order_id = "
+                              "?1 ORDER BY sku_id"},
       .restore = {"in_restore",
                   "UPDATE stock SET available = available + ?3, reserved = reserved - ?3, "
                   "updated_at = "
