@@ -38,6 +38,7 @@
 #include "onceorder/counters.hpp"
 #include "onceorder/id_generator.hpp"
 #include "onceorder/order_types.hpp"
+#include "onceorder/recent_answers.hpp"
 #include "onceorder/store.hpp"
 
 namespace onceorder {
@@ -83,6 +84,12 @@ struct IntakeOptions {
   std::string holder;  // process identity for the node-id lease; generated if empty
   std::chrono::milliseconds node_lease{60000};
   int max_attempts = 3;
+  // How long a placement's decision is remembered in this process (onceorder/recent_answers.hpp):
+  // a request with its key in that time is answered from memory as a replay, and one that
+  // comes while a request with its key runs here waits for that one's answer. 0: never (each
+  // replay reads its receipt; a concurrent one waits on the receipt row in the database).
+  // `serve --replay-memory`; keep it at most the receipt retention.
+  std::chrono::milliseconds replay_memory{0};
   // Test seam: called after the deductions were written, before commit.
   std::function<Status()> fault_after_deduction;
   // Test seam: an order id to use instead of the generator's next one (a collision planted
@@ -125,6 +132,9 @@ class Intake {
   // The most placements one combined transaction takes (as Numbering::kMaxBatch: a process
   // rarely has more workers; the bound keeps the time the rows are held short).
   static constexpr std::size_t kMaxBatch = 64;
+  // The most decisions remembered for replays (IntakeOptions::replay_memory), the oldest
+  // forgotten first: at a few hundred bytes each, some tens of MB at most.
+  static constexpr std::size_t kReplayMemoryCapacity = 32768;
   // How many requests `place`'s runs carried so far (a lone request is a batch of 1).
   CombinerStats combining() const;
   // Placements whose cart shared a stock row with one in flight (onceorder/cart_lanes.hpp).
@@ -159,6 +169,8 @@ class Intake {
   // Times the order-number backstop (the unique keys of orders) fired and the placement
   // was retried with a fresh id from another node: each one is an alarm.
   std::uint64_t id_collisions() const { return id_collisions_.load(); }
+  // Replays answered from this process's memory (IntakeOptions::replay_memory).
+  std::uint64_t replays_from_memory() const { return recent_.remembered_answers(); }
   // Placements by outcome, counted once each however they were batched (validation errors,
   // answered before any transaction, are not counted).
   std::array<std::uint64_t, OutcomeCounters<OrderOutcome>::kSize> outcomes() const {
@@ -168,11 +180,14 @@ class Intake {
  private:
   struct Job;     // a validated placement
   struct Answer;  // its answer, and whether it timed out waiting on another request's key
+  // A decision remembered for replays: the cart it was made for, and its answer.
+  struct Remembered {
+    Cart cart;
+    Placed placed;
+  };
+  using KeyOf = std::pair<std::int64_t, std::string>;  // (customer, idempotency key)
   Result<Job> validate(const PlaceRequest& request) const;
   bool combines() const { return !options_.fault_after_deduction && !options_.fault_order_id; }
-  // keys_in_flight_: enter before a placement runs; leave says whether another one held it.
-  void enter(const PlaceRequest& request);
-  bool leave(const PlaceRequest& request);
   Result<Placed> finish(Answer answer, bool key_shared);
   // One placement in its own transaction: the lone path, and the fallback of a batch.
   Answer place_one(const Job& job, store::Clock::time_point deadline);
@@ -193,11 +208,11 @@ class Intake {
   IntakeOptions options_;
   std::unique_ptr<store::IntakeStore> store_;
   std::unique_ptr<store::StockStore> stock_;
-  // (customer, key) of the placements running in this process, with how many: a request
-  // that gave up while another one holds its key is request_in_progress, not busy. On
-  // PostgreSQL the wait on the receipt row says so too; SQLite's one write lock does not.
-  std::mutex keys_mu_;
-  std::map<std::pair<std::int64_t, std::string>, int> keys_in_flight_;
+  // The keys of the placements running in this process, and (with replay_memory) the
+  // decisions made moments ago: a request that gave up while another one holds its key is
+  // request_in_progress, not busy. On PostgreSQL the wait on the receipt row says so too;
+  // SQLite's one write lock does not.
+  RecentAnswers<KeyOf, Remembered> recent_;
   std::mutex id_mu_;
   std::unique_ptr<NodeLease> lease_;
   std::unique_ptr<IdGenerator> ids_;

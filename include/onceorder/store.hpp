@@ -187,6 +187,9 @@ struct StoreMetrics {
   std::atomic<std::uint64_t> gave_up_busy{0};
   // Transactions replayed on a new connection after theirs was found dead (lost_before_commit).
   std::atomic<std::uint64_t> reconnects{0};
+  // Connections found dead and dropped from the pool: the server restarted, failed over or
+  // went away (what a process remembers of recent commits is doubtful from then on).
+  std::atomic<std::uint64_t> connections_dropped{0};
   // Openings (Connection::open_next) taken by their transaction, and rolled back unused.
   std::atomic<std::uint64_t> openings_taken{0};
   std::atomic<std::uint64_t> openings_discarded{0};

@@ -126,6 +126,23 @@ int main(int argc, char** argv) {
                std::chrono::seconds(2), "2s");
   add_duration(serve, "--receipt-retention", maint.receipt_retention,
                "how long an Idempotency-Key's receipt lives (30d)");
+  IntakeOptions intake_options;
+  intake_options.replay_memory = std::chrono::seconds(30);
+  serve
+      ->add_option_function<std::string>(
+          "--replay-memory",
+          [&intake_options](const std::string& text) {
+            if (text == "off") {
+              intake_options.replay_memory = std::chrono::milliseconds(0);
+              return;
+            }
+            auto d = parse_duration(text);
+            if (!d.ok()) throw CLI::ValidationError("--replay-memory", d.status().message());
+            intake_options.replay_memory = *d;
+          },
+          "how long this process answers a replayed order from memory, without reading its "
+          "receipt; off: never (30s, at most the receipt retention)")
+      ->type_name("DURATION|off");
   add_sched_options(serve);
 
   auto* migrate = app.add_subcommand("migrate", "bring the schema up to date");
@@ -234,7 +251,8 @@ int main(int argc, char** argv) {
     server_options.header_timeout = std::max(
         std::chrono::seconds(1), std::chrono::duration_cast<std::chrono::seconds>(header_timeout));
     Scheduler scheduler(database, sched);
-    Intake intake(database);
+    intake_options.replay_memory = std::min(intake_options.replay_memory, maint.receipt_retention);
+    Intake intake(database, intake_options);
     auto server = Server::start(database, scheduler, intake, server_options);
     if (!server.ok()) return cli::fail(server.status());
     Maintenance maintenance(database, scheduler, maint);

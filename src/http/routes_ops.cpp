@@ -84,6 +84,10 @@ Response get_metrics(const Services& s) {
   prom_outcomes(out, "onceorder_orders_total",
                 "Order placements by outcome (replayed: a stored answer, placed or out of stock).",
                 kOrderOutcomeNames, s.intake.outcomes());
+  prom_value(out, "onceorder_order_replays_from_memory_total", "counter",
+             "Replayed placements answered from this process's memory of recent decisions, "
+             "without reading their receipt (serve --replay-memory).",
+             s.intake.replays_from_memory());
   const SchedulerStats sched = s.scheduler.stats();
   prom_value(out, "onceorder_items_produced_total", "counter",
              "Schedule items completed: fenced success with their numbered production order.",

@@ -140,6 +140,7 @@ Intake::Intake(store::Database& db, IntakeOptions options)
       options_(std::move(options)),
       store_(std::make_unique<store::IntakeStore>(db.dialect())),
       stock_(std::make_unique<store::StockStore>(db.dialect())),
+      recent_(options_.replay_memory, kReplayMemoryCapacity),
       combiner_(std::make_unique<Combiner<const Job*, Answer>>(
           kMaxBatch,
           [this](const Job* job, store::Clock::time_point d) {
@@ -266,6 +267,18 @@ Result<Placed> replay(store::IntakeStore& store, Connection& c, const PlaceReque
   return replay(stored, cart);
 }
 
+// The answer a decision made in this process (`decided`, for `decided_for`) gives a later
+// request with its key: as its stored receipt would (replay() above).
+Result<Placed> replay(const Cart& decided_for, const Placed& decided, const Cart& cart) {
+  if (decided_for.warehouse_id != cart.warehouse_id || decided_for.text() != cart.text()) {
+    return Status(Code::idempotency_key_reused,
+                  "this Idempotency-Key was used for a different order");
+  }
+  Placed again = decided;
+  again.replayed = true;
+  return again;
+}
+
 }  // namespace
 
 Result<Intake::Job> Intake::validate(const PlaceRequest& req) const {
@@ -281,19 +294,6 @@ Result<Intake::Job> Intake::validate(const PlaceRequest& req) const {
     errors.insert(errors.end(), cart.status().fields().begin(), cart.status().fields().end());
   if (!errors.empty()) return Status(Code::invalid_request, "invalid request", std::move(errors));
   return Job{&req, std::move(*cart)};
-}
-
-void Intake::enter(const PlaceRequest& req) {
-  std::lock_guard lock(keys_mu_);
-  ++keys_in_flight_[{req.customer_id, req.idempotency_key}];
-}
-
-bool Intake::leave(const PlaceRequest& req) {
-  std::lock_guard lock(keys_mu_);
-  const auto key = std::make_pair(req.customer_id, req.idempotency_key);
-  const bool shared = keys_in_flight_[key] > 1;
-  if (--keys_in_flight_[key] == 0) keys_in_flight_.erase(key);
-  return shared;
 }
 
 Result<Placed> Intake::finish(Answer answer, bool key_shared) {
@@ -318,7 +318,17 @@ CombinerStats Intake::combining() const { return combiner_->stats(); }
 
 Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point deadline) {
   OO_ASSIGN_OR_RETURN(Job job, validate(req));
-  enter(req);
+  const KeyOf key{req.customer_id, req.idempotency_key};
+  // Read before the request runs: a connection found dead while it runs makes its own
+  // decision doubtful too.
+  const std::uint64_t generation = db_.metrics().connections_dropped.load();
+  const auto entered = recent_.enter(key, generation, deadline);
+  using Kind = decltype(entered)::Kind;
+  if (entered.kind == Kind::remembered)
+    return finish(Answer{replay(entered.decision->cart, entered.decision->placed, job.cart), false},
+                  false);
+  if (entered.kind == Kind::gave_up)  // the request with its key here is still running
+    return finish(Answer{Status(Code::busy, "waited on its key"), true}, true);
   std::optional<Answer> answer;
   if (combines()) {
     // Correctness never depends on the lane (onceorder/cart_lanes.hpp). Where the database
@@ -339,7 +349,11 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
   } else {
     answer.emplace(place_one(job, deadline));
   }
-  return finish(std::move(*answer), leave(req));
+  // Only its own decision: a replay's receipt may be older than the memory's time.
+  std::optional<Remembered> decision;
+  if (options_.replay_memory.count() > 0 && answer->placed.ok() && !answer->placed->replayed)
+    decision.emplace(Remembered{job.cart, *answer->placed});
+  return finish(std::move(*answer), recent_.leave(key, entered, std::move(decision)));
 }
 
 Intake::Answer Intake::place_one(const Job& job, store::Clock::time_point deadline) {
@@ -412,9 +426,12 @@ std::vector<Result<Placed>> Intake::place_batch(std::span<const PlaceRequest> re
     jobs.push_back(std::move(*job));
     at.push_back(i);
   }
+  // Counted as running, neither answered from memory nor waiting (two requests of this
+  // batch may share a key), nor remembered.
   std::vector<const Job*> ptrs;
+  std::vector<RecentAnswers<KeyOf, Remembered>::Entered> entered;
   for (const Job& j : jobs) {
-    enter(*j.req);
+    entered.push_back(recent_.run_now({j.req->customer_id, j.req->idempotency_key}));
     ptrs.push_back(&j);
   }
   std::vector<Answer> answers;
@@ -426,7 +443,9 @@ std::vector<Result<Placed>> Intake::place_batch(std::span<const PlaceRequest> re
     for (const Job* j : ptrs) answers.push_back(place_one(*j, deadline));
   }
   for (std::size_t k = 0; k < jobs.size(); ++k)
-    out[at[k]] = finish(std::move(answers[k]), leave(*jobs[k].req));
+    out[at[k]] = finish(
+        std::move(answers[k]),
+        recent_.leave({jobs[k].req->customer_id, jobs[k].req->idempotency_key}, entered[k], {}));
   return out;
 }
 
@@ -660,19 +679,10 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
       }
     }
     // 5. A key inserted earlier in the batch: that request's first decision, replayed.
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!first[i]) continue;
-      const Job& earlier = *jobs[*first[i]];
-      const Cart& cart = jobs[i]->cart;
-      if (earlier.cart.warehouse_id != cart.warehouse_id || earlier.cart.text() != cart.text()) {
-        decided[i].emplace(Status(Code::idempotency_key_reused,
-                                  "this Idempotency-Key was used for a different order"));
-        continue;
-      }
-      Placed again = decided[*first[i]]->value();
-      again.replayed = true;
-      decided[i].emplace(std::move(again));
-    }
+    for (std::size_t i = 0; i < n; ++i)
+      if (first[i])
+        decided[i].emplace(
+            replay(jobs[*first[i]]->cart, decided[*first[i]]->value(), jobs[i]->cart));
     std::vector<Result<Placed>> answers;
     for (auto& d : decided) answers.push_back(std::move(*d));
     return answers;

@@ -120,6 +120,7 @@ void Database::release(std::unique_ptr<Connection> conn) {
   }
   if (conn->broken()) {
     --pool_->open;
+    metrics_.connections_dropped.fetch_add(1);
   } else {
     pool_->idle.push_back(std::move(conn));
   }

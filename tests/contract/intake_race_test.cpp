@@ -302,6 +302,66 @@ TEST_P(IntakeTest, QueuedPlacementsOnHotSkusAreCombinedAndNeverOversellRace) {
   expect_invariants_hold();
 }
 
+// Seed 002's duplicate submissions with replay memory: groups of clients send the same key
+// and cart at once, over a few hot SKUs (so that carts combine and run out of stock). Each
+// key runs once in the process; every other request of it waits for that answer or finds it
+// in memory, and gets exactly that answer.
+TEST_P(IntakeTest, DuplicateSubmissionsRunOnceAndTheRestAreAnsweredFromMemoryRace) {
+  constexpr int kSkus = 3, kInitial = 60, kThreads = 12, kGroup = 4, kRounds = 25;
+  for (int sku = 1; sku <= kSkus; ++sku) stock(sku, kInitial);
+  IntakeOptions options;
+  options.replay_memory = std::chrono::seconds(30);
+  Intake memory(*db_, options);
+  // answers[round][thread]
+  std::vector<std::vector<std::optional<Result<Placed>>>> answers(
+      kRounds, std::vector<std::optional<Result<Placed>>>(kThreads));
+  std::barrier start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < kRounds; ++round) {
+        // One cart per group and round, the same for every member of the group.
+        std::mt19937 rng(static_cast<unsigned>(round * 7919 + t / kGroup));
+        std::vector<CartLine> lines;
+        for (int k = 0, n = std::uniform_int_distribution<int>(1, kSkus)(rng); k < n; ++k)
+          lines.push_back({std::uniform_int_distribution<int>(1, kSkus)(rng),
+                           std::uniform_int_distribution<int>(1, 2)(rng)});
+        start.arrive_and_wait();
+        answers[round][t] = place(fmt::format("dup{}-{}", round, t / kGroup), lines, 7, &memory);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  int decided = 0, placed = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    for (int g = 0; g < kThreads / kGroup; ++g) {
+      SCOPED_TRACE(fmt::format("round {} group {}", round, g));
+      const Placed* first = nullptr;
+      int fresh = 0;
+      for (int t = g * kGroup; t < (g + 1) * kGroup; ++t) {
+        const Result<Placed>& r = *answers[round][t];
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        fresh += r->replayed ? 0 : 1;
+        if (!first) first = &*r;
+        EXPECT_EQ(r->out_of_stock, first->out_of_stock);
+        EXPECT_EQ(r->order.order_id, first->order.order_id);
+        EXPECT_EQ(r->order.created_at, first->order.created_at);
+        EXPECT_EQ(r->shortages.size(), first->shortages.size());
+      }
+      EXPECT_EQ(fresh, 1) << "one request of the key decided it";
+      ++decided;
+      placed += first->out_of_stock ? 0 : 1;
+    }
+  }
+  EXPECT_GT(placed, 0);
+  EXPECT_LT(placed, decided) << "the race never ran out of stock: make it tighter";
+  EXPECT_EQ(count("SELECT count(*) FROM orders"), placed);
+  EXPECT_EQ(count("SELECT count(*) FROM order_receipts"), decided);
+  EXPECT_EQ(memory.replays_from_memory(), static_cast<std::uint64_t>(kRounds * kThreads - decided))
+      << "a duplicate read its receipt instead of waiting for its key's answer";
+  expect_invariants_hold();
+}
+
 // Many clients over SKUs no two of them share: no cart collides, yet once four or more carts
 // of the warehouse are in flight the next ones are combined (onceorder/cart_lanes.hpp), and
 // every one of them is placed with its own lines and deductions.

@@ -476,6 +476,178 @@ TEST_P(IntakeTest, ExpiredLeaseIsNotUsedAndRenewalKeepsIt) {
       << "two holders of one node";
 }
 
+// Replays from memory (IntakeOptions::replay_memory) answer exactly as the stored receipt
+// does: compared field by field with the database's replay of the same key.
+void expect_same_answer(const Placed& memory, const Placed& stored) {
+  EXPECT_TRUE(memory.replayed);
+  EXPECT_TRUE(stored.replayed);
+  EXPECT_EQ(memory.out_of_stock, stored.out_of_stock);
+  EXPECT_EQ(memory.order.order_id, stored.order.order_id);
+  EXPECT_EQ(memory.order.order_no, stored.order.order_no);
+  EXPECT_EQ(memory.order.status, stored.order.status);
+  EXPECT_EQ(memory.order.customer_id, stored.order.customer_id);
+  EXPECT_EQ(memory.order.warehouse_id, stored.order.warehouse_id);
+  EXPECT_EQ(memory.order.total_cents, stored.order.total_cents);
+  EXPECT_EQ(memory.order.created_at, stored.order.created_at);
+  ASSERT_EQ(memory.order.lines.size(), stored.order.lines.size());
+  for (std::size_t i = 0; i < memory.order.lines.size(); ++i) {
+    EXPECT_EQ(memory.order.lines[i].line_no, stored.order.lines[i].line_no);
+    EXPECT_EQ(memory.order.lines[i].sku_id, stored.order.lines[i].sku_id);
+    EXPECT_EQ(memory.order.lines[i].quantity, stored.order.lines[i].quantity);
+    EXPECT_EQ(memory.order.lines[i].unit_price_cents, stored.order.lines[i].unit_price_cents);
+  }
+  ASSERT_EQ(memory.shortages.size(), stored.shortages.size());
+  for (std::size_t i = 0; i < memory.shortages.size(); ++i) {
+    EXPECT_EQ(memory.shortages[i].sku_id, stored.shortages[i].sku_id);
+    EXPECT_EQ(memory.shortages[i].requested, stored.shortages[i].requested);
+    EXPECT_EQ(memory.shortages[i].available, stored.shortages[i].available);
+  }
+}
+
+IntakeOptions remembering(std::chrono::milliseconds ttl = std::chrono::seconds(30)) {
+  IntakeOptions options;
+  options.replay_memory = ttl;
+  return options;
+}
+
+TEST_P(IntakeTest, ReplaysFromMemoryAnswerAsTheStoredReceiptDoes) {
+  stock(101, 5, 250);
+  stock(202, 1, 999);
+  Intake memory(*db_, remembering());
+  auto placed = place("m1", {{202, 1}, {101, 2}}, 7, &memory);
+  ASSERT_TRUE(placed.ok()) << placed.status().to_string();
+  ASSERT_FALSE(placed->out_of_stock);
+  auto short_of = place("m2", {{101, 1}, {202, 1}}, 7, &memory);  // 202 is gone
+  ASSERT_TRUE(short_of.ok()) << short_of.status().to_string();
+  ASSERT_TRUE(short_of->out_of_stock);
+  // Restocked: a replay still says what was decided.
+  ASSERT_TRUE(intake_.adjust(1, 202, 3, "restock", soon()).ok());
+  const std::int64_t orders = count("SELECT count(*) FROM orders");
+  for (const auto& [key, lines] : std::vector<std::pair<std::string, std::vector<CartLine>>>{
+           {"m1", {{101, 2}, {202, 1}}},  // display order does not matter
+           {"m2", {{202, 1}, {101, 1}}}}) {
+    auto from_memory = place(key, lines, 7, &memory);
+    auto from_receipt = place(key, lines);  // intake_ remembers nothing: reads the receipt
+    ASSERT_TRUE(from_memory.ok()) << from_memory.status().to_string();
+    ASSERT_TRUE(from_receipt.ok()) << from_receipt.status().to_string();
+    SCOPED_TRACE(key);
+    expect_same_answer(*from_memory, *from_receipt);
+  }
+  EXPECT_EQ(memory.replays_from_memory(), 2u);
+  // Another cart under a remembered key is refused as the receipt would refuse it.
+  auto reused = place("m1", {{101, 1}}, 7, &memory);
+  ASSERT_FALSE(reused.ok());
+  EXPECT_EQ(reused.status().code(), Code::idempotency_key_reused);
+  EXPECT_EQ(memory.replays_from_memory(), 3u);
+  // The key is the customer's: another customer's "m1" is a new order.
+  auto other = place("m1", {{202, 1}, {101, 2}}, 8, &memory);
+  ASSERT_TRUE(other.ok()) << other.status().to_string();
+  EXPECT_FALSE(other->replayed);
+  EXPECT_EQ(count("SELECT count(*) FROM orders"), orders + 1);
+  EXPECT_EQ(memory.outcomes()[static_cast<std::size_t>(OrderOutcome::replayed)], 2u);
+  expect_invariants_hold();
+}
+
+TEST_P(IntakeTest, ReplayMemoryKeepsNothingButDecisionsAndEndsWithItsTime) {
+  stock(101, 5);
+  // A placement that failed (here after its deductions) stored nothing: its key's next
+  // request runs and decides.
+  std::atomic<bool> fail{true};
+  IntakeOptions failing = remembering();
+  failing.fault_after_deduction = [&] {
+    return fail.exchange(false) ? Status(Code::internal, "planted") : Status::Ok();
+  };
+  Intake memory(*db_, failing);
+  auto failed = place("f", {{101, 1}}, 7, &memory);
+  ASSERT_FALSE(failed.ok());
+  auto decided = place("f", {{101, 1}}, 7, &memory);
+  ASSERT_TRUE(decided.ok()) << decided.status().to_string();
+  EXPECT_FALSE(decided->replayed);
+  // A replay answered by the receipt is not remembered (the receipt may be older than the
+  // memory's time): a second Intake replays from its receipt each time.
+  Intake second(*db_, remembering());
+  for (int i = 0; i < 2; ++i) {
+    auto r = place("f", {{101, 1}}, 7, &second);
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->replayed);
+  }
+  EXPECT_EQ(second.replays_from_memory(), 0u);
+  // Past its time the memory reads the receipt again.
+  Intake brief(*db_, remembering(std::chrono::milliseconds(30)));
+  ASSERT_TRUE(place("b", {{101, 1}}, 7, &brief).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  auto late = place("b", {{101, 1}}, 7, &brief);
+  ASSERT_TRUE(late.ok());
+  EXPECT_TRUE(late->replayed);
+  EXPECT_EQ(brief.replays_from_memory(), 0u);
+  EXPECT_EQ(count("SELECT count(*) FROM orders"), 2);
+  expect_invariants_hold();
+}
+
+// After a connection was found dead (the server restarted or failed over, and may have lost
+// the last commits), what the process remembers is forgotten: replays read their receipts.
+TEST_P(IntakeTest, ReplayMemoryIsForgottenOnceAConnectionIsFoundDead) {
+  stock(101, 5);
+  Intake memory(*db_, remembering());
+  ASSERT_TRUE(place("d", {{101, 1}}, 7, &memory).ok());
+  ASSERT_TRUE(place("d", {{101, 1}}, 7, &memory).ok());
+  ASSERT_EQ(memory.replays_from_memory(), 1u);
+  if (GetParam() == Engine::postgres) {
+    // Every pooled connection of this test's database killed; the next transaction finds
+    // its connection dead and runs again on a new one.
+    tdb_.sql(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
+        "current_database() AND pid <> pg_backend_pid()");
+    auto after = place("e", {{101, 1}}, 7, &memory);
+    ASSERT_TRUE(after.ok()) << after.status().to_string();
+    EXPECT_GT(db_->metrics().connections_dropped.load(), 0u);
+  } else {
+    db_->metrics().connections_dropped.fetch_add(1);  // SQLite has no server to lose
+  }
+  auto replay = place("d", {{101, 1}}, 7, &memory);
+  ASSERT_TRUE(replay.ok()) << replay.status().to_string();
+  EXPECT_TRUE(replay->replayed);
+  EXPECT_EQ(memory.replays_from_memory(), 1u) << "answered from a doubtful memory";
+  expect_invariants_hold();
+}
+
+// With replay memory a request whose key is running in this process waits for that one's
+// answer instead of the receipt row; at its deadline it is request_in_progress, as ever.
+TEST_P(IntakeTest, SameKeyWhileTheFirstIsStillRunningWaitsForItsAnswerInMemory) {
+  stock(101, 5);
+  std::atomic<bool> first{true};
+  std::latch entered(1), release(1);
+  IntakeOptions options = remembering();
+  options.fault_after_deduction = [&] {
+    if (first.exchange(false)) {
+      entered.count_down();
+      release.wait();
+    }
+    return Status::Ok();
+  };
+  Intake slow(*db_, options);
+  Result<Placed> r1 = Status(Code::internal, "not run");
+  std::thread holder([&] { r1 = place("same", {{101, 1}}, 7, &slow); });
+  entered.wait();
+  auto impatient =
+      slow.place({7, 1, {{101, 1}}, "same"}, store::Clock::now() + std::chrono::milliseconds(300));
+  ASSERT_FALSE(impatient.ok());
+  EXPECT_EQ(impatient.status().code(), Code::request_in_progress) << impatient.status().to_string();
+  // Waits (or, if the first is done by then, finds it in memory): the same answer either way.
+  Result<Placed> r2 = Status(Code::internal, "not run");
+  std::thread patient([&] { r2 = place("same", {{101, 1}}, 7, &slow); });
+  release.count_down();
+  holder.join();
+  patient.join();
+  ASSERT_TRUE(r1.ok()) << r1.status().to_string();
+  ASSERT_TRUE(r2.ok()) << r2.status().to_string();
+  EXPECT_TRUE(r2->replayed);
+  EXPECT_EQ(r2->order.order_id, r1->order.order_id);
+  EXPECT_EQ(slow.replays_from_memory(), 1u);
+  EXPECT_EQ(count("SELECT count(*) FROM orders"), 1);
+  EXPECT_EQ(available(101), 4);
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, IntakeTest, ::testing::ValuesIn(engines_under_test()),
                          engine_param_name);
 

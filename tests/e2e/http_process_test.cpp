@@ -63,6 +63,63 @@ TEST_P(ServeProcessTest, SlowClientsBeyondTheDescriptorLimitDoNotStallANewOne) {
   EXPECT_EQ(*code, 0);
 }
 
+// `serve` answers a replayed order from memory by default (--replay-memory 30s), with the
+// body the receipt gives; `--replay-memory off` reads the receipt every time; a value that is
+// not a duration is refused before anything starts.
+TEST_P(ServeProcessTest, ReplayMemoryIsOnByDefaultAndCanBeTurnedOff) {
+  const auto replays_from_memory = [](HttpClient& c) {
+    const std::string text = c.get("/metrics").body;
+    const std::string name = "\nonceorder_order_replays_from_memory_total ";
+    const auto at = text.find(name);
+    return at == std::string::npos ? -1 : std::stoi(text.substr(at + name.size()));
+  };
+  const std::string body =
+      R"({"customer_id":7,"warehouse_id":1,"lines":[{"sku_id":101,"quantity":1}]})";
+  const Headers key{{"Idempotency-Key", "mem"}};
+  std::string first_body;
+  for (const bool on : {true, false}) {
+    SCOPED_TRACE(on ? "default" : "off");
+    ServeProcess serve(url(), on ? std::vector<std::string>{}
+                                 : std::vector<std::string>{"--replay-memory", "off"});
+    ASSERT_NE(serve.port(), 0) << serve.output();
+    HttpClient c(serve.port());
+    if (on) {
+      ASSERT_EQ(c.put("/v1/warehouses/1/skus/101", R"({"price_cents":100,"available":5})").status,
+                201);
+    }
+    const auto first = c.post("/v1/orders", body, key);
+    ASSERT_EQ(first.status, 201) << first.body;
+    if (on) {
+      EXPECT_FALSE(first.has_header("idempotent-replayed"));
+      first_body = first.body;
+    } else {
+      EXPECT_EQ(first.header("idempotent-replayed"), "true") << "the first server's order";
+    }
+    const auto again = c.post("/v1/orders", body, key);
+    ASSERT_EQ(again.status, 201) << again.body;
+    EXPECT_EQ(again.header("idempotent-replayed"), "true");
+    EXPECT_EQ(again.body, first_body);
+    // A stored out_of_stock answers alike.
+    const std::string big =
+        R"({"customer_id":7,"warehouse_id":1,"lines":[{"sku_id":101,"quantity":50}]})";
+    const Headers oos_key{{"Idempotency-Key", on ? "oos-on" : "oos-off"}};
+    const auto refused = c.post("/v1/orders", big, oos_key);
+    ASSERT_EQ(refused.status, 409) << refused.body;
+    const auto refused_again = c.post("/v1/orders", big, oos_key);
+    EXPECT_EQ(refused_again.status, 409);
+    EXPECT_EQ(refused_again.body, refused.body);
+    EXPECT_EQ(refused_again.header("idempotent-replayed"), "true");
+    EXPECT_EQ(replays_from_memory(c), on ? 2 : 0);
+  }
+  for (const std::string bad : {"0s", "soon", "-1s"}) {
+    ServeProcess refused(url(), {"--replay-memory", bad});
+    const auto code = refused.wait_exit(10s);
+    ASSERT_TRUE(code.has_value()) << "it started serving with --replay-memory " << bad;
+    EXPECT_NE(*code, 0);
+    EXPECT_NE(refused.output().find("--replay-memory"), std::string::npos) << refused.output();
+  }
+}
+
 // The review's finding: SIGTERM waited ~30 s for one client trickling a body.
 TEST_P(ServeProcessTest, SigtermDoesNotWaitForAClientTricklingItsBody) {
   ServeProcess serve(url());
