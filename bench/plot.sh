@@ -34,6 +34,7 @@ bars opening 'Opening the next batch behind the COMMIT: lane requests/s at 16 co
 bars reserved-on-stock 'Reservations on the stock row: lane requests/s at 16 connections (bench/lane-duty.sh)' 'requests/s'
 bars reserved-on-stock-shared 'Reservations on the stock row: the shared script, OnceOrder over HTTP / raw SQL' 'ratio oo / raw' 0 1
 bars standing 'Where issue 10 stands: the shared script, OnceOrder over HTTP / raw SQL, same run' 'ratio oo / raw' 0 1
+bars replay-memory 'Replays from memory: the shared script, OnceOrder over HTTP / raw SQL, memory off and on' 'ratio oo / raw' 0 1
 bars sqlite-combining 'Combining on SQLite, store path' 'requests/s (log scale)' 1
 gnuplot -e "data='$src/seed002.dat'; out='$out/seed002.svg'" "$src/seed002.gp"
 echo "docs/plots/seed002.svg"
