@@ -178,28 +178,36 @@ TEST_P(IntakeTest, ADeductionThatMissesFailsBeforeCommitAndStoresNothing) {
   expect_invariants_hold();
 }
 
+// The first placement made with options() is held after its deductions, before its commit,
+// until release: another request arrives while it is still running.
+struct HeldFirstPlacement {
+  std::atomic<bool> first{true};
+  std::latch entered{1}, release{1};
+  IntakeOptions options(IntakeOptions o) {
+    o.fault_after_deduction = [this] {
+      if (first.exchange(false)) {
+        entered.count_down();
+        release.wait();
+      }
+      return Status::Ok();
+    };
+    return o;
+  }
+};
+
 // The same key arrives while the first request is still running (held after its
 // deductions): the second gives up with request_in_progress, never busy, and once the
 // first has committed the key replays its answer.
 TEST_P(IntakeTest, SameKeyWhileTheFirstIsStillRunningIsRequestInProgress) {
   stock(101, 5);
-  std::atomic<bool> first{true};
-  std::latch entered(1), release(1);
-  IntakeOptions options;
-  options.fault_after_deduction = [&] {
-    if (first.exchange(false)) {
-      entered.count_down();
-      release.wait();
-    }
-    return Status::Ok();
-  };
-  Intake slow(*db_, options);
+  HeldFirstPlacement held;
+  Intake slow(*db_, held.options({}));
   Result<Placed> r1 = Status(Code::internal, "not run");
   std::thread holder([&] { r1 = place("same", {{101, 1}}, 7, &slow); });
-  entered.wait();
+  held.entered.wait();
   auto r2 =
       slow.place({7, 1, {{101, 1}}, "same"}, store::Clock::now() + std::chrono::milliseconds(500));
-  release.count_down();
+  held.release.count_down();
   holder.join();
   ASSERT_FALSE(r2.ok());
   EXPECT_EQ(r2.status().code(), Code::request_in_progress) << r2.status().to_string();
@@ -615,20 +623,11 @@ TEST_P(IntakeTest, ReplayMemoryIsForgottenOnceAConnectionIsFoundDead) {
 // answer instead of the receipt row; at its deadline it is request_in_progress, as ever.
 TEST_P(IntakeTest, SameKeyWhileTheFirstIsStillRunningWaitsForItsAnswerInMemory) {
   stock(101, 5);
-  std::atomic<bool> first{true};
-  std::latch entered(1), release(1);
-  IntakeOptions options = remembering();
-  options.fault_after_deduction = [&] {
-    if (first.exchange(false)) {
-      entered.count_down();
-      release.wait();
-    }
-    return Status::Ok();
-  };
-  Intake slow(*db_, options);
+  HeldFirstPlacement held;
+  Intake slow(*db_, held.options(remembering()));
   Result<Placed> r1 = Status(Code::internal, "not run");
   std::thread holder([&] { r1 = place("same", {{101, 1}}, 7, &slow); });
-  entered.wait();
+  held.entered.wait();
   auto impatient =
       slow.place({7, 1, {{101, 1}}, "same"}, store::Clock::now() + std::chrono::milliseconds(300));
   ASSERT_FALSE(impatient.ok());
@@ -636,7 +635,7 @@ TEST_P(IntakeTest, SameKeyWhileTheFirstIsStillRunningWaitsForItsAnswerInMemory) 
   // Waits (or, if the first is done by then, finds it in memory): the same answer either way.
   Result<Placed> r2 = Status(Code::internal, "not run");
   std::thread patient([&] { r2 = place("same", {{101, 1}}, 7, &slow); });
-  release.count_down();
+  held.release.count_down();
   holder.join();
   patient.join();
   ASSERT_TRUE(r1.ok()) << r1.status().to_string();
