@@ -10,18 +10,13 @@
 #include <string>
 
 #include "onceorder/intake.hpp"
-#include "onceorder/recent_answers.hpp"
 
 namespace {
 
 using namespace onceorder;
 using namespace std::chrono_literals;
 
-struct Remembered {
-  Cart cart;
-  Placed placed;
-};
-using Memory = RecentAnswers<std::pair<std::int64_t, std::string>, Remembered>;
+using Memory = Intake::ReplayMemory;
 
 Placed five_line_order() {
   Placed p;
@@ -37,10 +32,10 @@ void run(benchmark::State& state, Memory& memory, bool remember) {
   const Cart cart{1, {{1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}}};
   const Placed placed = five_line_order();
   for (auto _ : state) {
-    std::pair<std::int64_t, std::string> key{1, "k-" + std::to_string(next++) + "-123456789"};
+    Intake::KeyOf key{1, "k-" + std::to_string(next++) + "-123456789"};
     auto entered = memory.enter(key, 0, Memory::Clock::now() + 1s);
-    std::optional<Remembered> decision;
-    if (remember) decision.emplace(Remembered{cart, placed});
+    std::optional<Intake::Remembered> decision;
+    if (remember) decision.emplace(Intake::Remembered{cart, placed});
     benchmark::DoNotOptimize(memory.leave(key, entered, std::move(decision)));
   }
   state.SetItemsProcessed(state.iterations());

@@ -135,6 +135,14 @@ class Intake {
   // The most decisions remembered for replays (IntakeOptions::replay_memory), the oldest
   // forgotten first: at a few hundred bytes each, some tens of MB at most.
   static constexpr std::size_t kReplayMemoryCapacity = 32768;
+  // That memory, per (customer, idempotency key): a decision's cart and its answer
+  // (public for bench/recent_answers_bench.cpp, which measures what it costs).
+  struct Remembered {
+    Cart cart;
+    Placed placed;
+  };
+  using KeyOf = std::pair<std::int64_t, std::string>;
+  using ReplayMemory = RecentAnswers<KeyOf, Remembered>;
   // How many requests `place`'s runs carried so far (a lone request is a batch of 1).
   CombinerStats combining() const;
   // Placements whose cart shared a stock row with one in flight (onceorder/cart_lanes.hpp).
@@ -180,12 +188,6 @@ class Intake {
  private:
   struct Job;     // a validated placement
   struct Answer;  // its answer, and whether it timed out waiting on another request's key
-  // A decision remembered for replays: the cart it was made for, and its answer.
-  struct Remembered {
-    Cart cart;
-    Placed placed;
-  };
-  using KeyOf = std::pair<std::int64_t, std::string>;  // (customer, idempotency key)
   Result<Job> validate(const PlaceRequest& request) const;
   bool combines() const { return !options_.fault_after_deduction && !options_.fault_order_id; }
   Result<Placed> finish(Answer answer, bool key_shared);
@@ -212,7 +214,7 @@ class Intake {
   // decisions made moments ago: a request that gave up while another one holds its key is
   // request_in_progress, not busy. On PostgreSQL the wait on the receipt row says so too;
   // SQLite's one write lock does not.
-  RecentAnswers<KeyOf, Remembered> recent_;
+  ReplayMemory recent_;
   std::mutex id_mu_;
   std::unique_ptr<NodeLease> lease_;
   std::unique_ptr<IdGenerator> ids_;

@@ -429,7 +429,7 @@ std::vector<Result<Placed>> Intake::place_batch(std::span<const PlaceRequest> re
   // Counted as running, neither answered from memory nor waiting (two requests of this
   // batch may share a key), nor remembered.
   std::vector<const Job*> ptrs;
-  std::vector<RecentAnswers<KeyOf, Remembered>::Entered> entered;
+  std::vector<ReplayMemory::Entered> entered;
   for (const Job& j : jobs) {
     entered.push_back(recent_.run_now({j.req->customer_id, j.req->idempotency_key}));
     ptrs.push_back(&j);
