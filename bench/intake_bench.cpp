@@ -1,8 +1,9 @@
 // Load driver for order intake: N client threads place orders for a fixed time through
-// Intake::place (--mode store, in-process, no HTTP) or through the HTTP server (--mode http:
-// in-process server, real sockets on loopback, one keep-alive connection per client,
-// POST /v1/orders). Every order is a cart of K distinct random SKUs of
-// the catalog 1..S in warehouse 1 (quantity 1 each), with a fresh Idempotency-Key
+// Intake::place (--mode store, in-process, no HTTP; with --batch B, Intake::place_batch of B
+// orders at a time, so that bench/batch-cost.sh can take a batch's cost apart by size) or
+// through the HTTP server (--mode http: in-process server, real sockets on loopback, one
+// keep-alive connection per client, POST /v1/orders). Every order is a cart of K distinct
+// random SKUs of the catalog 1..S in warehouse 1 (quantity 1 each), with a fresh Idempotency-Key
 // ("b-<thread>-<counter>") and customer_id = thread + 1. Prints `tps=<placed orders/s>`
 // for bench/run-intake.sh, which measures the raw-SQL baselines of the same transaction
 // with pgbench in the same run.
@@ -97,13 +98,16 @@ enum class Outcome { placed, not_placed, busy, failed };
 // One client's way of placing an order; `error` says what went wrong when failed.
 using PlaceOne = std::function<Outcome(const PlaceRequest&, std::string& error)>;
 
+Outcome outcome_of(const Result<Placed>& r, std::string& error) {
+  if (r.ok()) return r->out_of_stock || r->replayed ? Outcome::not_placed : Outcome::placed;
+  if (r.status().code() == Code::busy) return Outcome::busy;
+  error = r.status().to_string();
+  return Outcome::failed;
+}
+
 PlaceOne store_client(Intake& intake) {
   return [&intake](const PlaceRequest& req, std::string& error) {
-    auto r = intake.place(req, store::Clock::now() + std::chrono::seconds(5));
-    if (r.ok()) return r->out_of_stock || r->replayed ? Outcome::not_placed : Outcome::placed;
-    if (r.status().code() == Code::busy) return Outcome::busy;
-    error = r.status().to_string();
-    return Outcome::failed;
+    return outcome_of(intake.place(req, store::Clock::now() + std::chrono::seconds(5)), error);
   };
 }
 
@@ -156,6 +160,7 @@ int main(int argc, char** argv) {
   int clients = 1, k = 5, seconds = 10;
   std::int64_t catalog = 10000;
   bool setup_only = false;
+  int batch = 0;
   app.add_option("--db", db_url, "database URL")->required();
   app.add_option("--mode", mode, "store | http")->check(CLI::IsMember({"store", "http"}));
   app.add_option("--clients", clients, "client threads")->check(CLI::Range(1, 256));
@@ -165,7 +170,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{10'000'000}));
   app.add_option("--seconds", seconds, "duration")->check(CLI::Range(1, 3600));
   app.add_flag("--setup-only", setup_only, "create the catalog's stock rows and exit");
+  app.add_option("--batch", batch,
+                 "store mode: each client places N orders at a time in one transaction "
+                 "(Intake::place_batch, the combined path whatever the load; bench/batch-cost.sh)")
+      ->check(CLI::Range(1, static_cast<int>(Intake::kMaxBatch)));
   CLI11_PARSE(app, argc, argv);
+  if (batch > 0 && mode != "store") return std::cerr << "--batch needs --mode store\n", 2;
   if (k > catalog) {
     std::cerr << fmt::format("--skus-per-cart {} needs a catalog of at least {} SKUs\n", k, k);
     return 2;
@@ -223,16 +233,11 @@ int main(int argc, char** argv) {
       const std::string prefix = fmt::format("b-{:x}-{}-", static_cast<std::uint32_t>(rng()), t);
       std::uint64_t counter = 0;
       start.arrive_and_wait();
-      while (!stop.load(std::memory_order_relaxed)) {
-        random_cart(rng, k, catalog, req.lines);
-        req.idempotency_key = prefix + std::to_string(++counter);
-        const auto t0 = store::Clock::now();
-        const Outcome outcome = place(req, error);
-        const auto t1 = store::Clock::now();
+      const auto count = [&s](Outcome outcome, const std::string& why, float latency_us) {
         switch (outcome) {
           case Outcome::placed:
             ++s.placed;
-            s.latency_us.push_back(std::chrono::duration<float, std::micro>(t1 - t0).count());
+            s.latency_us.push_back(latency_us);
             break;
           case Outcome::not_placed:  // out of stock or a replay: neither may happen here
             ++s.out_of_stock;
@@ -242,9 +247,31 @@ int main(int argc, char** argv) {
             break;
           case Outcome::failed:
             ++s.failed;
-            ++s.errors[error];
+            ++s.errors[why];
             break;
         }
+      };
+      const auto micros = [](auto d) {
+        return std::chrono::duration<float, std::micro>(d).count();
+      };
+      std::vector<PlaceRequest> reqs(static_cast<size_t>(batch), req);  // --batch
+      while (!stop.load(std::memory_order_relaxed)) {
+        if (batch == 0) {
+          random_cart(rng, k, catalog, req.lines);
+          req.idempotency_key = prefix + std::to_string(++counter);
+          const auto t0 = store::Clock::now();
+          const Outcome outcome = place(req, error);
+          count(outcome, error, micros(store::Clock::now() - t0));
+          continue;
+        }
+        for (PlaceRequest& r : reqs) {
+          random_cart(rng, k, catalog, r.lines);
+          r.idempotency_key = prefix + std::to_string(++counter);
+        }
+        const auto t0 = store::Clock::now();
+        const auto answers = intake.place_batch(reqs, t0 + std::chrono::seconds(5));
+        const float latency_us = micros(store::Clock::now() - t0);
+        for (const auto& answer : answers) count(outcome_of(answer, error), error, latency_us);
       }
     });
   }

@@ -73,7 +73,10 @@ struct IntakeSql {
   // Run first in a batch's transaction (PostgreSQL): its statements join a few keys to
   // tables that grow, and a plan PostgreSQL made and kept while a table was new hashed the
   // whole table (docs/BENCHMARKS.md, "Index plans for order batches"). Plans made in the
-  // transaction read by index.
+  // transaction read by index, and each batch statement keeps its one generic plan: left to
+  // choose, PostgreSQL planned place_many anew for every small batch, which a batch's
+  // unnested arrays make look cheaper custom (docs/BENCHMARKS.md, "One plan per batch
+  // statement").
   store::Statement batch_plans = {};
 };
 

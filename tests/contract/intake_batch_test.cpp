@@ -372,6 +372,38 @@ TEST_P(IntakeBatchTest, BatchStatementsPlannedOnNewTablesReadByIndex) {
   pg.exec("ROLLBACK");
 }
 
+// A batch statement is planned once per connection, not once per batch: small batches
+// (whose unnested arrays PostgreSQL sizes exactly in a custom plan) made it plan
+// in_place_many anew every time, which cost a batch of one about a third of its PostgreSQL
+// time (docs/BENCHMARKS.md, "One plan per batch statement").
+TEST_P(IntakeBatchTest, ABatchStatementKeepsOneGenericPlan) {
+  if (GetParam() != Engine::postgres) GTEST_SKIP() << "no plan cache on this engine";
+  TestDb tdb(GetParam());
+  auto db = tdb.open({.pool_size = 1});  // every batch on the connection asked below
+  Intake intake(*db);
+  for (std::int64_t sku = 1; sku <= 3; ++sku)
+    ASSERT_TRUE(intake.put_sku(1, sku, 100, 1'000'000, soon()).ok());
+  constexpr int kBatches = 8;
+  for (int i = 0; i < kBatches; ++i) {
+    const std::vector<PlaceRequest> reqs = {{1, 1, {{1 + i % 3, 1}}, "p" + std::to_string(i)}};
+    for (const auto& r : intake.place_batch(reqs, soon()))
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+  }
+  const store::Statement plans{
+      "test_batch_plans",
+      "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = $1"};
+  auto conn = db->acquire(soon());
+  ASSERT_TRUE(conn.ok()) << conn.status().to_string();
+  for (const auto* statement :
+       {&db->dialect().intake.place_many, &db->dialect().intake.insert_receipts_lock_stock}) {
+    auto rows = (*conn)->query(plans, {std::string(statement->name)});
+    ASSERT_TRUE(rows.ok()) << rows.status().to_string();
+    ASSERT_EQ(rows->size(), 1u) << statement->name;
+    EXPECT_EQ(rows->at(0).i64(1), 0) << statement->name << ": custom plans";
+    EXPECT_EQ(rows->at(0).i64(0), kBatches) << statement->name << ": generic plans";
+  }
+}
+
 // A combined placement runs the plan settings first in its transaction, before any statement
 // that they are for.
 TEST_P(IntakeBatchTest, ABatchSetsItsPlansFirst) {

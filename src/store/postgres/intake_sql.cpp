@@ -189,7 +189,8 @@ const IntakeSql& intake_sql() {
       .batch_plans = {"in_batch_plans",
                       "SELECT set_config('enable_seqscan', 'off', true), "
                       "set_config('enable_hashjoin', 'off', true), "
-                      "set_config('enable_mergejoin', 'off', true)"},
+                      "set_config('enable_mergejoin', 'off', true), "
+                      "set_config('plan_cache_mode', 'force_generic_plan', true)"},
   };
   return sql;
 }
