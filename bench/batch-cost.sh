@@ -15,20 +15,18 @@ dir=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build-bench}
 SIZES=${SIZES:-1 2 4 8 16 32}; N=${N:-10000}; T=${T:-6}
 # shellcheck source=bench/lib.sh
-source "$dir/lib.sh" # oo_check
+source "$dir/lib.sh" # oo_check, our_postmaster
 createdb oo
 url=postgresql:///oo
 "$build/bench_intake" --db "$url" --catalog "$N" --clients 2 --setup-only >/dev/null
-checkpointer=$(psql -qAtX -d oo -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'")
-postmaster=$(awk '{print $4}' "/proc/$checkpointer/stat")
 # Warm the statements (plans, caches) before the first size counts.
 "$build/bench_intake" --db "$url" --catalog "$N" --clients 1 --batch 4 --seconds 1 >/dev/null
 echo "batch orders/s pg_us_per_batch pg_us_per_order"
 points=()
 for b in $SIZES; do
-  c0=$(python3 "$dir/cpu_tree.py" "$postmaster")
+  c0=$(python3 "$dir/cpu_tree.py" "$our_postmaster")
   out=$("$build/bench_intake" --db "$url" --catalog "$N" --clients 1 --batch "$b" --seconds "$T")
-  c1=$(python3 "$dir/cpu_tree.py" "$postmaster")
+  c1=$(python3 "$dir/cpu_tree.py" "$our_postmaster")
   placed=$(sed -n 's/.* placed=\([0-9]*\) .*/\1/p' <<<"$out")
   tps=$(sed -n 's/.* tps=\([0-9]*\).*/\1/p' <<<"$out")
   read -r per_batch per_order < <(python3 -c "

@@ -11,7 +11,7 @@ set -euo pipefail
 BIN=$1; here=${BENCH_DIR:-/work/shared/bench}; dir=$(dirname "$0")
 C=${C:-16}; T=${T:-8}; S=${S:-64}; R=${R:-2}
 # shellcheck source=bench/lib.sh
-source "$dir/lib.sh" # side_by_side_start, oo_check
+source "$dir/lib.sh" # side_by_side_start, oo_check, our_postmaster
 side_by_side_start "$BIN"
 FORM=${FORM:-numbers}; N=${N:-10000}
 export N C T S dir here port # for load and raw, run under /usr/bin/time
@@ -26,20 +26,18 @@ else
   batch_metric=onceorder_numbering_batch_size
 fi
 for s in $(seq 0 $((S - 1))); do curl -sf -X PUT -H 'Content-Type: application/json' -d '{"width":9,"max":999999999}' "localhost:$port/v1/scopes/HOT$s" >/dev/null; done
-checkpointer=$(psql -qAtX -d bench -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'")
-postmaster=$(awk '{print $4}' "/proc/$checkpointer/stat")
 cpu() { python3 "$dir/cpu_tree.py" "$@"; }
 per() { python3 -c "print(round(($2 - $1) * 1e6 / $3))"; }
 echo "form rate/s pg_us serve_us client_us"
 for _ in $(seq "$R"); do
-  read -r p0 s0 < <(cpu "$postmaster" "$serve_pid")
+  read -r p0 s0 < <(cpu "$our_postmaster" "$serve_pid")
   out=$({ /usr/bin/time -f "CPU %U %S" bash -c "$(declare -f load); load"; } 2>&1)
-  read -r p1 s1 < <(cpu "$postmaster" "$serve_pid")
+  read -r p1 s1 < <(cpu "$our_postmaster" "$serve_pid")
   n=$(awk '/requests in/ {print $1}' <<<"$out"); lg=$(awk '/^CPU/ {print $2 + $3}' <<<"$out")
   echo "http $((n / T)) $(per "$p0" "$p1" "$n") $(per "$s0" "$s1" "$n") $(per 0 "$lg" "$n")"
-  read -r p0 < <(cpu "$postmaster")
+  read -r p0 < <(cpu "$our_postmaster")
   out=$({ /usr/bin/time -f "CPU %U %S" bash -c "$(declare -f raw); raw"; } 2>&1)
-  read -r p1 < <(cpu "$postmaster")
+  read -r p1 < <(cpu "$our_postmaster")
   n=$(awk '/actually processed/ {print $NF}' <<<"$out"); lg=$(awk '/^CPU/ {print $2 + $3}' <<<"$out")
   echo "raw $((n / T)) $(per "$p0" "$p1" "$n") - $(per 0 "$lg" "$n")"
 done
