@@ -36,6 +36,7 @@ bars reserved-on-stock-shared 'Reservations on the stock row: the shared script,
 bars standing 'Where issue 10 stands: the shared script, OnceOrder over HTTP / raw SQL, same run' 'ratio oo / raw' 0 1
 bars replay-memory 'Replays from memory: the shared script, OnceOrder over HTTP / raw SQL, memory off and on' 'ratio oo / raw' 0 1
 bars batch-plans 'One plan per batch statement: PostgreSQL CPU per order batch by its size, one client' 'µs per batch'
+bars batch-rows 'Batch rows as arrays: PostgreSQL CPU, jsonb against one array per column' 'µs'
 bars sqlite-combining 'Combining on SQLite, store path' 'requests/s (log scale)' 1
 gnuplot -e "data='$src/seed002.dat'; out='$out/seed002.svg'" "$src/seed002.gp"
 echo "docs/plots/seed002.svg"

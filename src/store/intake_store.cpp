@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "store/dialect.hpp"
-#include "store/json_text.hpp"
 
 namespace onceorder::store {
 namespace {
@@ -22,41 +21,57 @@ std::string join(const std::vector<std::int64_t>& values) {
   return out;
 }
 
-// A PostgreSQL text[] literal ("{"a","b\"c"}"): every element quoted, `"` and `\` escaped,
-// so any text (commas and braces too) comes back as it went in. Batches pass their receipt
-// keys so, and not as JSON: the row estimate of unnest over a parameter (10) keeps the
-// receipt lookups on their index, where jsonb_to_recordset's (100) made PostgreSQL hash the
-// whole receipts table for every batch (docs/BENCHMARKS.md, "Collision lanes and receipts on
-// their index").
-std::string text_array(const std::vector<std::string_view>& values) {
-  std::string out = "{";
-  for (std::string_view v : values) {
-    if (out.size() > 1) out += ',';
-    out += '"';
-    for (char ch : v) {
-      if (ch == '"' || ch == '\\') out += '\\';
-      out += ch;
-    }
-    out += '"';
+// Appends `v` to a PostgreSQL text[] literal being built ("{" so far, or elements): quoted,
+// `"` and `\` escaped, so any text (commas and braces too) comes back as it went in.
+void append_text_element(std::string& literal, std::string_view v) {
+  if (literal.size() > 1) literal += ',';
+  literal += '"';
+  for (char ch : v) {
+    if (ch == '"' || ch == '\\') literal += '\\';
+    literal += ch;
   }
+  literal += '"';
+}
+
+// A PostgreSQL text[] literal ("{"a","b\"c"}") of `values`.
+template <class Texts>
+std::string text_array(const Texts& values) {
+  std::string out = "{";
+  for (const auto& v : values) append_text_element(out, v);
   out += '}';
   return out;
 }
 
-// insert_receipts' parameter: [{i, c, w, k, n}] in the caller's order.
-std::string receipts_json(std::span<const NewOrderReceipt> receipts) {
-  std::string json = "[";
-  for (size_t i = 0; i < receipts.size(); ++i) {
-    const NewOrderReceipt& r = receipts[i];
-    if (i > 0) json += ',';
-    json += fmt::format(R"({{"i":{},"c":{},"w":{},"k":)", i, r.customer_id, r.cart->warehouse_id);
-    append_json_string(json, r.key);
-    json += R"(,"n":)";
-    append_json_string(json, r.cart->text());
-    json += '}';
+// Batches pass their rows as one parameter per column (numbers as "1,2,3" for
+// string_to_array, texts as text[] literals), unnested together. PostgreSQL reads them in
+// 60 % of the CPU the same rows took as jsonb (docs/BENCHMARKS.md, "Batch rows as arrays"),
+// and the row estimate of unnest over a parameter (10) keeps the receipt lookups on
+// their index, where jsonb_to_recordset's (100) made PostgreSQL hash the whole receipts table
+// for every batch ("Collision lanes and receipts on their index").
+struct ReceiptColumns {
+  std::string customers, keys, warehouses, carts;
+
+  // The receipt statements' parameters: these four, the normalization version, then `more`.
+  std::vector<Param> params(std::initializer_list<Param> more = {}) const {
+    std::vector<Param> out = {std::string_view(customers), std::string_view(keys),
+                              std::string_view(warehouses), std::string_view(carts),
+                              std::int64_t{kNormalizationVersion}};
+    out.insert(out.end(), more);
+    return out;
   }
-  json += ']';
-  return json;
+};
+
+ReceiptColumns receipt_columns(std::span<const NewOrderReceipt> receipts) {
+  std::vector<std::int64_t> customers, warehouses;
+  std::vector<std::string_view> keys;
+  std::vector<std::string> carts;
+  for (const NewOrderReceipt& r : receipts) {
+    customers.push_back(r.customer_id);
+    keys.push_back(r.key);
+    warehouses.push_back(r.cart->warehouse_id);
+    carts.push_back(r.cart->text());
+  }
+  return {join(customers), text_array(keys), join(warehouses), text_array(carts)};
 }
 
 // The cart's SKUs as the stock-locking statements take them: "sku,sku,…".
@@ -253,10 +268,8 @@ Result<std::vector<bool>> IntakeStore::insert_receipts(store::Connection& c,
     }
     return fresh;
   }
-  const std::string json = receipts_json(receipts);
-  OO_ASSIGN_OR_RETURN(
-      auto rows,
-      c.query(sql_.insert_receipts, {std::string_view(json), std::int64_t{kNormalizationVersion}}));
+  const ReceiptColumns r = receipt_columns(receipts);
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.insert_receipts, r.params()));
   return fresh_of(receipts, rows);
 }
 
@@ -268,12 +281,10 @@ Result<ReceiptsAndStock> IntakeStore::insert_receipts_and_lock(
     OO_ASSIGN_OR_RETURN(out.stock, lock_free_stock(c, stock));
     return out;
   }
-  const std::string json = receipts_json(receipts);
+  const ReceiptColumns r = receipt_columns(receipts);
   const std::string list = sku_list(stock);
-  OO_ASSIGN_OR_RETURN(auto rows,
-                      c.query(sql_.insert_receipts_lock_stock,
-                              {std::string_view(json), std::int64_t{kNormalizationVersion},
-                               stock.warehouse_id, std::string_view(list)}));
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.insert_receipts_lock_stock,
+                                         r.params({stock.warehouse_id, std::string_view(list)})));
   ReceiptsAndStock out;
   store::Rows inserted;
   for (auto& row : rows) {
@@ -293,13 +304,12 @@ void IntakeStore::open_receipts_and_lock(const store::Connection::SendOpening& s
                                          std::span<const NewOrderReceipt> receipts,
                                          const Cart& stock) {
   if (sql_.insert_receipts_lock_stock.name.empty() || receipts.empty()) return;
-  const std::string json = receipts_json(receipts);
+  const ReceiptColumns r = receipt_columns(receipts);
   const std::string list = sku_list(stock);
   std::vector<store::Call> calls;
   if (!sql_.batch_plans.name.empty()) calls.push_back({sql_.batch_plans, {}});
-  calls.push_back({sql_.insert_receipts_lock_stock,
-                   {std::string_view(json), std::int64_t{kNormalizationVersion}, stock.warehouse_id,
-                    std::string_view(list)}});
+  calls.push_back(
+      {sql_.insert_receipts_lock_stock, r.params({stock.warehouse_id, std::string_view(list)})});
   send(token, calls);
 }
 
@@ -361,9 +371,13 @@ Result<std::vector<std::string>> IntakeStore::write_outcomes(store::Connection& 
     }
     return created;
   }
-  std::string orders = "[", lines = "[";
+  // One array per column (receipt_columns says why): the placed orders, then their lines.
+  std::vector<std::int64_t> order_ids, customers, order_warehouses, totals;
+  std::vector<std::string_view> order_nos;
+  std::vector<std::int64_t> line_orders, line_nos, line_warehouses, skus, line_quantities, prices;
+  std::vector<std::string> sites, source_nos, lots;
   std::map<std::int64_t, size_t> at;  // order_id → its outcome
-  std::vector<std::int64_t> placed_ids, placed_customers, short_customers;
+  std::vector<std::int64_t> short_customers;
   std::vector<std::string_view> placed_keys, short_keys;
   std::vector<std::string> short_texts;
   for (size_t i = 0; i < outcomes.size(); ++i) {
@@ -376,53 +390,50 @@ Result<std::vector<std::string>> IntakeStore::write_outcomes(store::Connection& 
     }
     const Order& o = *w.order;
     at[o.order_id] = i;
-    placed_ids.push_back(o.order_id);
-    placed_customers.push_back(o.customer_id);
     placed_keys.push_back(w.key);
-    if (orders.size() > 1) orders += ',';
-    orders += fmt::format(R"({{"id":{},"c":{},"w":{},"t":{},"ono":)", o.order_id, o.customer_id,
-                          o.warehouse_id, o.total_cents);
-    append_json_string(orders, o.order_no);
-    orders += '}';
+    order_ids.push_back(o.order_id);
+    order_nos.push_back(o.order_no);
+    customers.push_back(o.customer_id);
+    order_warehouses.push_back(o.warehouse_id);
+    totals.push_back(o.total_cents);
     for (const auto& l : o.lines) {
       // The source orders' site and lots come from source_order_key, the rule's one home.
-      const OrderKey source = source_order_key(o.warehouse_id, o.order_no, l.line_no);
-      if (lines.size() > 1) lines += ',';
-      lines += fmt::format(R"({{"id":{},"n":{},"w":{},"sku":{},"q":{},"p":{},"site":)", o.order_id,
-                           l.line_no, o.warehouse_id, l.sku_id, l.quantity, l.unit_price_cents);
-      append_json_string(lines, source.site_code);
-      lines += R"(,"ono":)";
-      append_json_string(lines, source.order_no);
-      lines += R"(,"lot":)";
-      append_json_string(lines, source.lot_no);
-      lines += '}';
+      OrderKey source = source_order_key(o.warehouse_id, o.order_no, l.line_no);
+      line_orders.push_back(o.order_id);
+      line_nos.push_back(l.line_no);
+      line_warehouses.push_back(o.warehouse_id);
+      skus.push_back(l.sku_id);
+      line_quantities.push_back(l.quantity);
+      prices.push_back(l.unit_price_cents);
+      sites.push_back(std::move(source.site_code));
+      source_nos.push_back(std::move(source.order_no));
+      lots.push_back(std::move(source.lot_no));
     }
   }
-  orders += ']';
-  lines += ']';
   std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> deduct;  // (warehouse, sku)
   for (const BatchOutcome& w : outcomes)
     if (w.order)
       for (const auto& l : w.order->lines) deduct[{w.order->warehouse_id, l.sku_id}] += l.quantity;
-  std::vector<std::int64_t> warehouses, skus, quantities;
+  std::vector<std::int64_t> deduct_warehouses, deduct_skus, deductions;
   for (const auto& [row, quantity] : deduct) {
-    warehouses.push_back(row.first);
-    skus.push_back(row.second);
-    quantities.push_back(quantity);
+    deduct_warehouses.push_back(row.first);
+    deduct_skus.push_back(row.second);
+    deductions.push_back(quantity);
   }
-  const std::string dw = join(warehouses), ds = join(skus), dq = join(quantities);
-  const std::string pi = join(placed_ids), pc = join(placed_customers),
-                    pk = text_array(placed_keys);
-  const std::string sc = join(short_customers), sk = text_array(short_keys),
-                    st = text_array({short_texts.begin(), short_texts.end()});
+  const std::string texts[] = {
+      // $1–$5: the orders.
+      join(order_ids), text_array(order_nos), join(customers), join(order_warehouses), join(totals),
+      // $6–$14: their lines.
+      join(line_orders), join(line_nos), join(line_warehouses), join(skus), join(line_quantities),
+      join(prices), text_array(sites), text_array(source_nos), text_array(lots),
+      // $15: the out-of-stock receipts' customers; $16–$18: the deductions; $19–$20: the
+      // out-of-stock receipts' keys and shortages; $21–$23: the placed receipts.
+      join(short_customers), join(deduct_warehouses), join(deduct_skus), join(deductions),
+      text_array(short_keys), text_array(short_texts), join(order_ids), join(customers),
+      text_array(placed_keys)};
+  std::vector<Param> params(std::begin(texts), std::end(texts));
   // The statement itself raised if a deduction missed: nothing was committed.
-  OO_ASSIGN_OR_RETURN(
-      auto rows, c.query(sql_.place_many,
-                         {std::string_view(orders), std::string_view(lines), std::string_view(sc),
-                          std::string_view(dw), std::string_view(ds), std::string_view(dq),
-                          std::string_view(sk), std::string_view(st), std::string_view(pi),
-                          std::string_view(pc), std::string_view(pk)},
-                         then));
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.place_many, params, then));
   for (const auto& r : rows) {
     if (r.is_null(0)) continue;
     auto it = at.find(r.i64(0));

@@ -56,19 +56,24 @@ struct IntakeSql {
   store::Statement mark_cancelled;  // (order_id)
   // A batch's statements, set-based (Dialect::writes_in_one_statement); the other engines
   // loop over the one-row statements above.
-  // (json [{i, c, k, w, n}], version) → customer, key of each receipt inserted, in `i` order
+  // A row per request comes as one parameter per column: "1,2,…" for numbers, a text[]
+  // literal {"a","b"} for texts.
+  // ("customer,…", {key,…}, "warehouse,…", {cart text,…}, version) → customer, key of each
+  //   receipt inserted, inserted in the order given
   store::Statement insert_receipts = {};
-  // insert_receipts then lock_free_stock as one statement: (insert_receipts' json, version,
+  // insert_receipts then lock_free_stock as one statement: (insert_receipts' five,
   //   warehouse, "sku,sku") → (customer, key, NULL, NULL, NULL) per receipt inserted, then
   //   (NULL, NULL, sku, available, price) per stock row as lock_free_stock answers, after
   //   every receipt is in
   store::Statement insert_receipts_lock_stock = {};
-  // (json [{i, c, k}]) → i, the find_receipt columns, the get_order columns, the get_lines
+  // ("customer,…", {key,…}) → i, the find_receipt columns, the get_order columns, the get_lines
   //   columns (NULL when out of stock); ordered by i, line
   store::Statement find_receipts = {};
-  // (orders json [{id, ono, c, w, t, k}], lines json [{id, n, w, sku, q, p, site, ono, lot}],
-  //   out-of-stock json [{c, k, s}], "warehouse,…", "sku,…", "qty,…" summed per stock row)
-  //   → order_id, created_at per order (one row of NULLs if none)
+  // (orders: id, order_no, customer, warehouse, total; their lines: order_id, line_no,
+  //   warehouse, sku, qty, price, site, source order_no, lot; out-of-stock customers;
+  //   deductions summed per stock row: warehouse, sku, qty; out-of-stock keys, shortages;
+  //   placed receipts: order_id, customer, key) → order_id, created_at per order (one row of
+  //   NULLs if none)
   store::Statement place_many = {};
   // Run first in a batch's transaction (PostgreSQL): its statements join a few keys to
   // tables that grow, and a plan PostgreSQL made and kept while a table was new hashed the

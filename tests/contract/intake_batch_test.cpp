@@ -268,7 +268,7 @@ TEST_P(IntakeBatchTest, MixedWarehousesSharedSkusAndOutOfStockInTheMiddle) {
   expect_same(seq, {4, 1, 6, 5}, second_warehouse);
 }
 
-// Keys with characters the batch's JSON and its text[] literals must escape (quotes,
+// Keys with characters the batch's text[] literals must escape (quotes,
 // backslashes, commas, braces, spaces, the word NULL), first fresh and then stored, placed
 // and out of stock.
 TEST_P(IntakeBatchTest, KeysThatNeedEscapingAnswerAsOneByOne) {
@@ -317,12 +317,12 @@ TEST_P(IntakeBatchTest, ABatchSendsTheSameNumberOfStatementsWhateverItsSize) {
 
 // EXECUTE arguments for the plan checks below: one order placed, two out of stock, and the
 // stored receipts of two keys.
+// in_place_many's 23 columns: one order (no lines), two out-of-stock receipts, one deduction.
 const std::string kPlaceManyArgs =
-    R"(('[{"id":1,"ono":"N","c":3,"w":1,"t":1}]', '[]', '4,5', '1', '1', '1', '{"k9","k10"}', )"
-    R"('{"s","s"}', '1', '3', '{"k7"}'))";
+    R"(('1', '{"N"}', '3', '1', '1', '', '', '', '', '', '', '{}', '{}', '{}', '4,5', '1', '1', )"
+    R"('1', '{"k9","k10"}', '{"s","s"}', '1', '3', '{"k7"}'))";
 const std::string kFindReceiptsArgs = R"(('3,4', '{"k7","k8"}'))";
-const std::string kReceiptsAndStockArgs =
-    R"(('[{"i":0,"c":3,"w":1,"k":"k11","n":"1x1"}]', 1, 1, '1,2'))";
+const std::string kReceiptsAndStockArgs = R"(('3', '{"k11"}', '1', '{"1x1"}', 1, 1, '1,2'))";
 
 // A batch's receipt lookups (the placed and out-of-stock updates, the stored receipts) stay
 // on the receipts' primary key with a receipts table of 20,000 rows, in the generic plan and

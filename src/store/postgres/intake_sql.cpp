@@ -109,9 +109,10 @@ const IntakeSql& intake_sql() {
       .insert_receipts = {"in_insert_receipts",
                           "INSERT INTO order_receipts (customer_id, idempotency_key, "
                           "warehouse_id, normalized, normalization) "
-                          "SELECT r.c, r.k, r.w, r.n, $2::integer "
-                          "FROM jsonb_to_recordset($1::jsonb) "
-                          "AS r(i bigint, c bigint, k text, w bigint, n text) "
+                          "SELECT r.c, r.k, r.w, r.n, $5::integer "
+                          "FROM unnest(string_to_array($1, ',')::bigint[], $2::text[], "
+                          "string_to_array($3, ',')::bigint[], $4::text[]) "
+                          "WITH ORDINALITY AS r(c, k, w, n, i) "
                           "ORDER BY r.i ON CONFLICT DO NOTHING "
                           "RETURNING customer_id, idempotency_key"},
       // insert_receipts and lock_free_stock as one. Append runs its inputs in order, so every
@@ -120,15 +121,16 @@ const IntakeSql& intake_sql() {
       .insert_receipts_lock_stock =
           {"in_insert_receipts_lock_stock",
            "WITH r AS (INSERT INTO order_receipts (customer_id, idempotency_key, warehouse_id, "
-           "normalized, normalization) SELECT r.c, r.k, r.w, r.n, $2::integer "
-           "FROM jsonb_to_recordset($1::jsonb) AS r(i bigint, c bigint, k text, w bigint, n text) "
+           "normalized, normalization) SELECT r.c, r.k, r.w, r.n, $5::integer "
+           "FROM unnest(string_to_array($1, ',')::bigint[], $2::text[], "
+           "string_to_array($3, ',')::bigint[], $4::text[]) WITH ORDINALITY AS r(c, k, w, n, i) "
            "ORDER BY r.i ON CONFLICT DO NOTHING RETURNING customer_id, idempotency_key) "
            "SELECT customer_id, idempotency_key, NULL::bigint, NULL::bigint, NULL::bigint "
            "FROM r UNION ALL (SELECT NULL, NULL, s.sku_id, x.available, x.price_cents FROM stock "
            "s LEFT JOIN LATERAL (SELECT y.available, y.price_cents FROM stock y WHERE "
            "y.warehouse_id = s.warehouse_id AND y.sku_id = s.sku_id" OO_PG_FREE_STOCK_LOCK
-           ") x ON true WHERE s.warehouse_id = $3::bigint AND s.sku_id = ANY "
-           "(string_to_array($4, ',')::bigint[]) ORDER BY s.sku_id)"},
+           ") x ON true WHERE s.warehouse_id = $6::bigint AND s.sku_id = ANY "
+           "(string_to_array($7, ',')::bigint[]) ORDER BY s.sku_id)"},
       .find_receipts = {"in_find_receipts",
                         "SELECT q.n - 1, r.warehouse_id, r.normalized, r.normalization, r.outcome, "
                         "r.order_id, r.shortages, o.order_id, o.order_no, o.status, "
@@ -145,18 +147,23 @@ const IntakeSql& intake_sql() {
                                             "LEFT JOIN order_lines l ON l.order_id = o.order_id "
                                             "ORDER BY q.n, l.line_no"},
       // in_place_all for many orders, and the batch's out-of-stock receipts. Deductions come
-      // summed per stock row (`d`, $4–$6): an UPDATE … FROM applies only one matching source
-      // row. Deductions and receipt keys come as arrays, whose row estimate (10) keeps the
-      // stock and receipt updates on their indexes; jsonb_to_recordset's (100) made the
-      // receipt updates hash the whole receipts table (docs/BENCHMARKS.md).
+      // summed per stock row (`d`, $16–$18): an UPDATE … FROM applies only one matching source
+      // row. Every row comes as one array per column, whose row estimate (10) keeps the stock
+      // and receipt updates on their indexes (jsonb_to_recordset's, 100, made the receipt
+      // updates hash the whole receipts table), and which PostgreSQL reads in 60 % of the CPU
+      // the same rows took as jsonb (docs/BENCHMARKS.md, "Batch rows as arrays").
       .place_many = {"in_place_many",
-                     "WITH o AS (SELECT * FROM jsonb_to_recordset($1::jsonb) "
-                     "AS t(id bigint, ono text, c bigint, w bigint, t bigint)), "
-                     "l AS (SELECT * FROM jsonb_to_recordset($2::jsonb) "
-                     "AS t(id bigint, n integer, w bigint, sku bigint, q bigint, p bigint, "
-                     "site text, ono text, lot text)), "
-                     "d AS (SELECT * FROM unnest(string_to_array($4, ',')::bigint[], "
-                     "string_to_array($5, ',')::bigint[], string_to_array($6, ',')::bigint[]) "
+                     "WITH o AS (SELECT * FROM unnest(string_to_array($1, ',')::bigint[], "
+                     "$2::text[], string_to_array($3, ',')::bigint[], "
+                     "string_to_array($4, ',')::bigint[], string_to_array($5, ',')::bigint[]) "
+                     "AS t(id, ono, c, w, t)), "
+                     "l AS (SELECT * FROM unnest(string_to_array($6, ',')::bigint[], "
+                     "string_to_array($7, ',')::integer[], string_to_array($8, ',')::bigint[], "
+                     "string_to_array($9, ',')::bigint[], string_to_array($10, ',')::bigint[], "
+                     "string_to_array($11, ',')::bigint[], $12::text[], $13::text[], $14::text[]) "
+                     "AS t(id, n, w, sku, q, p, site, ono, lot)), "
+                     "d AS (SELECT * FROM unnest(string_to_array($16, ',')::bigint[], "
+                     "string_to_array($17, ',')::bigint[], string_to_array($18, ',')::bigint[]) "
                      "AS t(w, sku, quantity)), "
                      "io AS (INSERT INTO orders (order_id, order_no, customer_id, "
                      "warehouse_id, status, total_cents) "
@@ -172,12 +179,12 @@ const IntakeSql& intake_sql() {
                      "so AS (INSERT INTO source_orders (site_code, order_no, lot_no, quantity) "
                      "SELECT site, ono, lot, q FROM l), "
                      "rc AS (UPDATE order_receipts r SET outcome = 'placed', order_id = x.id "
-                     "FROM unnest(string_to_array($9, ',')::bigint[], "
-                     "string_to_array($10, ',')::bigint[], $11::text[]) AS x(id, c, k) "
+                     "FROM unnest(string_to_array($21, ',')::bigint[], "
+                     "string_to_array($22, ',')::bigint[], $23::text[]) AS x(id, c, k) "
                      "WHERE r.customer_id = x.c AND r.idempotency_key = x.k), "
                      "ro AS (UPDATE order_receipts r SET outcome = 'out_of_stock', "
-                     "shortages = x.s FROM unnest(string_to_array($3, ',')::bigint[], "
-                     "$7::text[], $8::text[]) AS x(c, k, s) "
+                     "shortages = x.s FROM unnest(string_to_array($15, ',')::bigint[], "
+                     "$19::text[], $20::text[]) AS x(c, k, s) "
                      "WHERE r.customer_id = x.c AND r.idempotency_key = x.k), "
                      "ok AS (SELECT oo_assert(" OO_PG_BATCH_DEDUCTED
                      ", 'a locked stock row did not take its deduction') AS ok) "
