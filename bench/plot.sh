@@ -37,6 +37,7 @@ bars standing 'Where issue 10 stands: the shared script, OnceOrder over HTTP / r
 bars replay-memory 'Replays from memory: the shared script, OnceOrder over HTTP / raw SQL, memory off and on' 'ratio oo / raw' 0 1
 bars batch-plans 'One plan per batch statement: PostgreSQL CPU per order batch by its size, one client' 'µs per batch'
 bars batch-rows 'Batch rows as arrays: PostgreSQL CPU, jsonb against one array per column' 'µs'
+bars decided-ahead 'Batches decided ahead: OnceOrder over HTTP / raw SQL, 16 connections, before and after' 'ratio oo / raw' 0 1
 bars sqlite-combining 'Combining on SQLite, store path' 'requests/s (log scale)' 1
 gnuplot -e "data='$src/seed002.dat'; out='$out/seed002.svg'" "$src/seed002.gp"
 echo "docs/plots/seed002.svg"

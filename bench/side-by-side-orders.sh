@@ -22,7 +22,7 @@ for nskus in ${SKUSET:-10000 10}; do
   read -r oo p99 bad < <(NSKUS=$nskus K=5 DUP=0 rps "$(dirname "$0")/orders.lua")
   echo "order5-${nskus}skus $C $raw $oo $(python3 -c "print(round($oo/$raw,2))") p99=$p99 non2xx=$bad"
 done
-curl -s localhost:$port/metrics | grep '^onceorder_order_batch_size' || true
+curl -s localhost:$port/metrics | grep -E '^onceorder_order_(batch_size|decided_ahead)' || true
 # How many requests were new orders rather than replays of a key already sent (none should
 # be: docs/BENCHMARKS.md, "Seed 002's table").
 psql -qAtX -d oo -c "SELECT 'orders placed: ' || count(*) || ', receipts: ' || (SELECT count(*) FROM order_receipts) FROM orders"

@@ -28,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -102,6 +103,7 @@ struct IntakeOptions {
 namespace store {
 class IntakeStore;
 class StockStore;
+struct StockRow;
 }  // namespace store
 class NodeLease;
 
@@ -152,6 +154,12 @@ class Intake {
   // Placements that left a combined batch because another transaction held a stock row
   // their cart needs (or because another request of their key did), and ran alone.
   std::uint64_t held_back() const { return held_back_.load(std::memory_order_relaxed); }
+  // Batches decided ahead, on the stock rows as this process's placements last left them, in one
+  // round trip (PostgreSQL); and those whose rows or keys had moved, decided again as usual.
+  std::uint64_t decided_ahead() const { return decided_ahead_.load(std::memory_order_relaxed); }
+  std::uint64_t decided_ahead_missed() const {
+    return decided_ahead_missed_.load(std::memory_order_relaxed);
+  }
   Result<Order> get_order(std::int64_t order_id, store::Clock::time_point deadline);
   // Idempotent; in_production once any line has a production order.
   Result<Order> cancel(std::int64_t order_id, store::Clock::time_point deadline);
@@ -202,6 +210,13 @@ class Intake {
   // (Connection::open_next), unless it is a lone request or its carts span warehouses.
   void open_next_batch(store::Connection& c, std::string_view lane, std::vector<const Job*>& next);
 
+  // known_ for a batch: `rows` gets the known rows of `skus` in `warehouse` (ascending sku);
+  // false, and `rows` unspecified, unless every one is known.
+  bool known_rows(std::int64_t warehouse, const std::set<std::int64_t>& skus,
+                  std::vector<store::StockRow>& rows);
+  // After a batch or a lone placement committed: its rows as it left them (PostgreSQL).
+  void remember_rows(const std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow>& rows);
+
   Result<std::int64_t> next_order_id();
   // After a collision this process's node id is not its own: lease another one.
   Result<std::int64_t> order_id_from_another_node();
@@ -220,6 +235,18 @@ class Intake {
   std::unique_ptr<IdGenerator> ids_;
   std::atomic<std::uint64_t> id_collisions_{0};
   std::atomic<std::uint64_t> held_back_{0};
+  // The stock rows as this process's committed placements left them, (warehouse, sku) →
+  // (available, price): a lane's next batch is decided on them without reading the rows
+  // first, and the database writes it only if every row still holds those values (place_jobs).
+  // A hint, never trusted: a row moved by anyone else only costs that batch a second try.
+  struct KnownRow {
+    std::int64_t available = 0;
+    std::int64_t price_cents = 0;
+  };
+  std::mutex known_mu_;
+  std::map<std::pair<std::int64_t, std::int64_t>, KnownRow> known_;  // guarded by known_mu_
+  std::atomic<std::uint64_t> decided_ahead_{0};
+  std::atomic<std::uint64_t> decided_ahead_missed_{0};
   OutcomeCounters<OrderOutcome> outcomes_;
   CartLanes cart_lanes_;                                    // the combiner's lane of a cart
   std::unique_ptr<Combiner<const Job*, Answer>> combiner_;  // keyed by cart_lanes_' lanes

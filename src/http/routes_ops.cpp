@@ -140,6 +140,14 @@ Response get_metrics(const Services& s) {
              "row their cart needs (or another request of their key did), and ran alone, "
              "waiting for that row.",
              s.intake.held_back());
+  prom_value(out, "onceorder_order_decided_ahead_total", "counter",
+             "Combined order batches decided on the stock rows as this process's placements "
+             "last left them, written in one round trip (PostgreSQL).",
+             s.intake.decided_ahead());
+  prom_value(out, "onceorder_order_decided_ahead_missed_total", "counter",
+             "Batches decided ahead that found a stock row moved or held, or a key stored "
+             "already: nothing was written, and they were decided again on the locked rows.",
+             s.intake.decided_ahead_missed());
   prom_durations(out, "onceorder_numbering_batch_duration_seconds",
                  "Time of each transaction issuing document numbers (one request or a batch), "
                  "its retries included.",

@@ -367,7 +367,11 @@ Intake::Answer Intake::place_one(const Job& job, store::Clock::time_point deadli
   const Then last = options_.fault_after_deduction ? Then::stay : Then::commit;
   bool waiting_on_key = false;
   bool id_taken = false;
+  // The cart's stock rows as this placement leaves them: what a lane's next batch decided
+  // ahead expects of them (remember_rows), which it would otherwise find moved.
+  std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow> left;
   const auto attempt = [&](Connection& c) -> Result<Placed> {
+    left.clear();
     // 1. The receipt first: a concurrent request with this key waits here.
     auto inserted = store_->insert_receipt(c, req.customer_id, req.idempotency_key, cart);
     waiting_on_key = !inserted.ok() && inserted.status().code() == Code::lock_timeout;
@@ -379,6 +383,7 @@ Intake::Answer Intake::place_one(const Job& job, store::Clock::time_point deadli
     // 3. The decision, on data read under lock.
     std::vector<Shortage> shortages = shortages_of(cart, rows);
     if (!shortages.empty()) {
+      for (const store::StockRow& row : rows) left[{cart.warehouse_id, row.sku_id}] = row;
       OO_RETURN_IF_ERROR(
           store_->record_out_of_stock(c, req.customer_id, req.idempotency_key, shortages, last));
       return Placed{true, {}, std::move(shortages), false};
@@ -387,6 +392,11 @@ Intake::Answer Intake::place_one(const Job& job, store::Clock::time_point deadli
     auto created = store_->place(c, order, req.idempotency_key, last);
     id_taken = created.status().code() == Code::unique_violation;
     OO_ASSIGN_OR_RETURN(order.created_at, std::move(created));
+    for (std::size_t i = 0; i < rows.size(); ++i) {  // rows and lines: both ascending sku
+      store::StockRow row = rows[i];
+      row.available -= cart.lines[i].quantity;
+      left[{cart.warehouse_id, row.sku_id}] = row;
+    }
     if (options_.fault_after_deduction) OO_RETURN_IF_ERROR(options_.fault_after_deduction());
     return Placed{false, std::move(order), {}, false};
   };
@@ -408,6 +418,7 @@ Intake::Answer Intake::place_one(const Job& job, store::Clock::time_point deadli
     id_taken = false;
     placed = store::transact<Placed>(db_, tx, attempt);
   }
+  if (placed.ok() && !options_.fault_after_deduction) remember_rows(left);
   return Answer{std::move(placed), waiting_on_key};
 }
 
@@ -447,6 +458,28 @@ std::vector<Result<Placed>> Intake::place_batch(std::span<const PlaceRequest> re
         std::move(answers[k]),
         recent_.leave({jobs[k].req->customer_id, jobs[k].req->idempotency_key}, entered[k], {}));
   return out;
+}
+
+bool Intake::known_rows(std::int64_t warehouse, const std::set<std::int64_t>& skus,
+                        std::vector<store::StockRow>& rows) {
+  rows.clear();
+  std::lock_guard lock(known_mu_);
+  for (std::int64_t sku : skus) {
+    auto it = known_.find({warehouse, sku});
+    if (it == known_.end()) return false;
+    rows.push_back({sku, it->second.available, it->second.price_cents});
+  }
+  return true;
+}
+
+void Intake::remember_rows(
+    const std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow>& rows) {
+  // A bound on memory, not a policy: rows are known again after one batch reads them.
+  constexpr std::size_t kMaxKnownRows = 1 << 16;
+  if (!store_->decides_ahead() || rows.empty()) return;
+  std::lock_guard lock(known_mu_);
+  if (known_.size() + rows.size() > kMaxKnownRows) known_.clear();
+  for (const auto& [row, stock] : rows) known_[row] = KnownRow{stock.available, stock.price_cents};
 }
 
 void Intake::open_next_batch(Connection& c, std::string_view lane, std::vector<const Job*>& next) {
@@ -499,6 +532,12 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
   bool more_held = false;
   std::vector<bool> waiting(n, false);
   bool receipts_one_by_one = false;
+  // Decided ahead (one round trip: no receipts and stock round trip before the write) where
+  // every stock row the batch needs is known as this process's last batch left it; after a
+  // miss (a row moved, a key stored already) the batch runs again the usual way.
+  bool missed_ahead = false;
+  bool missed_now = false;
+  std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow> settled;  // rows after commit
 
   using Key = ReceiptKey;
   // This batch's successors in its lane, and the opening sent for them behind this batch's
@@ -508,6 +547,7 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
   const auto attempt = [&](Connection& c) -> Result<std::vector<Result<Placed>>> {
     more_refused = false;
     more_held = false;
+    missed_now = false;
     opened_next = 0;
     std::fill(waiting.begin(), waiting.end(), false);
     OO_RETURN_IF_ERROR(store_->plan_for_batch(c));
@@ -527,6 +567,18 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
     std::map<std::int64_t, std::set<std::int64_t>>& skus = trip.skus;
     std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow> left;
     std::set<std::pair<std::int64_t, std::int64_t>> held;  // rows another transaction holds
+    std::size_t taking = 0;  // requests taking part: neither refused nor handed back
+    for (std::size_t i = 0; i < n; ++i) taking += !refused[i] && !held_back[i];
+    // Decided ahead only with every key once (a key's later request follows what its first
+    // one's receipt says) and every row known.
+    std::vector<store::StockRow> known;  // ascending sku
+    const bool ahead = !missed_ahead && jobs.front()->opened == 0 && store_->decides_ahead() &&
+                       skus.size() == 1 && candidates.size() == taking &&
+                       known_rows(skus.begin()->first, skus.begin()->second, known);
+    if (ahead) {
+      for (std::size_t i : candidates) fresh[i] = true;
+      for (const store::StockRow& row : known) left[{skus.begin()->first, row.sku_id}] = row;
+    }
     const auto take = [&](std::int64_t warehouse, const store::FreeStock& stock) {
       for (const auto& row : stock.locked) left[{warehouse, row.sku_id}] = row;
       for (std::int64_t sku : stock.held) held.insert({warehouse, sku});
@@ -545,7 +597,7 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
       return std::move(both.fresh);
     };
     const std::size_t per_statement = receipts_one_by_one ? 1 : candidates.size();
-    for (std::size_t from = 0; from < candidates.size(); from += per_statement) {
+    for (std::size_t from = 0; !ahead && from < candidates.size(); from += per_statement) {
       const std::size_t to = std::min(candidates.size(), from + per_statement);
       const std::vector<store::NewOrderReceipt> rows =
           receipts_of(jobs, std::span<const std::size_t>(candidates).subspan(from, to - from));
@@ -589,7 +641,7 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
     }
     // 2. The stock rows of every new cart, locked once without waiting, unless they came
     // with the receipts.
-    if (!with_stock) {
+    if (!ahead && !with_stock) {
       skus.clear();
       for (std::size_t i = 0; i < n; ++i)
         if (fresh[i])
@@ -660,21 +712,29 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
       if (!fresh[i]) continue;
       const PlaceRequest& r = *jobs[i]->req;
       if (orders[i]) {
-        writes.push_back({r.customer_id, r.idempotency_key, &*orders[i], nullptr});
+        writes.push_back({r.customer_id, r.idempotency_key, &*orders[i], nullptr, &jobs[i]->cart});
       } else {
-        writes.push_back(
-            {r.customer_id, r.idempotency_key, nullptr, &decided[i]->value().shortages});
+        writes.push_back({r.customer_id, r.idempotency_key, nullptr, &decided[i]->value().shortages,
+                          &jobs[i]->cart});
       }
       written.push_back(i);
     }
     if (!writes.empty()) {
       if (jobs.front()->lane) open_next_batch(c, *jobs.front()->lane, next);
-      OO_ASSIGN_OR_RETURN(auto created, store_->write_outcomes(c, writes, Then::commit));
+      const store::DecidedOn decided_on{skus.empty() ? 0 : skus.begin()->first, known};
+      auto created = store_->write_outcomes(c, writes, Then::commit, ahead ? &decided_on : nullptr);
+      if (ahead && created.status().code() == Code::retry_transaction) {
+        missed_now = true;
+        // Not a retryable code: transact must roll back and return, not pause and retry.
+        return Status(Code::invalid_request, "decide again on the locked rows");
+      }
+      if (!created.ok()) return created.status();
+      if (ahead) decided_ahead_.fetch_add(1, std::memory_order_relaxed);
       opened_next = c.opened_for();
       for (std::size_t k = 0; k < written.size(); ++k) {
         const std::size_t i = written[k];
         if (!orders[i]) continue;
-        orders[i]->created_at = std::move(created[k]);
+        orders[i]->created_at = std::move((*created)[k]);
         decided[i].emplace(Placed{false, std::move(*orders[i]), {}, false});
       }
     }
@@ -683,6 +743,7 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
       if (first[i])
         decided[i].emplace(
             replay(jobs[*first[i]]->cart, decided[*first[i]]->value(), jobs[i]->cart));
+    settled = std::move(left);
     std::vector<Result<Placed>> answers;
     for (auto& d : decided) answers.push_back(std::move(*d));
     return answers;
@@ -694,8 +755,16 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
   // A refusal is not contention: run again (each time with one refused request more, so
   // at most n times), not counted against the transaction's attempts.
   // So is a request handed back for a held row: each run has one request fewer.
-  for (std::size_t rerun = 0; rerun < n && !decided.ok() && (more_refused || more_held); ++rerun)
+  for (std::size_t rerun = 0;
+       rerun <= n && !decided.ok() && (more_refused || more_held || (missed_now && !missed_ahead));
+       ++rerun) {
+    if (missed_now) {
+      missed_ahead = true;
+      decided_ahead_missed_.fetch_add(1, std::memory_order_relaxed);
+    }
     decided = store::transact<std::vector<Result<Placed>>>(db_, tx, attempt);
+  }
+  if (decided.ok()) remember_rows(settled);
   // Committed: the next batch finds its first round trip's answer waiting.
   if (decided.ok() && opened_next != 0) next.front()->opened = opened_next;
   if (decided.ok()) {

@@ -356,7 +356,10 @@ Result<std::vector<std::optional<StoredReceipt>>> IntakeStore::find_receipts(
 
 Result<std::vector<std::string>> IntakeStore::write_outcomes(store::Connection& c,
                                                              std::span<const BatchOutcome> outcomes,
-                                                             store::Then then) {
+                                                             store::Then then,
+                                                             const DecidedOn* ahead) {
+  if (ahead && !decides_ahead())
+    return Status(Code::internal, "this engine cannot write a batch decided ahead");
   std::vector<std::string> created(outcomes.size());
   if (!dialect_.writes_in_one_statement) {
     for (size_t i = 0; i < outcomes.size(); ++i) {
@@ -379,18 +382,20 @@ Result<std::vector<std::string>> IntakeStore::write_outcomes(store::Connection& 
   std::map<std::int64_t, size_t> at;  // order_id → its outcome
   std::vector<std::int64_t> short_customers;
   std::vector<std::string_view> placed_keys, short_keys;
-  std::vector<std::string> short_texts;
+  std::vector<std::string> short_texts, short_carts, placed_carts;
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const BatchOutcome& w = outcomes[i];
     if (!w.order) {
       short_customers.push_back(w.customer_id);
       short_keys.push_back(w.key);
       short_texts.push_back(shortages_text(*w.shortages));
+      if (ahead) short_carts.push_back(w.cart->text());
       continue;
     }
     const Order& o = *w.order;
     at[o.order_id] = i;
     placed_keys.push_back(w.key);
+    if (ahead) placed_carts.push_back(w.cart->text());
     order_ids.push_back(o.order_id);
     order_nos.push_back(o.order_no);
     customers.push_back(o.customer_id);
@@ -432,8 +437,27 @@ Result<std::vector<std::string>> IntakeStore::write_outcomes(store::Connection& 
       text_array(short_keys), text_array(short_texts), join(order_ids), join(customers),
       text_array(placed_keys)};
   std::vector<Param> params(std::begin(texts), std::end(texts));
+  std::vector<std::string> known;  // place_known's parameters $24–$30 but the numbers
+  if (ahead) {
+    std::vector<std::int64_t> known_skus, known_available, known_prices;
+    for (const StockRow& r : ahead->rows) {
+      known_skus.push_back(r.sku_id);
+      known_available.push_back(r.available);
+      known_prices.push_back(r.price_cents);
+    }
+    known = {text_array(placed_carts), text_array(short_carts), join(known_skus),
+             join(known_available), join(known_prices)};
+    params.insert(params.end(),
+                  {std::string_view(known[0]), std::string_view(known[1]), ahead->warehouse_id,
+                   std::int64_t{kNormalizationVersion}, std::string_view(known[2]),
+                   std::string_view(known[3]), std::string_view(known[4])});
+  }
   // The statement itself raised if a deduction missed: nothing was committed.
-  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.place_many, params, then));
+  auto placed = c.query(ahead ? sql_.place_known : sql_.place_many, params, then);
+  if (ahead && !placed.ok() &&
+      placed.status().message().find(OO_DECIDED_AHEAD_MOVED) != std::string::npos)
+    return Status(Code::retry_transaction, OO_DECIDED_AHEAD_MOVED);
+  OO_ASSIGN_OR_RETURN(auto rows, std::move(placed));
   for (const auto& r : rows) {
     if (r.is_null(0)) continue;
     auto it = at.find(r.i64(0));

@@ -17,6 +17,10 @@
 #include "onceorder/order_types.hpp"
 #include "onceorder/store.hpp"
 #include "store/dialect.hpp"
+
+// The message place_known fails with when the batch's expectations did not hold (a receipt
+// stored already, a stock row held or moved): nothing was written, decide again.
+#define OO_DECIDED_AHEAD_MOVED "the stock or receipts the batch was decided on had moved"
 #include "store/stock_store.hpp"
 
 namespace onceorder::store {
@@ -75,6 +79,14 @@ struct IntakeSql {
   //   placed receipts: order_id, customer, key) → order_id, created_at per order (one row of
   //   NULLs if none)
   store::Statement place_many = {};
+  // place_many for a batch decided ahead, on the stock rows as its lane's last batch left them
+  // (no receipts round trip): place_many's parameters, then the placed receipts' carts, the
+  // out-of-stock receipts' carts, the warehouse, the normalization version, and the stock
+  // rows the decisions read ("sku,…", "available,…", "price,…"). Inserts every receipt with
+  // its decision (failing as a whole if one is stored already) and fails with
+  // OO_DECIDED_AHEAD_MOVED, before any commit, unless every one of those rows was free and
+  // held exactly those values. PostgreSQL only.
+  store::Statement place_known = {};
   // Run first in a batch's transaction (PostgreSQL): its statements join a few keys to
   // tables that grow, and a plan PostgreSQL made and kept while a table was new hashed the
   // whole table (docs/BENCHMARKS.md, "Index plans for order batches"). Plans made in the
@@ -121,12 +133,20 @@ struct BatchOutcome {
   std::string_view key;
   const Order* order = nullptr;
   const std::vector<Shortage>* shortages = nullptr;  // when `order` is null
+  const Cart* cart = nullptr;  // the request's cart: its receipt's, when decided ahead
 };
 
 struct StockRow {
   std::int64_t sku_id = 0;
   std::int64_t available = 0;
   std::int64_t price_cents = 0;
+};
+
+// What a batch decided ahead was decided on: the stock rows of one warehouse as its lane's
+// last batch left them.
+struct DecidedOn {
+  std::int64_t warehouse_id = 0;
+  std::span<const StockRow> rows;
 };
 
 // lock_free_stock's answer: the rows it locked and the SKUs whose rows another transaction
@@ -207,9 +227,15 @@ class IntakeStore {
   // Writes every decision (as `place` and `record_out_of_stock` do each); returns each
   // placed order's created_at ("" for out of stock). Fails (internal) before any commit if
   // the locked stock rows did not take their summed deductions.
+  // With `ahead` (decides_ahead()), the receipts are inserted here too, with their decisions,
+  // and the call fails with retry_transaction, nothing written, unless every outcome's key was
+  // new and every row of `ahead` was free and held its values (IntakeSql::place_known).
   Result<std::vector<std::string>> write_outcomes(store::Connection& c,
                                                   std::span<const BatchOutcome> outcomes,
-                                                  store::Then then);
+                                                  store::Then then,
+                                                  const DecidedOn* ahead = nullptr);
+  // True where a batch can be decided ahead (write_outcomes' `ahead`).
+  bool decides_ahead() const { return !sql_.place_known.name.empty(); }
   Result<std::optional<OrderHead>> lock_order(store::Connection& c, std::int64_t order_id);
 
   // The cancel's steps, in the order the caller must send them: an order's source orders

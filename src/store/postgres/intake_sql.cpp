@@ -17,11 +17,51 @@ namespace onceorder::store::postgres {
 #endif
 #if defined(ONCEORDER_NAIVE_RESERVE_LOOP)
 #define OO_PG_BATCH_DEDUCTED "true"
+#define OO_PG_KNOWN_STOCK_LOCK ""
 #else
+#define OO_PG_KNOWN_STOCK_LOCK " FOR UPDATE OF s SKIP LOCKED"
 #define OO_PG_BATCH_DEDUCTED                                                                  \
   "(SELECT count(*) FROM st) = (SELECT count(*) FROM d) AND (SELECT coalesce(sum(quantity), " \
   "0) FROM st) = (SELECT coalesce(sum(q), 0) FROM l)"
 #endif
+
+// The rows of in_place_many and in_place_known: the orders ($1–$5), their lines ($6–$14) and
+// the deductions summed per stock row ($16–$18; an UPDATE … FROM applies only one matching
+// source row). Every row comes as one array per column, whose row estimate (10) keeps the
+// stock and receipt updates on their indexes (jsonb_to_recordset's, 100, made the receipt
+// updates hash the whole receipts table), and which PostgreSQL reads in 60 % of the CPU the
+// same rows took as jsonb (docs/BENCHMARKS.md, "Batch rows as arrays").
+#define OO_PG_BATCH_ROWS                                                         \
+  "o AS (SELECT * FROM unnest(string_to_array($1, ',')::bigint[], "              \
+  "$2::text[], string_to_array($3, ',')::bigint[], "                             \
+  "string_to_array($4, ',')::bigint[], string_to_array($5, ',')::bigint[]) "     \
+  "AS t(id, ono, c, w, t)), "                                                    \
+  "l AS (SELECT * FROM unnest(string_to_array($6, ',')::bigint[], "              \
+  "string_to_array($7, ',')::integer[], string_to_array($8, ',')::bigint[], "    \
+  "string_to_array($9, ',')::bigint[], string_to_array($10, ',')::bigint[], "    \
+  "string_to_array($11, ',')::bigint[], $12::text[], $13::text[], $14::text[]) " \
+  "AS t(id, n, w, sku, q, p, site, ono, lot)), "                                 \
+  "d AS (SELECT * FROM unnest(string_to_array($16, ',')::bigint[], "             \
+  "string_to_array($17, ',')::bigint[], string_to_array($18, ',')::bigint[]) "   \
+  "AS t(w, sku, quantity)), "
+// The batch's writes, its deductions taken from `deductions` (a CTE of d's columns).
+#define OO_PG_BATCH_WRITES(deductions)                                         \
+  "io AS (INSERT INTO orders (order_id, order_no, customer_id, "               \
+  "warehouse_id, status, total_cents) "                                        \
+  "SELECT id, ono, c, w, 'placed', t FROM o RETURNING order_id, created_at), " \
+  "ol AS (INSERT INTO order_lines (order_id, line_no, sku_id, quantity, "      \
+  "unit_price_cents) SELECT id, n, sku, q, p FROM l), "                        \
+  "st AS (UPDATE stock s SET available = s.available - d.quantity, "           \
+  "reserved = s.reserved + d.quantity, updated_at = now() "                    \
+  "FROM " deductions                                                           \
+  " d WHERE s.warehouse_id = d.w "                                             \
+  "AND s.sku_id = d.sku AND s.available >= d.quantity RETURNING d.quantity), " \
+  "lg AS (INSERT INTO stock_ledger (warehouse_id, sku_id, delta, kind, "       \
+  "order_id, line_no) SELECT w, sku, -q, 'reservation', id, n FROM l), "       \
+  "so AS (INSERT INTO source_orders (site_code, order_no, lot_no, quantity) "  \
+  "SELECT site, ono, lot, q FROM l)"
+#define OO_PG_BATCH_ANSWER \
+  "SELECT io.order_id, " OO_PG_UTC("io.created_at") " FROM ok LEFT JOIN io ON ok.ok"
 
 const IntakeSql& intake_sql() {
   static const IntakeSql sql{
@@ -152,32 +192,10 @@ const IntakeSql& intake_sql() {
       // and receipt updates on their indexes (jsonb_to_recordset's, 100, made the receipt
       // updates hash the whole receipts table), and which PostgreSQL reads in 60 % of the CPU
       // the same rows took as jsonb (docs/BENCHMARKS.md, "Batch rows as arrays").
+      // Laid out by hand: the formatter splits OO_PG_BATCH_WRITES(…) mid-call.
+      // clang-format off
       .place_many = {"in_place_many",
-                     "WITH o AS (SELECT * FROM unnest(string_to_array($1, ',')::bigint[], "
-                     "$2::text[], string_to_array($3, ',')::bigint[], "
-                     "string_to_array($4, ',')::bigint[], string_to_array($5, ',')::bigint[]) "
-                     "AS t(id, ono, c, w, t)), "
-                     "l AS (SELECT * FROM unnest(string_to_array($6, ',')::bigint[], "
-                     "string_to_array($7, ',')::integer[], string_to_array($8, ',')::bigint[], "
-                     "string_to_array($9, ',')::bigint[], string_to_array($10, ',')::bigint[], "
-                     "string_to_array($11, ',')::bigint[], $12::text[], $13::text[], $14::text[]) "
-                     "AS t(id, n, w, sku, q, p, site, ono, lot)), "
-                     "d AS (SELECT * FROM unnest(string_to_array($16, ',')::bigint[], "
-                     "string_to_array($17, ',')::bigint[], string_to_array($18, ',')::bigint[]) "
-                     "AS t(w, sku, quantity)), "
-                     "io AS (INSERT INTO orders (order_id, order_no, customer_id, "
-                     "warehouse_id, status, total_cents) "
-                     "SELECT id, ono, c, w, 'placed', t FROM o RETURNING order_id, created_at), "
-                     "ol AS (INSERT INTO order_lines (order_id, line_no, sku_id, quantity, "
-                     "unit_price_cents) SELECT id, n, sku, q, p FROM l), "
-                     "st AS (UPDATE stock s SET available = s.available - d.quantity, "
-                     "reserved = s.reserved + d.quantity, updated_at = now() FROM d "
-                     "WHERE s.warehouse_id = d.w "
-                     "AND s.sku_id = d.sku AND s.available >= d.quantity RETURNING d.quantity), "
-                     "lg AS (INSERT INTO stock_ledger (warehouse_id, sku_id, delta, kind, "
-                     "order_id, line_no) SELECT w, sku, -q, 'reservation', id, n FROM l), "
-                     "so AS (INSERT INTO source_orders (site_code, order_no, lot_no, quantity) "
-                     "SELECT site, ono, lot, q FROM l), "
+                     "WITH " OO_PG_BATCH_ROWS OO_PG_BATCH_WRITES("d") ", "
                      "rc AS (UPDATE order_receipts r SET outcome = 'placed', order_id = x.id "
                      "FROM unnest(string_to_array($21, ',')::bigint[], "
                      "string_to_array($22, ',')::bigint[], $23::text[]) AS x(id, c, k) "
@@ -186,12 +204,45 @@ const IntakeSql& intake_sql() {
                      "shortages = x.s FROM unnest(string_to_array($15, ',')::bigint[], "
                      "$19::text[], $20::text[]) AS x(c, k, s) "
                      "WHERE r.customer_id = x.c AND r.idempotency_key = x.k), "
-                     "ok AS (SELECT oo_assert(" OO_PG_BATCH_DEDUCTED
-                     ", 'a locked stock row did not take its deduction') AS ok) "
-                     // clang-format off
-                     "SELECT io.order_id, " OO_PG_UTC("io.created_at") " "
-                                          // clang-format on
-                                          "FROM ok LEFT JOIN io ON ok.ok"},
+                     "ok AS (SELECT oo_assert(" OO_PG_BATCH_DEDUCTED ", "
+                     "'a locked stock row did not take its deduction') AS ok) "
+                     OO_PG_BATCH_ANSWER},
+      // in_place_many for a batch decided on the stock its lane's last batch left
+      // (IntakeSql::place_known): the receipts are inserted with their decisions ($24, $25:
+      // the placed and the out-of-stock carts; $26 warehouse, $27 normalization version), in
+      // (customer, key) order before any stock row is locked, and the stock rows the decisions
+      // read ($28–$30: sku, available, price) are locked without waiting only where they still
+      // hold those values. Anything else (a key stored already, a row moved or held) raises
+      // OO_DECIDED_AHEAD_MOVED before the writes can commit.
+      .place_known = {"in_place_known",
+                      "WITH rcp AS (INSERT INTO order_receipts (customer_id, idempotency_key, "
+                      "warehouse_id, normalized, normalization, outcome, order_id, shortages) "
+                      "SELECT x.c, x.k, $26::bigint, x.n, $27::integer, x.oc, x.id, x.s FROM ("
+                      "SELECT p.c, p.k, p.n, 'placed' AS oc, p.id, NULL::text AS s "
+                      "FROM unnest(string_to_array($21, ',')::bigint[], "
+                      "string_to_array($22, ',')::bigint[], $23::text[], $24::text[]) "
+                      "AS p(id, c, k, n) UNION ALL SELECT q.c, q.k, q.n, 'out_of_stock', "
+                      "NULL::bigint, q.s FROM unnest(string_to_array($15, ',')::bigint[], "
+                      "$19::text[], $20::text[], $25::text[]) AS q(c, k, s, n)) x "
+                      "ORDER BY x.c, x.k COLLATE \"C\" ON CONFLICT DO NOTHING RETURNING 1), "
+                      "k AS (SELECT * FROM unnest(string_to_array($28, ',')::bigint[], "
+                      "string_to_array($29, ',')::bigint[], string_to_array($30, ',')::bigint[]) "
+                      "AS t(sku, a, p)), "
+                      "lk AS (SELECT s.sku_id FROM stock s JOIN k ON s.warehouse_id = $26::bigint "
+                      "AND s.sku_id = k.sku WHERE s.available = k.a AND s.price_cents = k.p "
+                      "AND (SELECT count(*) FROM rcp) >= 0 ORDER BY s.sku_id"
+                      OO_PG_KNOWN_STOCK_LOCK "), "
+                      OO_PG_BATCH_ROWS
+                      "dk AS (SELECT d.* FROM d JOIN lk ON lk.sku_id = d.sku), "
+                      OO_PG_BATCH_WRITES("dk") ", "
+                      "ahead AS (SELECT oo_assert((SELECT count(*) FROM rcp) = "
+                      "cardinality(string_to_array($22, ',')) + "
+                      "cardinality(string_to_array($15, ',')) AND (SELECT count(*) FROM lk) = "
+                      "(SELECT count(*) FROM k), '" OO_DECIDED_AHEAD_MOVED "') AS ok), "
+                      "ok AS (SELECT oo_assert(ahead.ok AND " OO_PG_BATCH_DEDUCTED ", "
+                      "'a locked stock row did not take its deduction') AS ok FROM ahead) "
+                      OO_PG_BATCH_ANSWER},
+      // clang-format on
       // Local to the transaction (IntakeSql::batch_plans says why).
       .batch_plans = {"in_batch_plans",
                       "SELECT set_config('enable_seqscan', 'off', true), "
