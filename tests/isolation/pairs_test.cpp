@@ -216,6 +216,45 @@ Operation batch_decided_ahead(std::string pair, std::string key) {
   };
 }
 
+// Postconditions shared by the order-batch pairs, whose batch is {101 for key "a" or "k",
+// 202 for "b"}; `before` orders (and receipts) were made in the setup, and `left_202` units of
+// 202 must be left.
+using Check = decltype(PairSpec::check);
+// Against a lone placement (key "c") of the last unit of 101.
+Check last_unit_of_101_to_one_cart(std::int64_t before, std::int64_t left_202) {
+  return [=](Fixture& f, const std::string& a, const std::string& b) {
+    auto v = expect((a == "placed placed" && b == "out_of_stock") ||
+                        (a == "out_of_stock placed" && b == "placed"),
+                    "the last unit of 101 to exactly one cart, 202 placed");
+    if (count(f, "SELECT count(*) FROM orders") != before + 2)
+      v.push_back("not one order per placed cart");
+    if (count(f, "SELECT count(*) FROM order_receipts") != before + 3)
+      v.push_back("not one receipt per request");
+    if (count(f, "SELECT available FROM stock WHERE sku_id = 202") != left_202)
+      v.push_back("202 not deducted exactly once");
+    return v;
+  };
+}
+// Against a lone placement with the batch's key "k" (customer 1), leaving `left_101` of 101.
+Check one_key_placed_once(std::int64_t left_101, std::int64_t left_202) {
+  return [=](Fixture& f, const std::string& a, const std::string& b) {
+    auto v = expect(a == "placed placed" && b == "placed", "every request placed");
+    if (count(f, "SELECT count(*) FROM orders WHERE customer_id = 1") != 1)
+      v.push_back("one key made more than one order");
+    if (count(f, "SELECT available FROM stock WHERE sku_id = 101") != left_101)
+      v.push_back("one key deducted more than once");
+    if (count(f, "SELECT available FROM stock WHERE sku_id = 202") != left_202)
+      v.push_back("202 not deducted exactly once");
+    return v;
+  };
+}
+
+// An adjustment taking one unit of 101: "adjusted" or its error's code.
+std::string damage_one_of_101(Fixture&, SessionContext& s) {
+  auto r = s.intake->adjust(1, 101, -1, "damaged", later());
+  return r.ok() ? std::string("adjusted") : outcome(r.status());
+}
+
 std::vector<PairSpec> pairs() {
   std::vector<PairSpec> out;
 
@@ -512,17 +551,7 @@ std::vector<PairSpec> pairs() {
                   [](Fixture&, SessionContext& s) {
                     return place(s, 3, "c", {{101, 1}});
                   }},
-                 [](Fixture& f, const std::string& a, const std::string& b) {
-                   auto v = expect((a == "placed placed" && b == "out_of_stock") ||
-                                       (a == "out_of_stock placed" && b == "placed"),
-                                   "the last unit of 101 to exactly one cart, 202 placed");
-                   if (count(f, "SELECT count(*) FROM orders") != 2) v.push_back("not two orders");
-                   if (count(f, "SELECT count(*) FROM order_receipts") != 3)
-                     v.push_back("not one receipt per request");
-                   if (count(f, "SELECT available FROM stock WHERE sku_id = 202") != 4)
-                     v.push_back("202 not deducted exactly once");
-                   return v;
-                 },
+                 last_unit_of_101_to_one_cart(0, 4),
                  -1});
 
   // A batch and a lone placement with one key: whichever inserts the receipt first decides,
@@ -538,14 +567,7 @@ std::vector<PairSpec> pairs() {
                   [](Fixture&, SessionContext& s) {
                     return place(s, 1, "k", {{101, 1}});
                   }},
-                 [](Fixture& f, const std::string& a, const std::string& b) {
-                   auto v = expect(a == "placed placed" && b == "placed", "every request placed");
-                   if (count(f, "SELECT count(*) FROM orders WHERE customer_id = 1") != 1)
-                     v.push_back("one key made more than one order");
-                   if (count(f, "SELECT available FROM stock WHERE sku_id = 101") != 4)
-                     v.push_back("one key deducted more than once");
-                   return v;
-                 },
+                 one_key_placed_once(4, 4),
                  -1});
 
   // A batch against a cancel that holds the row it frees: the cart waits for the cancel
@@ -588,28 +610,14 @@ std::vector<PairSpec> pairs() {
                     [](Fixture&, SessionContext& s) {
                       return place(s, 3, "c", {{101, 1}});
                     }},
-                   [](Fixture& f, const std::string& a, const std::string& b) {
-                     auto v = expect((a == "placed placed" && b == "out_of_stock") ||
-                                         (a == "out_of_stock placed" && b == "placed"),
-                                     "the last unit of 101 to exactly one cart, 202 placed");
-                     if (count(f, "SELECT count(*) FROM orders") != 4) v.push_back("not 4 orders");
-                     if (count(f, "SELECT count(*) FROM order_receipts") != 5)
-                       v.push_back("not one receipt per request");
-                     if (count(f, "SELECT available FROM stock WHERE sku_id = 202") != 3)
-                       v.push_back("202 not deducted exactly once");
-                     return v;
-                   },
+                   last_unit_of_101_to_one_cart(2, 3),
                    -1});
   }
   {
     const std::string name = "place batch decided ahead/adjustment (it takes the batch's row)";
     out.push_back({name,
                    stock_known_to_a,
-                   {batch_decided_ahead(name, "a"),
-                    [](Fixture&, SessionContext& s) {
-                      auto r = s.intake->adjust(1, 101, -1, "damaged", later());
-                      return r.ok() ? std::string("adjusted") : outcome(r.status());
-                    }},
+                   {batch_decided_ahead(name, "a"), damage_one_of_101},
                    [](Fixture& f, const std::string& a, const std::string& b) {
                      auto v = expect((a == "placed placed" && b == "insufficient_stock") ||
                                          (a == "out_of_stock placed" && b == "adjusted"),
@@ -630,25 +638,13 @@ std::vector<PairSpec> pairs() {
                     [](Fixture&, SessionContext& s) {
                       return place(s, 1, "k", {{101, 1}});
                     }},
-                   [](Fixture& f, const std::string& a, const std::string& b) {
-                     auto v = expect(a == "placed placed" && b == "placed", "every request placed");
-                     if (count(f, "SELECT count(*) FROM orders WHERE customer_id = 1") != 1)
-                       v.push_back("one key made more than one order");
-                     if (count(f, "SELECT available FROM stock WHERE sku_id = 101") != 0)
-                       v.push_back("one key deducted more than once");
-                     if (count(f, "SELECT available FROM stock WHERE sku_id = 202") != 3)
-                       v.push_back("202 not deducted exactly once");
-                     return v;
-                   },
+                   one_key_placed_once(0, 3),
                    -1});
   }
 
   out.push_back({"adjustment/place",
                  [](Fixture& f) { stock(f, 101, 1); },
-                 {[](Fixture&, SessionContext& s) {
-                    auto r = s.intake->adjust(1, 101, -1, "damaged", later());
-                    return r.ok() ? std::string("adjusted") : outcome(r.status());
-                  },
+                 {damage_one_of_101,
                   [](Fixture&, SessionContext& s) {
                     return place(s, 1, "p", {{101, 1}});
                   }},
