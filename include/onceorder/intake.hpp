@@ -155,7 +155,8 @@ class Intake {
   // their cart needs (or because another request of their key did), and ran alone.
   std::uint64_t held_back() const { return held_back_.load(std::memory_order_relaxed); }
   // Batches decided ahead, on the stock rows as this process's placements last left them, in one
-  // round trip (PostgreSQL); and those whose rows or keys had moved, decided again as usual.
+  // round trip (PostgreSQL); and those decided again as usual because a row or key had moved
+  // or because a request was refused (a refusal stands only on locked rows).
   std::uint64_t decided_ahead() const { return decided_ahead_.load(std::memory_order_relaxed); }
   std::uint64_t decided_ahead_missed() const {
     return decided_ahead_missed_.load(std::memory_order_relaxed);

@@ -146,7 +146,8 @@ Response get_metrics(const Services& s) {
              s.intake.decided_ahead());
   prom_value(out, "onceorder_order_decided_ahead_missed_total", "counter",
              "Batches decided ahead that found a stock row moved or held, or a key stored "
-             "already: nothing was written, and they were decided again on the locked rows.",
+             "already, or refused a request: nothing was written, and they were decided again "
+             "on the locked rows.",
              s.intake.decided_ahead_missed());
   prom_durations(out, "onceorder_numbering_batch_duration_seconds",
                  "Time of each transaction issuing document numbers (one request or a batch), "

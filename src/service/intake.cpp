@@ -683,6 +683,10 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
       for (const CartLine& l : cart.lines)
         if (auto it = left.find({cart.warehouse_id, l.sku_id}); it != left.end())
           rows.push_back(it->second);
+      if (rows.size() != cart.lines.size() && ahead) {  // every row was known: never
+        missed_now = true;
+        return Status(Code::invalid_request, "decide again on the locked rows");
+      }
       if (rows.size() != cart.lines.size()) {
         refused[i] = unknown_skus(cart, rows);
         more_refused = true;
@@ -694,6 +698,12 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
         continue;
       }
       auto order = make_order(ids[i], jobs[i]->req->customer_id, cart, rows);
+      if (!order.ok() && ahead) {
+        // A refusal (a total that overflows) stands only on locked rows: nothing checks the
+        // remembered prices it was made on unless something is written.
+        missed_now = true;
+        return Status(Code::invalid_request, "decide again on the locked rows");
+      }
       if (!order.ok()) {
         refused[i] = order.status();
         more_refused = true;

@@ -334,8 +334,33 @@ TEST_P(IntakeBatchTest, BatchesDecidedAheadAnswerAsOneByOne) {
       {8, 1, {{911, 2}, {101, 1}}, "d3"},
   };
   const Ahead ahead = expect_same(seq, {3, 4, 4, 3});
+  // The third batch's first run, with "c1" (whose rows no placement has left), is decided
+  // on the locked rows and refuses it; its run again without "c1" is decided ahead.
   EXPECT_EQ(ahead.missed, 0u);
   EXPECT_EQ(ahead.decided, GetParam() == Engine::postgres ? 3u : 0u);
+}
+
+// A refusal decided ahead would stand on remembered prices that nothing checks (a refused
+// request writes nothing): here another process lowered one price, so the total that
+// overflowed on the remembered prices fits, and the order is placed as one by one.
+TEST_P(IntakeBatchTest, ARefusalOnRememberedPricesIsDecidedAgain) {
+  std::vector<CartLine> one_each, the_rest;
+  for (std::int64_t sku = 901; sku <= 910; ++sku) {
+    one_each.push_back({sku, 1});
+    the_rest.push_back({sku, 999'999});  // 10^13 less than 10^19: still overflows
+  }
+  const std::vector<PlaceRequest> seq = {
+      {5, 1, one_each, "learn"},
+      {6, 1, {{101, 1}}, "x"},  // the rows are known after this
+      {5, 1, the_rest, "e"},
+      {6, 1, {{101, 1}}, "y"},  // fits once 905 costs 1
+  };
+  const auto lower = [](Side& side, size_t) {
+    side.tdb.sql("UPDATE stock SET price_cents = 1 WHERE warehouse_id = 1 AND sku_id = 905");
+  };
+  const Ahead ahead = expect_same(seq, {2, 2}, {}, lower);
+  EXPECT_EQ(ahead.missed, GetParam() == Engine::postgres ? 1u : 0u);
+  EXPECT_EQ(ahead.decided, 0u);
 }
 
 // A batch decided ahead on rows that moved since this process last wrote them, or with a key
