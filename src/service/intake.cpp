@@ -533,8 +533,8 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
   std::vector<bool> waiting(n, false);
   bool receipts_one_by_one = false;
   // Decided ahead (one round trip: no receipts and stock round trip before the write) where
-  // every stock row the batch needs is known as this process's last batch left it; after a
-  // miss (a row moved, a key stored already) the batch runs again the usual way.
+  // every stock row the batch needs is known as this process's placements last left it; after
+  // a miss (a row moved, a key stored already, a refusal) the batch runs again the usual way.
   bool missed_ahead = false;
   bool missed_now = false;
   std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow> settled;  // rows after commit
