@@ -215,8 +215,10 @@ class Intake {
   // false, and `rows` unspecified, unless every one is known.
   bool known_rows(std::int64_t warehouse, const std::set<std::int64_t>& skus,
                   std::vector<store::StockRow>& rows);
+  // Stock rows by (warehouse, sku).
+  using RowsByKey = std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow>;
   // After a batch or a lone placement committed: its rows as it left them (PostgreSQL).
-  void remember_rows(const std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow>& rows);
+  void remember_rows(const RowsByKey& rows);
 
   Result<std::int64_t> next_order_id();
   // After a collision this process's node id is not its own: lease another one.

@@ -369,7 +369,8 @@ Intake::Answer Intake::place_one(const Job& job, store::Clock::time_point deadli
   bool id_taken = false;
   // The cart's stock rows as this placement leaves them: what a lane's next batch decided
   // ahead expects of them (remember_rows), which it would otherwise find moved.
-  std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow> left;
+  RowsByKey left;
+  const bool remember = store_->decides_ahead() && !options_.fault_after_deduction;
   const auto attempt = [&](Connection& c) -> Result<Placed> {
     left.clear();
     // 1. The receipt first: a concurrent request with this key waits here.
@@ -383,7 +384,8 @@ Intake::Answer Intake::place_one(const Job& job, store::Clock::time_point deadli
     // 3. The decision, on data read under lock.
     std::vector<Shortage> shortages = shortages_of(cart, rows);
     if (!shortages.empty()) {
-      for (const store::StockRow& row : rows) left[{cart.warehouse_id, row.sku_id}] = row;
+      if (remember)
+        for (const store::StockRow& row : rows) left[{cart.warehouse_id, row.sku_id}] = row;
       OO_RETURN_IF_ERROR(
           store_->record_out_of_stock(c, req.customer_id, req.idempotency_key, shortages, last));
       return Placed{true, {}, std::move(shortages), false};
@@ -392,7 +394,7 @@ Intake::Answer Intake::place_one(const Job& job, store::Clock::time_point deadli
     auto created = store_->place(c, order, req.idempotency_key, last);
     id_taken = created.status().code() == Code::unique_violation;
     OO_ASSIGN_OR_RETURN(order.created_at, std::move(created));
-    for (std::size_t i = 0; i < rows.size(); ++i) {  // rows and lines: both ascending sku
+    for (std::size_t i = 0; remember && i < rows.size(); ++i) {  // both ascending sku
       store::StockRow row = rows[i];
       row.available -= cart.lines[i].quantity;
       left[{cart.warehouse_id, row.sku_id}] = row;
@@ -418,7 +420,7 @@ Intake::Answer Intake::place_one(const Job& job, store::Clock::time_point deadli
     id_taken = false;
     placed = store::transact<Placed>(db_, tx, attempt);
   }
-  if (placed.ok() && !options_.fault_after_deduction) remember_rows(left);
+  if (placed.ok()) remember_rows(left);
   return Answer{std::move(placed), waiting_on_key};
 }
 
@@ -472,8 +474,7 @@ bool Intake::known_rows(std::int64_t warehouse, const std::set<std::int64_t>& sk
   return true;
 }
 
-void Intake::remember_rows(
-    const std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow>& rows) {
+void Intake::remember_rows(const RowsByKey& rows) {
   // A bound on memory, not a policy: rows are known again after one batch reads them.
   constexpr std::size_t kMaxKnownRows = 1 << 16;
   if (!store_->decides_ahead() || rows.empty()) return;
@@ -537,7 +538,7 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
   // a miss (a row moved, a key stored already, a refusal) the batch runs again the usual way.
   bool missed_ahead = false;
   bool missed_now = false;
-  std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow> settled;  // rows after commit
+  RowsByKey settled;  // the rows as the committed attempt left them
 
   using Key = ReceiptKey;
   // This batch's successors in its lane, and the opening sent for them behind this batch's
@@ -565,7 +566,7 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
     const std::vector<std::size_t>& candidates = trip.candidates;
     const std::map<Key, std::size_t>& first_use = trip.first_use;
     std::map<std::int64_t, std::set<std::int64_t>>& skus = trip.skus;
-    std::map<std::pair<std::int64_t, std::int64_t>, store::StockRow> left;
+    RowsByKey left;
     std::set<std::pair<std::int64_t, std::int64_t>> held;  // rows another transaction holds
     std::size_t taking = 0;  // requests taking part: neither refused nor handed back
     for (std::size_t i = 0; i < n; ++i) taking += !refused[i] && !held_back[i];
@@ -731,8 +732,10 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
     }
     if (!writes.empty()) {
       if (jobs.front()->lane) open_next_batch(c, *jobs.front()->lane, next);
-      const store::DecidedOn decided_on{skus.empty() ? 0 : skus.begin()->first, known};
-      auto created = store_->write_outcomes(c, writes, Then::commit, ahead ? &decided_on : nullptr);
+      std::optional<store::DecidedOn> decided_on;
+      if (ahead) decided_on.emplace(store::DecidedOn{skus.begin()->first, known});
+      auto created =
+          store_->write_outcomes(c, writes, Then::commit, decided_on ? &*decided_on : nullptr);
       if (ahead && created.status().code() == Code::retry_transaction) {
         missed_now = true;
         // Not a retryable code: transact must roll back and return, not pause and retry.

@@ -17,6 +17,23 @@
 namespace onceorder::testing {
 namespace {
 
+// A cart of 1 to `skus` lines over SKUs 1..`skus`, 1 or 2 of each (repeats merge).
+std::vector<CartLine> random_cart(std::mt19937& rng, int skus) {
+  std::vector<CartLine> lines;
+  const int n = std::uniform_int_distribution<int>(1, skus)(rng);
+  for (int k = 0; k < n; ++k)
+    lines.push_back({std::uniform_int_distribution<int>(1, skus)(rng),
+                     std::uniform_int_distribution<int>(1, 2)(rng)});
+  return lines;
+}
+
+// A placement's answer, by whom it was for.
+struct Seen {
+  std::string key;
+  std::int64_t customer;
+  Placed placed;
+};
+
 TEST_P(IntakeTest, SameKeyRaceMakesOneOrderAndLostAnswerFindsIt) {
   stock(101, 100);
   stock(202, 100);
@@ -222,11 +239,6 @@ TEST_P(IntakeTest, BatchesWithTheSameKeysInOppositeOrdersNeverDeadlockRace) {
 TEST_P(IntakeTest, QueuedPlacementsOnHotSkusAreCombinedAndNeverOversellRace) {
   constexpr int kSkus = 3, kInitial = 120, kThreads = 16, kEach = 20;
   for (int sku = 1; sku <= kSkus; ++sku) stock(sku, kInitial);
-  struct Seen {
-    std::string key;
-    std::int64_t customer;
-    Placed placed;
-  };
   std::vector<std::vector<Seen>> seen(kThreads);
   std::barrier start(kThreads);
   std::vector<std::thread> threads;
@@ -235,11 +247,7 @@ TEST_P(IntakeTest, QueuedPlacementsOnHotSkusAreCombinedAndNeverOversellRace) {
       std::mt19937 rng(static_cast<unsigned>(t * 104729 + 3));
       start.arrive_and_wait();
       for (int i = 0; i < kEach; ++i) {
-        std::vector<CartLine> lines;
-        const int n = std::uniform_int_distribution<int>(1, kSkus)(rng);
-        for (int k = 0; k < n; ++k)
-          lines.push_back({std::uniform_int_distribution<int>(1, kSkus)(rng),
-                           std::uniform_int_distribution<int>(1, 2)(rng)});
+        const std::vector<CartLine> lines = random_cart(rng, kSkus);
         const std::string key = fmt::format("c{}-{}", t, i);
         auto r = place(key, lines, 100 + t);
         ASSERT_TRUE(r.ok()) << r.status().to_string();
@@ -313,23 +321,10 @@ TEST_P(IntakeTest, BatchesDecidedAheadOnRowsAnotherProcessMovesNeverOversellRace
   constexpr int kSkus = 3, kInitial = 60, kThreads = 12, kEach = 20;
   for (int sku = 1; sku <= kSkus; ++sku) stock(sku, kInitial);
   Intake other(*db_);
-  struct Seen {
-    std::string key;
-    std::int64_t customer;
-    Placed placed;
-  };
   std::vector<std::vector<Seen>> seen(kThreads + 1);
   std::map<std::int64_t, std::int64_t> restocked;
   std::atomic<int> running{kThreads};
   std::barrier start(kThreads + 2);
-  const auto cart = [](std::mt19937& rng) {
-    std::vector<CartLine> lines;
-    const int n = std::uniform_int_distribution<int>(1, kSkus)(rng);
-    for (int k = 0; k < n; ++k)
-      lines.push_back({std::uniform_int_distribution<int>(1, kSkus)(rng),
-                       std::uniform_int_distribution<int>(1, 2)(rng)});
-    return lines;
-  };
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
@@ -337,7 +332,7 @@ TEST_P(IntakeTest, BatchesDecidedAheadOnRowsAnotherProcessMovesNeverOversellRace
       start.arrive_and_wait();
       for (int i = 0; i < kEach; ++i) {
         const std::string key = fmt::format("c{}-{}", t, i);
-        auto r = place(key, cart(rng), 100 + t);
+        auto r = place(key, random_cart(rng, kSkus), 100 + t);
         ASSERT_TRUE(r.ok()) << r.status().to_string();
         seen[t].push_back({key, 100 + t, std::move(*r)});
       }
@@ -350,7 +345,7 @@ TEST_P(IntakeTest, BatchesDecidedAheadOnRowsAnotherProcessMovesNeverOversellRace
     start.arrive_and_wait();
     for (int i = 0; running > 0; ++i) {
       const std::string key = fmt::format("o-{}", i);
-      auto r = place(key, cart(rng), 99, &other);
+      auto r = place(key, random_cart(rng, kSkus), 99, &other);
       ASSERT_TRUE(r.ok()) << r.status().to_string();
       seen[kThreads].push_back({key, 99, std::move(*r)});
       std::this_thread::sleep_for(std::chrono::milliseconds(15));
