@@ -184,3 +184,27 @@ oo_check() {
   fi
   return "$rc"
 }
+
+# server_buckets ROUTE: the `serve` latency histogram of ROUTE as "le count" lines (cumulative),
+# read from /metrics on $port. server_quantiles BEFORE AFTER: from two such snapshots, the
+# bucket bounds within which 99 % and 99.9 % of the requests in between were answered, as
+# "srv_p99<=X srv_p999<=Y" (seconds). wrk's own percentiles correct for coordinated omission
+# (a stall that holds every connection adds the requests a steady client would have sent), so
+# the two answer different questions: docs/BENCHMARKS.md, "Tails: wrk's p99 and the server's".
+server_buckets() {
+  curl -s "localhost:$port/metrics" |
+    awk -v r="route=\"$1\"" 'index($0, "onceorder_http_request_duration_seconds_bucket{") == 1 && index($0, r) {
+      match($0, /le="[^"]*"/); print substr($0, RSTART + 4, RLENGTH - 5), $NF }'
+}
+server_quantiles() {
+  python3 - "$1" "$2" <<'PY'
+import sys
+def read(s): return [(le, float(n)) for le, n in (l.split() for l in s.splitlines() if l.strip())]
+before, after = dict(read(sys.argv[1])), read(sys.argv[2])
+rows = [(le, n - before.get(le, 0)) for le, n in after]
+total = rows[-1][1] if rows else 0
+def q(p):
+    return next((le for le, n in rows if total and n >= p * total), "?")
+print(f"srv_p99<={q(0.99)} srv_p999<={q(0.999)}")
+PY
+}

@@ -41,3 +41,4 @@ bars decided-ahead 'Batches decided ahead: OnceOrder over HTTP / raw SQL, 16 con
 bars sqlite-combining 'Combining on SQLite, store path' 'requests/s (log scale)' 1
 gnuplot -e "data='$src/seed002.dat'; out='$out/seed002.svg'" "$src/seed002.gp"
 echo "docs/plots/seed002.svg"
+bars tails 'Hand-backs queue in their lane again: hot orders, wrk p99 at 16 connections, before and after' 'ms'

@@ -3,7 +3,8 @@
 # its README): OnceOrder over HTTP (wrk) next to the raw one-statement SQL (pgbench), one
 # PostgreSQL with fsync on, in one run. Two changes from the shared script: every scope's max is
 # raised first (the default 9999 runs out within a 10 s hot-scope run, after which wrk counts
-# 409 answers), and wrk reports p99 and non-2xx answers. docs/BENCHMARKS.md, "Number combining".
+# 409 answers), and wrk reports p99 and non-2xx answers, next to the server's own p99 and
+# p99.9 from /metrics. docs/BENCHMARKS.md, "Number combining".
 # Run inside: C=16 pg_virtualenv -t -o fsync=on bash bench/side-by-side-numbers.sh build/onceorder
 # BENCH_DIR holds the shared driver's doc.lua, gapless1.sql and schema.sql; SCOPESET="64" runs one case.
 set -euo pipefail
@@ -17,11 +18,13 @@ side_by_side_start "$BIN"
 for s in $(seq 0 63); do curl -sf -X PUT -H 'Content-Type: application/json' -d '{"width":9,"max":999999999}' localhost:$port/v1/scopes/HOT$s >/dev/null; done
 tps() { pgbench -n "$@" -T $T bench 2>/dev/null | awk '/^tps/ {print int($3)}'; }
 rps() { wrk --latency -t2 -c$C -d${T}s -s "$@" http://127.0.0.1:$port 2>/dev/null | awk '/Requests\/sec/ {r=int($2)} / 99%/ {p=$2} /Non-2xx/ {b=$NF} END {print r, p, b+0}'; }
-echo "case clients raw oo ratio p99 non2xx"
+echo "case clients raw oo ratio p99 (wrk) server p99/p99.9 non2xx"
 for s in ${SCOPESET:-1 64}; do
   raw=$(tps -f "$base/gapless1.sql" -D nscopes=$s -c $C -j 2)
+  before=$(server_buckets "/v1/scopes/{scope}/documents")
   read -r oo p99 bad < <(SCOPES=$s rps "$here/doc.lua")
-  echo "numbers-${s}scopes $C $raw $oo $(python3 -c "print(round($oo/$raw,2))") p99=$p99 non2xx=$bad"
+  srv=$(server_quantiles "$before" "$(server_buckets "/v1/scopes/{scope}/documents")")
+  echo "numbers-${s}scopes $C $raw $oo $(python3 -c "print(round($oo/$raw,2))") p99=$p99 $srv non2xx=$bad"
 done
 # The numbers only count if what OnceOrder wrote is still correct: a violated invariant
 # fails the run (exit status 1) after printing what is wrong.

@@ -134,6 +134,9 @@ class Intake {
   // The most placements one combined transaction takes (as Numbering::kMaxBatch: a process
   // rarely has more workers; the bound keeps the time the rows are held short).
   static constexpr std::size_t kMaxBatch = 64;
+  // How often a request a batch handed back for a held stock row queues in its lane again
+  // before it runs alone (and waits for the row), under `place`.
+  static constexpr int kLaneRetries = 8;
   // The most decisions remembered for replays (IntakeOptions::replay_memory), the oldest
   // forgotten first: at a few hundred bytes each, some tens of MB at most.
   static constexpr std::size_t kReplayMemoryCapacity = 32768;
@@ -145,15 +148,19 @@ class Intake {
   };
   using KeyOf = std::pair<std::int64_t, std::string>;
   using ReplayMemory = RecentAnswers<KeyOf, Remembered>;
-  // How many requests `place`'s runs carried so far (a lone request is a batch of 1).
+  // How many requests `place`'s runs carried so far (a lone request is a batch of 1; one
+  // handed back and queued again is carried again).
   CombinerStats combining() const;
   // Placements whose cart shared a stock row with one in flight (onceorder/cart_lanes.hpp).
   std::uint64_t lane_collisions() const { return cart_lanes_.collisions(); }
   // Placements that shared no row but found their warehouse crowded (the same header).
   std::uint64_t lane_crowdings() const { return cart_lanes_.crowdings(); }
-  // Placements that left a combined batch because another transaction held a stock row
-  // their cart needs (or because another request of their key did), and ran alone.
+  // Times a placement left a combined batch because another transaction held a stock row
+  // its cart needs (or because another request of its key did): under `place` it queues in
+  // its lane again, up to kLaneRetries times, and then runs alone, counted each time.
   std::uint64_t held_back() const { return held_back_.load(std::memory_order_relaxed); }
+  // Placements that, handed back that often, ran alone.
+  std::uint64_t ran_alone() const { return ran_alone_.load(std::memory_order_relaxed); }
   // Batches decided ahead, on the stock rows as this process's placements last left them, in one
   // round trip (PostgreSQL); and those decided again as usual because a row or key had moved
   // or because a request was refused (a refusal stands only on locked rows).
@@ -238,6 +245,7 @@ class Intake {
   std::unique_ptr<IdGenerator> ids_;
   std::atomic<std::uint64_t> id_collisions_{0};
   std::atomic<std::uint64_t> held_back_{0};
+  std::atomic<std::uint64_t> ran_alone_{0};
   // The stock rows as this process's committed placements left them, (warehouse, sku) →
   // (available, price): a lane's next batch is decided on them without reading the rows
   // first, and the database writes it only if every row still holds those values (place_jobs).
