@@ -35,6 +35,43 @@ void admin_exec(const std::string& sql) {
   PQfinish(c);
 }
 
+// The test program's migrated PostgreSQL database, copied by each TestDb opened migrated;
+// dropped when the program ends.
+class MigratedTemplate {
+ public:
+  MigratedTemplate() : name_("oo_tpl_" + unique_suffix()) {
+    admin_exec("CREATE DATABASE " + name_);
+    auto url = parse_db_url("postgresql:///" + name_);
+    EXPECT_TRUE(url.ok());
+    // Closed before the first copy: PostgreSQL copies only a database no one is connected to.
+    auto db = store::Database::open(*url, {.pool_size = 1});
+    EXPECT_TRUE(db.ok()) << db.status().to_string();
+    if (db.ok()) {
+      auto v = store::migrate(**db);
+      EXPECT_TRUE(v.ok()) << v.status().to_string();
+    }
+  }
+  ~MigratedTemplate() {
+    // After main() returns: no gtest assertion here, only a best-effort drop.
+    PGconn* c = PQconnectdb("dbname=postgres");
+    if (PQstatus(c) == CONNECTION_OK)
+      PQclear(PQexec(c, ("DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)").c_str()));
+    PQfinish(c);
+  }
+  MigratedTemplate(const MigratedTemplate&) = delete;
+  MigratedTemplate& operator=(const MigratedTemplate&) = delete;
+
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
+
+const std::string& migrated_template() {
+  static const MigratedTemplate one;
+  return one.name();
+}
+
 }  // namespace
 
 bool postgres_configured() {
@@ -65,7 +102,6 @@ TestDb::TestDb(Engine engine) : engine_(engine) {
       ADD_FAILURE() << "ONCEORDER_REQUIRE_PG=1 but no PG* variables: run under pg_virtualenv";
     }
     name_ = "oo_t_" + unique_suffix();
-    admin_exec("CREATE DATABASE " + name_);
     url_ = "postgresql:///" + name_;
   }
 }
@@ -73,12 +109,19 @@ TestDb::TestDb(Engine engine) : engine_(engine) {
 TestDb::~TestDb() {
   if (engine_ == Engine::sqlite) {
     for (const char* ext : {"", "-wal", "-shm"}) std::filesystem::remove(name_ + ext);
-  } else {
+  } else if (created_) {
     admin_exec("DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
   }
 }
 
+void TestDb::create(bool migrated) const {
+  if (engine_ != Engine::postgres || created_) return;
+  created_ = true;
+  admin_exec("CREATE DATABASE " + name_ + (migrated ? " TEMPLATE " + migrated_template() : ""));
+}
+
 std::unique_ptr<store::Database> TestDb::open(store::DatabaseOptions options, bool migrated) {
+  create(migrated);
   auto url = parse_db_url(url_);
   EXPECT_TRUE(url.ok());
   auto db = store::Database::open(*url, options);

@@ -19,7 +19,10 @@ bool postgres_configured();
 std::vector<Engine> engines_under_test();
 
 // Creates an empty database (a temp SQLite file, or a new PostgreSQL database) and drops
-// it on destruction.
+// it on destruction. A PostgreSQL database is created when first used: by open() with
+// `migrated` as a copy of a migrated template the test program makes once (migrating takes
+// twice as long as copying), else empty, as url(), name() and sql() find it.
+// Thread-safety: one thread sets a TestDb up; after that, url() and name() from any.
 class TestDb {
  public:
   explicit TestDb(Engine engine);
@@ -27,18 +30,35 @@ class TestDb {
   TestDb(const TestDb&) = delete;
   TestDb& operator=(const TestDb&) = delete;
 
-  const std::string& url() const { return url_; }
+  const std::string& url() const {
+    create(false);
+    return url_;
+  }
+  // url(), of a database created migrated unless it was created already (open() migrates
+  // whichever it finds).
+  const std::string& migrated_url() const {
+    create(true);
+    return url_;
+  }
   // The PostgreSQL database's name, or the SQLite file's path: for clients outside OnceOrder.
-  const std::string& name() const { return name_; }
+  const std::string& name() const {
+    create(false);
+    return name_;
+  }
   // Opens a new Database (own pool) on it; migrated unless `migrated` is false.
   std::unique_ptr<store::Database> open(store::DatabaseOptions options = {}, bool migrated = true);
   // Runs SQL outside OnceOrder (a second client), failing the test on error.
   store::Rows sql(const std::string& text);
 
  private:
+  // Creates the PostgreSQL database, a copy of the migrated template if `migrated`, unless
+  // it exists already.
+  void create(bool migrated) const;
+
   Engine engine_;
   std::string url_;
   std::string name_;  // database name or file path
+  mutable bool created_ = false;
 };
 
 // gtest parameter name: "sqlite" / "postgresql".

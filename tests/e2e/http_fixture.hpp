@@ -82,7 +82,7 @@ class HttpTest : public ::testing::TestWithParam<Engine> {
     intake_.reset();
     scheduler_.reset();
     db_.reset();
-    auto url = parse_db_url(scratch_->url());
+    auto url = parse_db_url(scratch_->migrated_url());
     ASSERT_TRUE(url.ok()) << url.status().to_string();
     auto db = store::Database::open(*url, options);
     ASSERT_TRUE(db.ok()) << db.status().to_string();
