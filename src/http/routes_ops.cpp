@@ -135,11 +135,16 @@ Response get_metrics(const Services& s) {
              "Placements whose cart shared no stock row with one in flight but arrived while "
              "four or more carts of its warehouse were, and so joined its warehouse's lane.",
              s.intake.lane_crowdings());
+  static_assert(Intake::kLaneRetries == 8, "the help texts below name the retries");
   prom_value(out, "onceorder_order_held_back_total", "counter",
-             "Placements that left a combined batch because another transaction held a stock "
-             "row their cart needs (or another request of their key did), and ran alone, "
-             "waiting for that row.",
+             "Times a placement left a combined batch because another transaction held a "
+             "stock row its cart needs (or another request of its key did); it queues in its "
+             "lane again, 8 times at most, then runs alone.",
              s.intake.held_back());
+  prom_value(out, "onceorder_order_ran_alone_total", "counter",
+             "Placements handed back by 8 batches in a row that then ran alone, waiting for "
+             "the held stock row.",
+             s.intake.ran_alone());
   prom_value(out, "onceorder_order_decided_ahead_total", "counter",
              "Combined order batches decided on the stock rows as this process's placements "
              "last left them, written in one round trip (PostgreSQL).",

@@ -151,6 +151,7 @@ TEST_P(OpsMetricsTest, BusinessCountersMoveByTheTrafficAndPromtoolAcceptsTheText
   EXPECT_EQ(moved("onceorder_order_lane_collisions_total"), 0);
   EXPECT_EQ(moved("onceorder_order_lane_crowded_total"), 0);
   EXPECT_EQ(moved("onceorder_order_held_back_total"), 0);
+  EXPECT_EQ(moved("onceorder_order_ran_alone_total"), 0);
   EXPECT_EQ(moved("onceorder_order_decided_ahead_total"), 0);  // lone placements only
   EXPECT_EQ(moved("onceorder_order_decided_ahead_missed_total"), 0);
   EXPECT_GE(moved("onceorder_numbering_batch_duration_seconds_count"), 1);
