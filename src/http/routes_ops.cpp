@@ -142,8 +142,8 @@ Response get_metrics(const Services& s) {
              "lane again, 8 times at most, then runs alone.",
              s.intake.held_back());
   prom_value(out, "onceorder_order_ran_alone_total", "counter",
-             "Placements handed back by 8 batches in a row that then ran alone, waiting for "
-             "the held stock row.",
+             "Placements still handed back after queuing in their lane 8 more times, that then "
+             "ran alone, waiting for the held stock row.",
              s.intake.ran_alone());
   prom_value(out, "onceorder_order_decided_ahead_total", "counter",
              "Combined order batches decided on the stock rows as this process's placements "
