@@ -25,7 +25,7 @@ for nskus in ${SKUSET:-10000 10}; do
   srv=$(server_quantiles "$before" "$(server_buckets /v1/orders)")
   echo "order5-${nskus}skus $C $raw $oo $(python3 -c "print(round($oo/$raw,2))") p99=$p99 $srv non2xx=$bad"
 done
-curl -s localhost:$port/metrics | grep -E '^onceorder_order_(batch_size|decided_ahead|held_back)' || true
+curl -s localhost:$port/metrics | grep -E '^onceorder_order_(batch_size|decided_ahead|held_back|ran_alone)' || true
 # How many requests were new orders rather than replays of a key already sent (none should
 # be: docs/BENCHMARKS.md, "Seed 002's table").
 psql -qAtX -d oo -c "SELECT 'orders placed: ' || count(*) || ', receipts: ' || (SELECT count(*) FROM order_receipts) FROM orders"
