@@ -26,13 +26,39 @@ std::string unique_suffix() {
          std::to_string(counter.fetch_add(1));
 }
 
-void admin_exec(const std::string& sql) {
+// Runs `sql` on the maintenance database: the error, empty when it worked.
+std::string try_admin_exec(const std::string& sql) {
   PGconn* c = PQconnectdb("dbname=postgres");
-  ASSERT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
-  PGresult* r = PQexec(c, sql.c_str());
-  EXPECT_EQ(PQresultStatus(r), PGRES_COMMAND_OK) << PQerrorMessage(c);
-  PQclear(r);
+  std::string error;
+  if (PQstatus(c) != CONNECTION_OK) {
+    error = PQerrorMessage(c);
+  } else {
+    PGresult* r = PQexec(c, sql.c_str());
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) error = PQerrorMessage(c);
+    PQclear(r);
+  }
   PQfinish(c);
+  return error;
+}
+
+void admin_exec(const std::string& sql) {
+  const std::string error = try_admin_exec(sql);
+  EXPECT_TRUE(error.empty()) << error << " in: " << sql;
+}
+
+// A new Database (own pool) on `url`, migrated if `migrated`; null, the test failed, if not.
+std::unique_ptr<store::Database> open_database(const std::string& url,
+                                               store::DatabaseOptions options, bool migrated) {
+  auto parsed = parse_db_url(url);
+  EXPECT_TRUE(parsed.ok());
+  auto db = store::Database::open(*parsed, options);
+  EXPECT_TRUE(db.ok()) << db.status().to_string();
+  if (!db.ok()) return nullptr;
+  if (migrated) {
+    auto v = store::migrate(**db);
+    EXPECT_TRUE(v.ok()) << v.status().to_string();
+  }
+  return std::move(db).value();
 }
 
 // The test program's migrated PostgreSQL database, copied by each TestDb opened migrated;
@@ -41,22 +67,12 @@ class MigratedTemplate {
  public:
   MigratedTemplate() : name_("oo_tpl_" + unique_suffix()) {
     admin_exec("CREATE DATABASE " + name_);
-    auto url = parse_db_url("postgresql:///" + name_);
-    EXPECT_TRUE(url.ok());
-    // Closed before the first copy: PostgreSQL copies only a database no one is connected to.
-    auto db = store::Database::open(*url, {.pool_size = 1});
-    EXPECT_TRUE(db.ok()) << db.status().to_string();
-    if (db.ok()) {
-      auto v = store::migrate(**db);
-      EXPECT_TRUE(v.ok()) << v.status().to_string();
-    }
+    // Closed at once: PostgreSQL copies only a database no one is connected to.
+    open_database("postgresql:///" + name_, {.pool_size = 1}, true);
   }
   ~MigratedTemplate() {
     // After main() returns: no gtest assertion here, only a best-effort drop.
-    PGconn* c = PQconnectdb("dbname=postgres");
-    if (PQstatus(c) == CONNECTION_OK)
-      PQclear(PQexec(c, ("DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)").c_str()));
-    PQfinish(c);
+    try_admin_exec("DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
   }
   MigratedTemplate(const MigratedTemplate&) = delete;
   MigratedTemplate& operator=(const MigratedTemplate&) = delete;
@@ -122,16 +138,7 @@ void TestDb::create(bool migrated) const {
 
 std::unique_ptr<store::Database> TestDb::open(store::DatabaseOptions options, bool migrated) {
   create(migrated);
-  auto url = parse_db_url(url_);
-  EXPECT_TRUE(url.ok());
-  auto db = store::Database::open(*url, options);
-  EXPECT_TRUE(db.ok()) << db.status().to_string();
-  if (!db.ok()) return nullptr;
-  if (migrated) {
-    auto v = store::migrate(**db);
-    EXPECT_TRUE(v.ok()) << v.status().to_string();
-  }
-  return std::move(db).value();
+  return open_database(url_, options, migrated);
 }
 
 store::Rows TestDb::sql(const std::string& text) {
