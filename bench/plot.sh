@@ -44,3 +44,4 @@ echo "docs/plots/seed002.svg"
 bars tails 'Hand-backs queue in their lane again: hot orders, wrk p99 at 16 connections, before and after' 'ms'
 bars crowded-two-lanes 'Crowded carts in two lanes (not kept): cold orders at 16 connections, fresh keys' 'ratio oo / raw' 0 1
 bars allocator 'The allocator: cold orders at 16 connections, fresh keys, glibc against tcmalloc' 'ratio oo / raw' 0 1
+bars order-text 'The order answer as text: cold orders at 16 connections, fresh keys' 'ratio oo / raw' 0 1

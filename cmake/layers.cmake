@@ -83,6 +83,7 @@ set(ONCEORDER_HTTP_SOURCES
   src/http/message.cpp
   src/http/metrics.cpp
   src/http/ops_monitor.cpp
+  src/http/order_json.cpp
   src/http/problem.cpp
   src/http/request_input.cpp
   src/http/router.cpp

@@ -3,8 +3,11 @@
 // which stock rows are locked, whatever order the customer's screen showed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "onceorder/status.hpp"
@@ -30,5 +33,14 @@ struct Cart {
 
 // Field errors name "lines", "lines[2].quantity", "lines[0].sku_id" and "warehouse_id".
 Result<Cart> normalize_cart(std::int64_t warehouse_id, const std::vector<CartLine>& lines);
+
+// A hash of a stock row's key, (warehouse, sku), for the hashed maps that track rows in flight
+// (onceorder/cart_lanes.hpp) and rows as placements left them (onceorder/intake.hpp).
+struct StockRowKeyHash {
+  std::size_t operator()(const std::pair<std::int64_t, std::int64_t>& r) const noexcept {
+    return std::hash<std::uint64_t>{}(static_cast<std::uint64_t>(r.first) * 0x9E3779B97F4A7C15ULL ^
+                                      static_cast<std::uint64_t>(r.second));
+  }
+};
 
 }  // namespace onceorder

@@ -77,16 +77,9 @@ class CartLanes {
 
  private:
   void leave(const Cart& cart);
-  struct RowHash {
-    std::size_t operator()(const std::pair<std::int64_t, std::int64_t>& r) const noexcept {
-      return std::hash<std::uint64_t>{}(static_cast<std::uint64_t>(r.first) *
-                                            0x9E3779B97F4A7C15ULL ^
-                                        static_cast<std::uint64_t>(r.second));
-    }
-  };
   mutable std::mutex mu_;
   // How many carts in flight hold each row; a row is absent at zero. Guarded by mu_.
-  std::unordered_map<std::pair<std::int64_t, std::int64_t>, int, RowHash> rows_;
+  std::unordered_map<std::pair<std::int64_t, std::int64_t>, int, StockRowKeyHash> rows_;
   // How many carts of each warehouse are in flight; absent at zero. Guarded by mu_.
   std::unordered_map<std::int64_t, std::size_t> carts_;
   const std::size_t lone_carts_;

@@ -31,6 +31,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "onceorder/cart.hpp"
@@ -255,7 +256,10 @@ class Intake {
     std::int64_t price_cents = 0;
   };
   std::mutex known_mu_;
-  std::map<std::pair<std::int64_t, std::int64_t>, KnownRow> known_;  // guarded by known_mu_
+  // Hashed: a batch looks up and stores a row per cart line, among up to 65,536 (a tree's
+  // walk was 2 % of `serve`'s CPU under cold orders).
+  std::unordered_map<std::pair<std::int64_t, std::int64_t>, KnownRow, StockRowKeyHash>
+      known_;  // guarded by known_mu_
   std::atomic<std::uint64_t> decided_ahead_{0};
   std::atomic<std::uint64_t> decided_ahead_missed_{0};
   OutcomeCounters<OrderOutcome> outcomes_;

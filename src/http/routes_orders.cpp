@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "http/json_input.hpp"
+#include "http/order_json.hpp"
 #include "http/problem.hpp"
 #include "http/request_input.hpp"
 #include "http/routes.hpp"
@@ -15,26 +16,6 @@ namespace onceorder::http {
 namespace {
 
 using json = nlohmann::json;
-
-// Exactly the members of API.md's 201 answer: a replay must reproduce it byte for byte.
-// order_id is a string: JavaScript loses precision above 2^53.
-json order_json(const Order& o) {
-  json lines = json::array();
-  for (const OrderLine& l : o.lines) {
-    lines.push_back({{"line_no", l.line_no},
-                     {"sku_id", l.sku_id},
-                     {"quantity", l.quantity},
-                     {"unit_price_cents", l.unit_price_cents}});
-  }
-  return {{"order_id", std::to_string(o.order_id)},
-          {"order_no", o.order_no},
-          {"status", o.status},
-          {"customer_id", o.customer_id},
-          {"warehouse_id", o.warehouse_id},
-          {"lines", std::move(lines)},
-          {"total_cents", o.total_cents},
-          {"created_at", o.created_at}};
-}
 
 // The stored decision replays byte for byte, so the problem holds nothing per request
 // (no reference, no time): only what the shortages say.
@@ -50,6 +31,11 @@ Response out_of_stock_response(const std::vector<Shortage>& shortages) {
   Response res = json_response(http_status(Code::out_of_stock), problem);
   res.set(bhttp::field::content_type, "application/problem+json");
   return res;
+}
+
+// The order as API.md's answers show it; a replay reproduces it byte for byte.
+Response order_response(bhttp::status status, const Order& order) {
+  return text_response(status, "application/json", order_json_text(order));
 }
 
 Status no_such_order(std::int64_t order_id) {
@@ -111,9 +97,8 @@ Response post_order(Services& s, const Principal& who, const Request& req, Deadl
 
   auto placed = s.intake.place(place, deadline);
   if (!placed.ok()) return problem_response(placed.status());
-  Response res = placed->out_of_stock
-                     ? out_of_stock_response(placed->shortages)
-                     : json_response(bhttp::status::created, order_json(placed->order));
+  Response res = placed->out_of_stock ? out_of_stock_response(placed->shortages)
+                                      : order_response(bhttp::status::created, placed->order);
   if (placed->replayed) res.set("Idempotent-Replayed", "true");
   return res;
 }
@@ -125,7 +110,7 @@ Response get_order(Services& s, const Principal& who, const RouteMatch& m, const
   if (!order_id.ok()) return problem_response(order_id.status());
   auto order = visible_order(s, who, *order_id, deadline);
   if (!order.ok()) return problem_response(order.status());
-  return json_response(bhttp::status::ok, order_json(*order));
+  return order_response(bhttp::status::ok, *order);
 }
 
 Response cancel_order(Services& s, const Principal& who, const RouteMatch& m, const Request& req,
@@ -142,7 +127,7 @@ Response cancel_order(Services& s, const Principal& who, const RouteMatch& m, co
   }
   auto cancelled = s.intake.cancel(*order_id, deadline);
   if (!cancelled.ok()) return problem_response(cancelled.status());
-  return json_response(bhttp::status::ok, order_json(*cancelled));
+  return order_response(bhttp::status::ok, *cancelled);
 }
 
 }  // namespace onceorder::http
