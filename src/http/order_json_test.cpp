@@ -8,59 +8,32 @@
 #include <random>
 #include <string>
 
+#include "common/order_json_reference.hpp"
+
 namespace onceorder::http {
 namespace {
 
 using json = nlohmann::json;
 
-// The answer as nlohmann writes it, member by member: what order_json_text must equal.
-std::string reference(const Order& o) {
-  json lines = json::array();
-  for (const OrderLine& l : o.lines) {
-    lines.push_back({{"line_no", l.line_no},
-                     {"sku_id", l.sku_id},
-                     {"quantity", l.quantity},
-                     {"unit_price_cents", l.unit_price_cents}});
-  }
-  const json body = {{"order_id", std::to_string(o.order_id)},
-                     {"order_no", o.order_no},
-                     {"status", o.status},
-                     {"customer_id", o.customer_id},
-                     {"warehouse_id", o.warehouse_id},
-                     {"lines", std::move(lines)},
-                     {"total_cents", o.total_cents},
-                     {"created_at", o.created_at}};
-  return body.dump(-1, ' ', false, json::error_handler_t::replace);
-}
+using onceorder::testing::order_json_reference;
 
-Order sample() {
-  Order o;
-  o.order_id = 7390000000000012345;
-  o.order_no = "ORD-20261206-000042";
-  o.status = "placed";
-  o.customer_id = 17;
-  o.warehouse_id = 1;
-  o.lines = {{1, 101, 2, 1250}, {2, 205, 1, 99}};
-  o.total_cents = 2599;
-  o.created_at = "2026-12-06T03:40:00.123456Z";
-  return o;
-}
+Order sample() { return onceorder::testing::sample_order(2); }
 
 TEST(OrderJson, AsNlohmannWritesIt) {
   const Order o = sample();
-  EXPECT_EQ(order_json_text(o), reference(o));
+  EXPECT_EQ(order_json_text(o), order_json_reference(o));
   EXPECT_EQ(order_json_text(o),
             R"({"created_at":"2026-12-06T03:40:00.123456Z","customer_id":17,"lines":[)"
             R"({"line_no":1,"quantity":2,"sku_id":101,"unit_price_cents":1250},)"
-            R"({"line_no":2,"quantity":1,"sku_id":205,"unit_price_cents":99}],)"
+            R"({"line_no":2,"quantity":2,"sku_id":102,"unit_price_cents":1250}],)"
             R"("order_id":"7390000000000012345","order_no":"ORD-20261206-000042",)"
-            R"("status":"placed","total_cents":2599,"warehouse_id":1})");
+            R"("status":"placed","total_cents":5000,"warehouse_id":1})");
 }
 
 TEST(OrderJson, NoLinesAndIntegerBounds) {
   Order o = sample();
   o.lines.clear();
-  EXPECT_EQ(order_json_text(o), reference(o));
+  EXPECT_EQ(order_json_text(o), order_json_reference(o));
   constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
   constexpr auto kMin = std::numeric_limits<std::int64_t>::min();
   o.order_id = kMin;
@@ -68,7 +41,7 @@ TEST(OrderJson, NoLinesAndIntegerBounds) {
   o.warehouse_id = kMin;
   o.total_cents = kMax;
   o.lines = {{std::numeric_limits<int>::max(), kMax, kMin, kMax}, {0, 0, 0, 0}};
-  EXPECT_EQ(order_json_text(o), reference(o));
+  EXPECT_EQ(order_json_text(o), order_json_reference(o));
 }
 
 TEST(OrderJson, StringsThatNeedEscapingOrReplacing) {
@@ -80,7 +53,7 @@ TEST(OrderJson, StringsThatNeedEscapingOrReplacing) {
     o.order_no = s;
     o.status = s;
     o.created_at = s;
-    EXPECT_EQ(order_json_text(o), reference(o))
+    EXPECT_EQ(order_json_text(o), order_json_reference(o))
         << json(s).dump(-1, ' ', true, json::error_handler_t::replace);
   }
 }
@@ -105,7 +78,7 @@ TEST(OrderJson, RandomOrders) {
                          static_cast<std::int64_t>(rng())});
     o.total_cents = static_cast<std::int64_t>(rng());
     o.created_at = text();
-    ASSERT_EQ(order_json_text(o), reference(o)) << i;
+    ASSERT_EQ(order_json_text(o), order_json_reference(o)) << i;
   }
 }
 
