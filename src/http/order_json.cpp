@@ -9,10 +9,12 @@
 namespace onceorder::http {
 namespace {
 
-// `s` as a JSON string. What the services hand back is printable ASCII almost always
-// (numbers, statuses, timestamps) and is copied; anything else is written by nlohmann, as
-// json_response would.
-void append_json_string(fmt::memory_buffer& out, std::string_view s) {
+// `s` as a JSON string, as json_response writes it. What the services hand back is printable
+// ASCII almost always (numbers, statuses, timestamps) and is copied; anything else is written
+// by nlohmann. Not store::append_json_string (src/store/json_text.hpp): that one writes
+// control characters as \u00XX where nlohmann writes \n, and keeps invalid UTF-8, which
+// nlohmann replaces; the answer's bytes must stay those a replay of an older answer shows.
+void append_answer_string(fmt::memory_buffer& out, std::string_view s) {
   bool plain = true;
   for (char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
@@ -43,7 +45,7 @@ std::string order_json_text(const Order& o) {
   };
   // Members in nlohmann's (std::map's) order: sorted by name.
   text(R"({"created_at":)");
-  append_json_string(out, o.created_at);
+  append_answer_string(out, o.created_at);
   text(R"(,"customer_id":)");
   integer(o.customer_id);
   text(R"(,"lines":[)");
@@ -62,9 +64,9 @@ std::string order_json_text(const Order& o) {
   text(R"(],"order_id":")");
   integer(o.order_id);
   text(R"(","order_no":)");
-  append_json_string(out, o.order_no);
+  append_answer_string(out, o.order_no);
   text(R"(,"status":)");
-  append_json_string(out, o.status);
+  append_answer_string(out, o.status);
   text(R"(,"total_cents":)");
   integer(o.total_cents);
   text(R"(,"warehouse_id":)");
