@@ -6,6 +6,8 @@ set(ONCEORDER_CORE_SOURCES
   src/core/csv.cpp
   src/core/db_url.cpp
   src/core/duration.cpp
+  src/core/event_types.cpp
+  src/core/http_url.cpp
   src/core/id_generator.cpp
   src/core/number_format.cpp
   src/core/order_types.cpp
@@ -22,6 +24,7 @@ set(ONCEORDER_STORE_SOURCES
   src/store/audit_store.cpp
   src/store/database.cpp
   src/store/dialect.cpp
+  src/store/events_store.cpp
   src/store/intake_store.cpp
   src/store/listing_store.cpp
   src/store/invariants_sql.cpp
@@ -32,6 +35,7 @@ set(ONCEORDER_STORE_SOURCES
   src/store/numbering_store.cpp
   src/store/postgres/audit_sql.cpp
   src/store/postgres/dialect.cpp
+  src/store/postgres/events_sql.cpp
   src/store/postgres/legacy_items_sql.cpp
   src/store/postgres/listing_sql.cpp
   src/store/postgres/migrations.cpp
@@ -43,6 +47,7 @@ set(ONCEORDER_STORE_SOURCES
   src/store/scheduling_store.cpp
   src/store/sqlite/audit_sql.cpp
   src/store/sqlite/dialect.cpp
+  src/store/sqlite/events_sql.cpp
   src/store/sqlite/intake_sql.cpp
   src/store/sqlite/legacy_items_sql.cpp
   src/store/sqlite/listing_sql.cpp
@@ -70,6 +75,8 @@ set(ONCEORDER_SERVICE_SOURCES
   src/service/maintenance.cpp
   src/service/node_lease.cpp
   src/service/numbering.cpp
+  src/service/outbox.cpp
+  src/service/delivery_worker.cpp
   src/service/receipts.cpp
   src/service/scheduling.cpp
   src/service/audit.cpp

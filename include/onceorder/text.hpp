@@ -17,5 +17,9 @@ bool has_control_chars(std::string_view s);
 std::optional<std::string> text_problem(std::string_view s);
 // The value of one hexadecimal digit, or -1 (percent-decoding).
 int hex_digit_value(char c);
+// Appends `s` as a JSON string: quotes, backslashes and control characters escaped (these as
+// \u00XX), every other byte as it is. For JSON the database reads (batch rows as one JSON
+// parameter) and for the event envelope (event_types.hpp).
+void append_json_string(std::string& out, std::string_view s);
 
 }  // namespace onceorder

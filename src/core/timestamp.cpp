@@ -106,4 +106,16 @@ Result<std::string> normalize_iso8601(std::string_view t) {
                      minute_of_day % 60, s, ms);
 }
 
+std::optional<std::int64_t> unix_ms_of(std::string_view t) {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, ms = 0;
+  if (t.size() != 24 || t[4] != '-' || t[7] != '-' || t[10] != 'T' || t[13] != ':' ||
+      t[16] != ':' || t[19] != '.' || t[23] != 'Z' || !digits(t, 0, 4, y) || !digits(t, 5, 2, mo) ||
+      !digits(t, 8, 2, d) || !digits(t, 11, 2, h) || !digits(t, 14, 2, mi) ||
+      !digits(t, 17, 2, sec) || !digits(t, 20, 3, ms) || mo < 1 || mo > 12 || d < 1 || d > 31) {
+    return std::nullopt;
+  }
+  const std::int64_t days = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+  return ((days * 24 + h) * 60 + mi) * 60000 + sec * 1000 + ms;
+}
+
 }  // namespace onceorder

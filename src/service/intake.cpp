@@ -13,7 +13,7 @@
 #include "onceorder/receipts.hpp"
 #include "onceorder/text.hpp"
 #include "store/intake_store.hpp"
-#include "store/json_text.hpp"
+#include "onceorder/text.hpp"
 #include "store/receipts_store.hpp"
 #include "store/stock_store.hpp"
 
@@ -917,7 +917,7 @@ Result<Adjusted> Intake::adjust(const AdjustRequest& req, store::Clock::time_poi
     key = store::RequestKey{store::RequestRoute::stock_adjustment,
                             fmt::format("{}/{}", warehouse_id, sku_id), *req.idempotency_key};
     request = fmt::format("{{\"delta\":{},\"reason\":", delta);
-    store::append_json_string(request, reason);
+    append_json_string(request, reason);
     request += '}';
   }
   store::ReceiptsStore receipts(db_.dialect());

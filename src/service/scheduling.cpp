@@ -11,7 +11,7 @@
 #include "onceorder/numbering.hpp"
 #include "onceorder/process_identity.hpp"
 #include "onceorder/receipts.hpp"
-#include "store/json_text.hpp"
+#include "onceorder/text.hpp"
 #include "store/receipts_store.hpp"
 #include "store/scheduling_store.hpp"
 
@@ -40,11 +40,11 @@ Status check_request_key(const std::optional<std::string>& key) {
 // ["site","order","lot"]: a key in a normalized request.
 void append_key_json(std::string& out, const OrderKey& k) {
   out += '[';
-  store::append_json_string(out, k.site_code);
+  append_json_string(out, k.site_code);
   out += ',';
-  store::append_json_string(out, k.order_no);
+  append_json_string(out, k.order_no);
   out += ',';
-  store::append_json_string(out, k.lot_no);
+  append_json_string(out, k.lot_no);
   out += ']';
 }
 

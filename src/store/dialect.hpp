@@ -26,6 +26,7 @@ struct StockSql;
 struct ListingSql;
 struct NodeLeaseSql;
 struct AuditSql;
+struct EventsSql;
 
 struct Dialect {
   Engine engine;
@@ -53,6 +54,7 @@ struct Dialect {
   const ListingSql& listing;
   const NodeLeaseSql& node_lease;
   const AuditSql& audit;
+  const EventsSql& events;
 
   // The schema: versioned migrations, the invariant queries, and the bookkeeping the
   // migration runner needs.

@@ -207,6 +207,46 @@ namespace {
   "max(x.event_id) FROM schedule_item_events x WHERE x.item_id = i.item_id) WHERE e.event_id IS " \
   "NULL OR e.status <> i.status OR e.attempt <> i.attempt"
 
+// I18–I22: every fact has exactly one event of its type (the outbox, migration 22), and every
+// event its fact. FACTS yields the fact keys as the events spell them (docs/EVENTS.md); the
+// same text on both engines. UNIQUE (type, key) already refuses a second event (I10 checks it
+// is there), so a count above one means that constraint was lost.
+#define OO_EVENT_FACT_SQL(TYPE, WHAT, FACTS)                                                    \
+  "WITH f(k) AS (" FACTS "), e(k, n) AS (SELECT key, count(*) FROM events WHERE type = '" TYPE  \
+  "' GROUP BY key) SELECT '" WHAT " ' || f.k || ' has no " TYPE                                 \
+  " event' FROM f WHERE NOT "                                                                   \
+  "EXISTS (SELECT 1 FROM e WHERE e.k = f.k) UNION ALL SELECT '" TYPE                            \
+  " event for ' || e.k || "                                                                     \
+  "CASE WHEN NOT EXISTS (SELECT 1 FROM f WHERE f.k = e.k) THEN ' has no " WHAT                  \
+  "' ELSE ' is "                                                                                \
+  "written ' || e.n || ' times' END FROM e WHERE e.n > 1 OR NOT EXISTS (SELECT 1 FROM f WHERE " \
+  "f.k = e.k)"
+#define OO_I18_SQL \
+  OO_EVENT_FACT_SQL("order.placed", "order", "SELECT CAST(order_id AS TEXT) FROM orders")
+#define OO_I19_SQL                                        \
+  OO_EVENT_FACT_SQL("order.cancelled", "cancelled order", \
+                    "SELECT CAST(order_id AS TEXT) FROM orders WHERE status = 'cancelled'")
+#define OO_I20_SQL                                                  \
+  OO_EVENT_FACT_SQL("production_order.created", "production order", \
+                    "SELECT site_code || '/' || order_no || '/' || lot_no FROM production_orders")
+#define OO_I21_SQL                                        \
+  OO_EVENT_FACT_SQL("document.issued", "issued document", \
+                    "SELECT scope || '/' || number FROM documents WHERE origin = 'issued'")
+#define OO_I22_SQL                                                                             \
+  OO_EVENT_FACT_SQL("run.finished", "finished run",                                            \
+                    "SELECT CAST(run_id AS TEXT) FROM schedule_runs WHERE status IN ('done', " \
+                    "'error') AND kind <> 'legacy'")
+
+// I23: an endpoint gets a key's events in feed order. A delivery is claimed only while every
+// earlier delivery of its (endpoint, key) is delivered, so the delivered ones of a key are
+// always a prefix of its deliveries in feed order (ev_tx, event_id).
+#define OO_I23_SQL                                                                               \
+  "SELECT 'endpoint ' || d.endpoint || ': event ' || d.event_id || ' (' || d.key || ') was "     \
+  "delivered while the earlier event ' || p.event_id || ' of its key is ' || p.status FROM "     \
+  "deliveries d JOIN deliveries p ON p.endpoint = d.endpoint AND p.key = d.key AND p.status <> " \
+  "'delivered' AND (p.ev_tx < d.ev_tx OR (p.ev_tx = d.ev_tx AND p.event_id < d.event_id)) "      \
+  "WHERE d.status = 'delivered'"
+
 // I10: the objects the design relies on, each from the schema version that creates it (a
 // database not yet migrated that far is /readyz's finding, not a violation).
 #define OO_SCHEMA_VERSION "(SELECT coalesce(max(version), 0) FROM schema_migrations)"
@@ -230,6 +270,7 @@ namespace {
   "(10, 'request_receipts', NULL, 'PRIMARY KEY (route, scope, idempotency_key)'), "               \
   "(12, 'leader_leases', NULL, 'PRIMARY KEY (name)'), "                                           \
   "(21, 'stock', NULL, 'CHECK ((reserved >= 0))'), "                                              \
+  "(22, 'events', NULL, 'UNIQUE (type, key)'), "                                                  \
   "(5, 'production_orders', 'production_orders_live_source', 'FOREIGN KEY (site_code, "           \
   "order_no, lot_no, source_live) REFERENCES source_orders(site_code, order_no, lot_no, live)%'"  \
   "), (5, 'source_orders', 'source_orders_live_key', 'UNIQUE %'), "                               \
@@ -255,6 +296,12 @@ namespace {
   "<= " OO_SCHEMA_VERSION                                                                         \
   " AND NOT EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = "                                \
   "to_regclass('schedule_items') AND g.tgname = t.name AND g.tgenabled <> 'D') UNION ALL SELECT " \
+  "t.tbl || ': trigger ' || t.name || ' is missing or disabled' FROM (VALUES ('order_lines', "    \
+  "'events_order_placed'), ('orders', 'events_order_cancelled'), ('production_orders', "          \
+  "'events_production_order'), ('documents', 'events_document_issued'), ('schedule_runs', "       \
+  "'events_run_finished')) AS t(tbl, name) WHERE 22 <= " OO_SCHEMA_VERSION                        \
+  " AND NOT EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = to_regclass(t.tbl) AND "         \
+  "g.tgname = t.name AND g.tgenabled <> 'D') UNION ALL SELECT "                                   \
   "'index ' || "                                                                                  \
   "c.relname || ' is INVALID (a concurrent build is running or failed): `onceorder legacy "       \
   "dedup` if duplicates blocked it, then `onceorder migrate` drops and rebuilds it' FROM "        \
@@ -272,7 +319,8 @@ namespace {
   "(4, 'order_receipts', 'pk', 'customer_id, idempotency_key'), "                                \
   "(1, 'document_receipts', 'pk', 'scope, idempotency_key'), "                                   \
   "(10, 'request_receipts', 'pk', 'route, scope, idempotency_key'), "                            \
-  "(12, 'leader_leases', 'pk', 'name')), "                                                       \
+  "(12, 'leader_leases', 'pk', 'name'), "                                                        \
+  "(22, 'events', 'u', 'type, key')), "                                                          \
   "c(since, tbl, def) AS (VALUES "                                                               \
   "(1, 'doc_scopes', 'CHECK (last_value >= 0 AND last_value <= max_value)'), "                   \
   "(4, 'stock', 'CHECK (available >= 0)'), "                                                     \
@@ -281,7 +329,10 @@ namespace {
   "(5, 'production_orders', 'production_orders_live_source'), "                                  \
   "(5, 'source_orders', 'source_orders_cancel_unproduced'), "                                    \
   "(13, 'schedule_items', 'schedule_items_event_insert'), "                                      \
-  "(13, 'schedule_items', 'schedule_items_event_update')) "                                      \
+  "(13, 'schedule_items', 'schedule_items_event_update'), "                                      \
+  "(22, 'order_lines', 'events_order_placed'), (22, 'orders', 'events_order_cancelled'), "       \
+  "(22, 'production_orders', 'events_production_order'), "                                       \
+  "(22, 'documents', 'events_document_issued'), (22, 'schedule_runs', 'events_run_finished')) "  \
   "SELECT u.tbl || ': ' || CASE u.origin WHEN 'pk' THEN 'PRIMARY KEY' ELSE 'UNIQUE' END || "     \
   "' (' || u.cols || ') is missing' FROM u WHERE u.since <= " OO_SCHEMA_VERSION                  \
   " AND NOT EXISTS (SELECT 1 FROM pragma_index_list(u.tbl) l WHERE l.\"unique\" = 1 AND "        \
@@ -341,6 +392,24 @@ constexpr std::string_view kI16 =
 constexpr std::string_view kI17 =
     "an item's last event records its current status and attempt (every change has its event)";
 
+constexpr std::string_view kI18 =
+    "every order has exactly one order.placed event, and each such event its order";
+constexpr std::string_view kI19 =
+    "every cancelled order has exactly one order.cancelled event, and each such event a cancelled "
+    "order";
+constexpr std::string_view kI20 =
+    "every production order has exactly one production_order.created event, and each such event "
+    "its production order";
+constexpr std::string_view kI21 =
+    "every document OnceOrder issued has exactly one document.issued event, and each such event "
+    "its document";
+constexpr std::string_view kI22 =
+    "every finished (done or error) run but a legacy one has exactly one run.finished event, and "
+    "each such event such a run";
+constexpr std::string_view kI23 =
+    "per endpoint, a key's events are delivered in feed order: none is delivered while an "
+    "earlier one of its key is not";
+
 #define OO_WATERMARK_ENGINE OO_WATERMARK_SQLITE
 constexpr InvariantSql kSqlite[] = {
     {"I1",
@@ -371,6 +440,12 @@ constexpr InvariantSql kSqlite[] = {
     {"I15", kI15, {"inv_i15", OO_I15_SQL}},
     {"I16", kI16, {"inv_i16", OO_I16_SQL}},
     {"I17", kI17, {"inv_i17", OO_I17_SQL}},
+    {"I18", kI18, {"inv_i18", OO_I18_SQL}},
+    {"I19", kI19, {"inv_i19", OO_I19_SQL}},
+    {"I20", kI20, {"inv_i20", OO_I20_SQL}},
+    {"I21", kI21, {"inv_i21", OO_I21_SQL}},
+    {"I22", kI22, {"inv_i22", OO_I22_SQL}},
+    {"I23", kI23, {"inv_i23", OO_I23_SQL}},
 };
 
 #undef OO_WATERMARK_ENGINE
@@ -402,6 +477,12 @@ constexpr InvariantSql kPostgres[] = {
     {"I15", kI15, {"inv_i15", OO_I15_SQL}},
     {"I16", kI16, {"inv_i16", OO_I16_SQL}},
     {"I17", kI17, {"inv_i17", OO_I17_SQL}},
+    {"I18", kI18, {"inv_i18", OO_I18_SQL}},
+    {"I19", kI19, {"inv_i19", OO_I19_SQL}},
+    {"I20", kI20, {"inv_i20", OO_I20_SQL}},
+    {"I21", kI21, {"inv_i21", OO_I21_SQL}},
+    {"I22", kI22, {"inv_i22", OO_I22_SQL}},
+    {"I23", kI23, {"inv_i23", OO_I23_SQL}},
 };
 
 }  // namespace

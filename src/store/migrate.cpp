@@ -2,6 +2,7 @@
 
 #include "onceorder/store.hpp"
 #include "store/dialect.hpp"
+#include "store/events_store.hpp"
 
 namespace onceorder::store {
 namespace {
@@ -157,6 +158,24 @@ Status repair_index(Database& db, const Migration& m, LiveIndexMode mode) {
   return Status::Ok();
 }
 
+// Migration 22's feed orders events by their transaction's id: after a restore into a new
+// cluster (whose ids start low again) new events would sort before the stored ones and a reader
+// past those would never see them. Raising the clock's shift keeps them after.
+constexpr int kEventsVersion = 22;
+Status rebase_event_clock(Connection& c, int version) {
+  if (version < kEventsVersion) return Status::Ok();
+  OO_RETURN_IF_ERROR(c.begin(TxMode::write));
+  auto raised = EventsStore(dialect_for(c.engine())).rebase_clock(c);
+  Status st = raised.ok() ? c.commit() : raised.status();
+  if (!st.ok()) {
+    c.rollback();
+    return st;
+  }
+  if (*raised)
+    spdlog::warn("events: the feed's clock was raised past the stored events (a restore?)");
+  return Status::Ok();
+}
+
 }  // namespace
 
 int latest_schema_version(Engine engine) {
@@ -217,6 +236,7 @@ Result<int> migrate(Database& db, const MigrateOptions& options) {
       }
       version = m.version;
     }
+    OO_RETURN_IF_ERROR(rebase_event_clock(c, version));
     return version;
   });
 }

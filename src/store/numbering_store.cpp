@@ -5,7 +5,7 @@
 #include <string>
 
 #include "store/dialect.hpp"
-#include "store/json_text.hpp"
+#include "onceorder/text.hpp"
 
 namespace onceorder::store {
 namespace {

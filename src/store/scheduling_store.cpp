@@ -4,7 +4,7 @@
 #include <string>
 
 #include "store/dialect.hpp"
-#include "store/json_text.hpp"
+#include "onceorder/text.hpp"
 #include "store/numbering_store.hpp"
 
 namespace onceorder::store {

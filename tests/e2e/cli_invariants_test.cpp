@@ -148,8 +148,9 @@ std::string substitute(std::string sql, const Workload& w) {
   return sql;
 }
 
-const std::vector<std::string> kIds = {"I1",  "I2",  "I3",  "I4",  "I5",  "I6",  "I7",  "I8", "I9",
-                                       "I10", "I11", "I12", "I13", "I14", "I15", "I16", "I17"};
+const std::vector<std::string> kIds = {"I1",  "I2",  "I3",  "I4",  "I5",  "I6",  "I7",  "I8",
+                                       "I9",  "I10", "I11", "I12", "I13", "I14", "I15", "I16",
+                                       "I17", "I18", "I19", "I20", "I21", "I22", "I23"};
 
 // A violation as a real bug leaves it. `sql` is for both engines unless `postgres` differs
 // ("-" skips the engine); `also` lists invariants the same shape necessarily breaks too.
@@ -176,18 +177,25 @@ const Planted kPlanted[] = {
      nullptr,
      {"I10"},
      "F1/A1/1"},
-    // Seed 000: a run died (error) and its waiting item still claims the order.
-    {"OrphanWait", "I2",
+    // Seed 000: a run died (error) and its waiting item still claims the order. The run was
+    // written finished, so it never told anyone so (I22).
+    {"OrphanWait",
+     "I2",
      "INSERT INTO source_orders (site_code, order_no, lot_no, quantity) VALUES ('F1', 'A2', "
      "'1', 5); INSERT INTO schedule_runs (kind, status, owner) VALUES ('batch', 'error', 'w'); "
      "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT "
-     "max(run_id), 'F1', 'A2', '1', 'wait' FROM schedule_runs"},
+     "max(run_id), 'F1', 'A2', '1', 'wait' FROM schedule_runs",
+     nullptr,
+     {"I22"}},
     // The item was marked success but the production order was never written.
-    {"SuccessWithoutProduction", "I3",
+    {"SuccessWithoutProduction",
+     "I3",
      "INSERT INTO source_orders (site_code, order_no, lot_no, quantity) VALUES ('F1', 'A3', "
      "'1', 5); INSERT INTO schedule_runs (kind, status, owner) VALUES ('batch', 'done', 'w'); "
      "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status, attempt, owner) "
-     "SELECT max(run_id), 'F1', 'A3', '1', 'success', 1, 'w' FROM schedule_runs"},
+     "SELECT max(run_id), 'F1', 'A3', '1', 'success', 1, 'w' FROM schedule_runs",
+     nullptr,
+     {"I22"}},
     // Seed 004: a deduction that wrote no ledger entry (stock changed off the books).
     {"DeductionWithoutLedger", "I4",
      "UPDATE stock SET available = available - 1 WHERE warehouse_id = 1 AND sku_id = 101"},
@@ -353,6 +361,80 @@ const Planted kPlanted[] = {
      nullptr,
      {},
      "last event is claimed (processing, attempt 1)"},
+    // The outbox (I18–I22): a fact committed without its event (a path that bypassed the
+    // triggers, or its event deleted), an event without its fact, and a fact told twice.
+    {"OrderWithoutItsEvent",
+     "I18",
+     "DELETE FROM events WHERE type = 'order.placed' AND key = '$D'",
+     nullptr,
+     {},
+     "has no order.placed event"},
+    {"PlacedEventTwice",
+     "I18",
+     "-",
+     "ALTER TABLE events DROP CONSTRAINT events_type_key_key; INSERT INTO events (tx, type, key, "
+     "occurred_at, data) SELECT tx, type, key, occurred_at, data FROM events WHERE type = "
+     "'order.placed' AND key = '$D'",
+     {"I10"},
+     "is written 2 times"},
+    {"CancelWithoutItsEvent",
+     "I19",
+     "DELETE FROM events WHERE type = 'order.cancelled' AND key = '$B'",
+     nullptr,
+     {},
+     "has no order.cancelled event"},
+    // A cancel whose fact rolled back but whose event was written outside its transaction.
+    {"CancelEventOfAPlacedOrder",
+     "I19",
+     "INSERT INTO events (type, key, data) VALUES ('order.cancelled', '$D', '{}')",
+     nullptr,
+     {},
+     "has no cancelled order"},
+    {"ProductionOrderWithoutItsEvent",
+     "I20",
+     "DELETE FROM events WHERE type = 'production_order.created' AND key LIKE 'F1/A1/%'",
+     nullptr,
+     {},
+     "has no production_order.created event"},
+    // The seed's poller, moved into the database: an event for a production order that never
+    // committed.
+    {"ProductionEventWithoutItsOrder",
+     "I20",
+     "INSERT INTO events (type, key, data) VALUES ('production_order.created', 'F9/Z9/1', '{}')",
+     nullptr,
+     {},
+     "has no production order"},
+    {"DocumentWithoutItsEvent",
+     "I21",
+     "DELETE FROM events WHERE type = 'document.issued' AND key = 'DOC/0002'",
+     nullptr,
+     {},
+     "has no document.issued event"},
+    {"RunFinishedWithoutItsEvent",
+     "I22",
+     "DELETE FROM events WHERE type = 'run.finished' AND key = (SELECT CAST(min(run_id) AS TEXT) "
+     "FROM schedule_runs)",
+     nullptr,
+     {},
+     "has no run.finished event"},
+    {"OrderEventTriggerDropped",
+     "I10",
+     "DROP TRIGGER events_order_placed",
+     "DROP TRIGGER events_order_placed ON order_lines",
+     {},
+     "events_order_placed"},
+    // I23: a delivery worker that sent a key's later event while the earlier one still waited
+    // (its retry, or an operator's word on it).
+    {"DeliveredOutOfOrder",
+     "I23",
+     "INSERT INTO endpoints (name, url, types, secret, delivery, max_attempts, backoff_seconds, "
+     "after_tx, after_id) VALUES ('erp', 'http://127.0.0.1:9/', '', 'secret-secret-secret', "
+     "'at_least_once', 5, 1, 0, 0); INSERT INTO deliveries (endpoint, event_id, ev_tx, key, "
+     "status) SELECT 'erp', event_id, tx, key, CASE type WHEN 'order.placed' THEN 'pending' ELSE "
+     "'delivered' END FROM events WHERE key = '$B'",
+     nullptr,
+     {},
+     "while the earlier event"},
     // The trigger that writes the events is gone: the next change would have none.
     {"EventTriggerDropped",
      "I10",

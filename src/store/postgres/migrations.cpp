@@ -609,6 +609,253 @@ FROM order_lines l JOIN orders o ON o.order_id = l.order_id;
 ALTER TABLE stock DROP COLUMN reserved;
 )sql";
 
+// The outbox (docs/EVENTS.md): one row per fact a receiver outside OnceOrder acts on, written
+// by triggers in the statement that writes the fact, so that no path can forget it and no
+// event exists without its committed fact. Statement-level triggers over transition tables,
+// as the item events (migration 19): one INSERT … SELECT per statement, so a batch of orders
+// or documents stays one statement. `data` is compact JSON text built here once; the feed and
+// every delivery send these bytes as they are.
+//
+// The feed's order is (tx, event_id): `tx` is the writing transaction's id, and a reader only
+// returns events whose transaction is below the oldest transaction still running
+// (oo_event_horizon), so an event that commits late is never passed over by a reader that
+// already went beyond a higher event_id (the outbox bug a plain `event_id > cursor` has).
+// `event_clock.shift` keeps `tx` growing across a dump and restore into a new cluster, whose
+// transaction ids start again low: `onceorder migrate` raises it (store/migrate.cpp).
+// UNIQUE (type, key): a fact has one event; a second would make its statement fail.
+constexpr std::string_view kEventsUp = R"sql(
+LOCK TABLE orders, order_lines, production_orders, documents, schedule_runs
+  IN SHARE ROW EXCLUSIVE MODE;
+CREATE TABLE event_clock (
+  one   boolean PRIMARY KEY DEFAULT true CHECK (one),
+  shift bigint NOT NULL DEFAULT 0 CHECK (shift >= 0)
+);
+INSERT INTO event_clock DEFAULT VALUES;
+CREATE FUNCTION oo_event_tx() RETURNS bigint LANGUAGE sql VOLATILE AS
+$$ SELECT pg_current_xact_id()::text::bigint + (SELECT shift FROM event_clock) $$;
+CREATE FUNCTION oo_event_horizon() RETURNS bigint LANGUAGE sql STABLE AS
+$$ SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint + (SELECT shift FROM event_clock) $$;
+
+CREATE TABLE events (
+  event_id    bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  tx          bigint NOT NULL DEFAULT oo_event_tx(),
+  type        text NOT NULL CHECK (type IN ('order.placed', 'order.cancelled',
+                'production_order.created', 'document.issued', 'run.finished')),
+  key         text NOT NULL,
+  occurred_at timestamptz NOT NULL DEFAULT now(),
+  data        text NOT NULL,
+  UNIQUE (type, key)
+);
+CREATE INDEX events_feed ON events (tx, event_id);
+
+CREATE FUNCTION oo_js(v text) RETURNS text LANGUAGE sql IMMUTABLE AS
+$$ SELECT coalesce(to_json(v)::text, 'null') $$;
+CREATE FUNCTION oo_utc(t timestamptz) RETURNS text LANGUAGE sql STABLE AS
+$$ SELECT coalesce('"' || to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"', 'null') $$;
+
+CREATE FUNCTION oo_order_placed_data(o orders) RETURNS text LANGUAGE sql STABLE AS $$
+SELECT '{"order_id":"' || o.order_id || '","order_no":' || oo_js(o.order_no) || ',"customer_id":'
+  || o.customer_id || ',"warehouse_id":' || o.warehouse_id || ',"total_cents":' || o.total_cents
+  || ',"created_at":' || oo_utc(o.created_at) || ',"lines":[' || coalesce((SELECT string_agg(
+    '{"line_no":' || l.line_no || ',"sku_id":' || l.sku_id || ',"quantity":' || l.quantity
+    || ',"unit_price_cents":' || l.unit_price_cents || '}', ',' ORDER BY l.line_no)
+    FROM order_lines l WHERE l.order_id = o.order_id), '') || ']}'
+$$;
+CREATE FUNCTION oo_order_cancelled_data(o orders) RETURNS text LANGUAGE sql STABLE AS $$
+SELECT '{"order_id":"' || o.order_id || '","order_no":' || oo_js(o.order_no) || ',"customer_id":'
+  || o.customer_id || ',"warehouse_id":' || o.warehouse_id || ',"cancelled_at":'
+  || oo_utc(o.cancelled_at) || '}'
+$$;
+CREATE FUNCTION oo_production_order_data(p production_orders) RETURNS text LANGUAGE sql STABLE AS $$
+SELECT '{"site_code":' || oo_js(p.site_code) || ',"order_no":' || oo_js(p.order_no) || ',"lot_no":'
+  || oo_js(p.lot_no) || ',"quantity":' || p.quantity || ',"document_scope":'
+  || oo_js(p.document_scope) || ',"document_number":' || oo_js(p.document_number) || ',"run_id":'
+  || coalesce((SELECT i.run_id::text FROM schedule_items i WHERE i.item_id = p.item_id), 'null')
+  || ',"item_id":' || p.item_id || ',"created_at":' || oo_utc(p.created_at) || '}'
+$$;
+CREATE FUNCTION oo_document_data(d documents) RETURNS text LANGUAGE sql STABLE AS $$
+SELECT '{"scope":' || oo_js(d.scope) || ',"value":' || d.value || ',"number":' || oo_js(d.number)
+  || ',"title":' || oo_js(d.title) || ',"created_at":' || oo_utc(d.created_at) || '}'
+$$;
+CREATE FUNCTION oo_run_finished_data(r schedule_runs) RETURNS text LANGUAGE sql STABLE AS $$
+SELECT '{"run_id":' || r.run_id || ',"kind":' || oo_js(r.kind) || ',"status":' || oo_js(r.status)
+  || ',"error":' || oo_js(r.error) || ',"created_at":' || oo_utc(r.created_at)
+  || ',"finished_at":' || oo_utc(r.finished_at) || '}'
+$$;
+
+-- Facts made before this migration get their events now, in the order they happened.
+INSERT INTO events (type, key, occurred_at, data)
+SELECT type, key, at, data FROM (
+  SELECT 'order.placed' AS type, o.order_id::text AS key, o.created_at AS at,
+         oo_order_placed_data(o) AS data FROM orders o
+  UNION ALL SELECT 'order.cancelled', o.order_id::text, o.cancelled_at, oo_order_cancelled_data(o)
+    FROM orders o WHERE o.status = 'cancelled'
+  UNION ALL SELECT 'production_order.created', p.site_code || '/' || p.order_no || '/' || p.lot_no,
+    p.created_at, oo_production_order_data(p) FROM production_orders p
+  UNION ALL SELECT 'document.issued', d.scope || '/' || d.number, d.created_at, oo_document_data(d)
+    FROM documents d WHERE d.origin = 'issued'
+  UNION ALL SELECT 'run.finished', r.run_id::text, r.finished_at, oo_run_finished_data(r)
+    FROM schedule_runs r WHERE r.status IN ('done', 'error') AND r.kind <> 'legacy') f
+ORDER BY at, type, key;
+
+-- order.placed: once an order's lines are in (one statement writes them all, with the order).
+CREATE FUNCTION oo_events_order_placed() RETURNS trigger LANGUAGE plpgsql SET jit = off AS $$
+DECLARE t constant bigint := oo_event_tx();
+BEGIN
+  INSERT INTO events (tx, type, key, occurred_at, data)
+  SELECT t, 'order.placed', o.order_id::text, o.created_at, oo_order_placed_data(o)
+  FROM orders o WHERE o.order_id IN (SELECT order_id FROM oo_new_lines) ORDER BY o.order_id;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER events_order_placed AFTER INSERT ON order_lines
+  REFERENCING NEW TABLE AS oo_new_lines FOR EACH STATEMENT EXECUTE FUNCTION oo_events_order_placed();
+
+CREATE FUNCTION oo_events_order_cancelled() RETURNS trigger LANGUAGE plpgsql SET jit = off AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM oo_new_orders n JOIN oo_old_orders o ON o.order_id = n.order_id
+             WHERE n.status = 'cancelled' AND o.status <> 'cancelled') THEN
+    INSERT INTO events (tx, type, key, occurred_at, data)
+    SELECT oo_event_tx(), 'order.cancelled', n.order_id::text, n.cancelled_at,
+           oo_order_cancelled_data(n)
+    FROM oo_new_orders n JOIN oo_old_orders o ON o.order_id = n.order_id
+    WHERE n.status = 'cancelled' AND o.status <> 'cancelled' ORDER BY n.order_id;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER events_order_cancelled AFTER UPDATE ON orders
+  REFERENCING OLD TABLE AS oo_old_orders NEW TABLE AS oo_new_orders
+  FOR EACH STATEMENT EXECUTE FUNCTION oo_events_order_cancelled();
+
+CREATE FUNCTION oo_events_production_order() RETURNS trigger LANGUAGE plpgsql SET jit = off AS $$
+DECLARE t constant bigint := oo_event_tx();
+BEGIN
+  INSERT INTO events (tx, type, key, occurred_at, data)
+  SELECT t, 'production_order.created', p.site_code || '/' || p.order_no || '/' || p.lot_no,
+         p.created_at, oo_production_order_data(p)
+  FROM oo_new_production p ORDER BY p.item_id;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER events_production_order AFTER INSERT ON production_orders
+  REFERENCING NEW TABLE AS oo_new_production
+  FOR EACH STATEMENT EXECUTE FUNCTION oo_events_production_order();
+
+-- Legacy documents are imported history, not numbers OnceOrder issued, and a legacy run is
+-- the record of an old system's items (inserted finished): neither has an event.
+CREATE FUNCTION oo_events_document_issued() RETURNS trigger LANGUAGE plpgsql SET jit = off AS $$
+BEGIN
+  INSERT INTO events (tx, type, key, occurred_at, data)
+  SELECT oo_event_tx(), 'document.issued', d.scope || '/' || d.number, d.created_at,
+         oo_document_data(d)
+  FROM oo_new_documents d WHERE d.origin = 'issued' ORDER BY d.scope, d.value;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER events_document_issued AFTER INSERT ON documents
+  REFERENCING NEW TABLE AS oo_new_documents
+  FOR EACH STATEMENT EXECUTE FUNCTION oo_events_document_issued();
+
+CREATE FUNCTION oo_events_run_finished() RETURNS trigger LANGUAGE plpgsql SET jit = off AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM oo_new_runs n JOIN oo_old_runs o ON o.run_id = n.run_id
+             WHERE n.status IN ('done', 'error') AND o.status NOT IN ('done', 'error')
+               AND n.kind <> 'legacy') THEN
+    INSERT INTO events (tx, type, key, occurred_at, data)
+    SELECT oo_event_tx(), 'run.finished', n.run_id::text, coalesce(n.finished_at, now()),
+           oo_run_finished_data(n)
+    FROM oo_new_runs n JOIN oo_old_runs o ON o.run_id = n.run_id
+    WHERE n.status IN ('done', 'error') AND o.status NOT IN ('done', 'error')
+      AND n.kind <> 'legacy' ORDER BY n.run_id;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER events_run_finished AFTER UPDATE ON schedule_runs
+  REFERENCING OLD TABLE AS oo_old_runs NEW TABLE AS oo_new_runs
+  FOR EACH STATEMENT EXECUTE FUNCTION oo_events_run_finished();
+)sql";
+constexpr std::string_view kEventsDown = R"sql(
+DROP TRIGGER events_run_finished ON schedule_runs;
+DROP TRIGGER events_document_issued ON documents;
+DROP TRIGGER events_production_order ON production_orders;
+DROP TRIGGER events_order_cancelled ON orders;
+DROP TRIGGER events_order_placed ON order_lines;
+DROP FUNCTION oo_events_run_finished();
+DROP FUNCTION oo_events_document_issued();
+DROP FUNCTION oo_events_production_order();
+DROP FUNCTION oo_events_order_cancelled();
+DROP FUNCTION oo_events_order_placed();
+DROP TABLE events;
+DROP FUNCTION oo_run_finished_data(schedule_runs);
+DROP FUNCTION oo_document_data(documents);
+DROP FUNCTION oo_production_order_data(production_orders);
+DROP FUNCTION oo_order_cancelled_data(orders);
+DROP FUNCTION oo_order_placed_data(orders);
+DROP FUNCTION oo_utc(timestamptz);
+DROP FUNCTION oo_js(text);
+DROP FUNCTION oo_event_horizon();
+DROP FUNCTION oo_event_tx();
+DROP TABLE event_clock;
+)sql";
+
+// Readers of the outbox (docs/EVENTS.md): named feed consumers keep their position here;
+// endpoints are receivers OnceOrder pushes to, each with its own position in the feed up to
+// which its deliveries were made; a delivery is one event for one endpoint, claimed with a
+// lease and an attempt number (the fencing token, as for schedule items) and settled under
+// that fence. (ev_tx, event_id) is the event's feed position: a key's deliveries go in that
+// order, and the partial index finds a key's undelivered predecessors.
+constexpr std::string_view kDeliveriesUp = R"sql(
+CREATE TABLE event_consumers (
+  name       text PRIMARY KEY CHECK (name ~ '^[A-Za-z0-9._-]{1,64}$'),
+  after_tx   bigint NOT NULL CHECK (after_tx >= 0),
+  after_id   bigint NOT NULL CHECK (after_id >= 0),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE endpoints (
+  name            text PRIMARY KEY CHECK (name ~ '^[A-Za-z0-9._-]{1,64}$'),
+  url             text NOT NULL,
+  types           text NOT NULL,
+  secret          text NOT NULL,
+  delivery        text NOT NULL CHECK (delivery IN ('at_least_once', 'at_most_once')),
+  max_attempts    integer NOT NULL CHECK (max_attempts BETWEEN 1 AND 100),
+  backoff_seconds integer NOT NULL CHECK (backoff_seconds BETWEEN 1 AND 86400),
+  after_tx        bigint NOT NULL CHECK (after_tx >= 0),
+  after_id        bigint NOT NULL CHECK (after_id >= 0),
+  created_at      timestamptz NOT NULL DEFAULT now(),
+  updated_at      timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE deliveries (
+  endpoint     text NOT NULL REFERENCES endpoints (name) ON DELETE CASCADE,
+  event_id     bigint NOT NULL REFERENCES events (event_id),
+  ev_tx        bigint NOT NULL,
+  key          text NOT NULL,
+  status       text NOT NULL CHECK (status IN ('pending', 'sending', 'delivered', 'dead',
+                                               'in_doubt')),
+  mode         text CHECK (mode IN ('at_least_once', 'at_most_once')),
+  attempt      integer NOT NULL DEFAULT 0 CHECK (attempt >= 0),
+  budget_from  integer NOT NULL DEFAULT 0 CHECK (budget_from >= 0 AND budget_from <= attempt),
+  owner        text,
+  lease_until  timestamptz,
+  next_at      timestamptz NOT NULL DEFAULT now(),
+  last_error   text,
+  last_status  integer,
+  resolution   text CHECK (resolution IN ('delivered', 'resend', 'redeliver')),
+  created_at   timestamptz NOT NULL DEFAULT now(),
+  sent_at      timestamptz,
+  delivered_at timestamptz,
+  PRIMARY KEY (endpoint, event_id),
+  CHECK ((status = 'sending') = (lease_until IS NOT NULL))
+);
+CREATE INDEX deliveries_due ON deliveries (next_at) WHERE status = 'pending';
+CREATE INDEX deliveries_sending ON deliveries (lease_until) WHERE status = 'sending';
+CREATE INDEX deliveries_open_by_key ON deliveries (endpoint, key, ev_tx, event_id)
+  WHERE status <> 'delivered';
+CREATE INDEX deliveries_by_status ON deliveries (endpoint, status, event_id);
+)sql";
+constexpr std::string_view kDeliveriesDown = R"sql(
+DROP TABLE deliveries;
+DROP TABLE endpoints;
+DROP TABLE event_consumers;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
     {2, "production_scheduling", kSchedulingUp, kSchedulingDown},
@@ -637,6 +884,8 @@ constexpr Migration kMigrations[] = {
     {19, "schedule_item_events", kItemEventsUp, kItemEventsDown},
     {20, "item_events_without_jit", kItemEventsWithoutJitUp, kItemEventsWithoutJitDown},
     {21, "reserved_on_stock", kReservedOnStockUp, kReservedOnStockDown},
+    {22, "events", kEventsUp, kEventsDown},
+    {23, "deliveries", kDeliveriesUp, kDeliveriesDown},
 };
 
 }  // namespace

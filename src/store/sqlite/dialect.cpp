@@ -1,4 +1,5 @@
 #include "store/audit_store.hpp"
+#include "store/events_store.hpp"
 #include "store/intake_store.hpp"
 #include "store/legacy_items_store.hpp"
 #include "store/listing_store.hpp"
@@ -31,6 +32,7 @@ const Dialect& dialect() {
       .listing = listing_sql(),
       .node_lease = node_lease_sql(),
       .audit = audit_sql(),
+      .events = events_sql(),
       .migrations = migrations(),
       .invariants = invariant_sql(),
       .has_migrations_table = {"migrate_has_table",

@@ -571,6 +571,171 @@ FROM order_lines l JOIN orders o ON o.order_id = l.order_id;
 ALTER TABLE stock DROP COLUMN reserved;
 )sql";
 
+// PostgreSQL's migration 22 says what the outbox is (docs/EVENTS.md). SQLite has one writer
+// at a time: a transaction that writes an event holds the write lock until it commits, so
+// event_id order is commit order and `tx` is always 0. Row-level triggers; an order's event is
+// written with its first line and rewritten with each further line (SQLite inserts them one by
+// one), so it holds every line once the order commits. The JSON builders are shared by the
+// triggers (NEW) and the backfill of facts made before this migration.
+#define OO_ORDER_PLACED_DATA(O)                                                                  \
+  "json_object('order_id', CAST(" O ".order_id AS TEXT), 'order_no', " O                         \
+  ".order_no, 'customer_id', " O ".customer_id, 'warehouse_id', " O                              \
+  ".warehouse_id, 'total_cents', " O ".total_cents, 'created_at', " O                            \
+  ".created_at, 'lines', (SELECT json_group_array(json(x)) FROM (SELECT json_object('line_no', " \
+  "l.line_no, 'sku_id', l.sku_id, 'quantity', l.quantity, 'unit_price_cents', "                  \
+  "l.unit_price_cents) AS x FROM order_lines l WHERE l.order_id = " O                            \
+  ".order_id ORDER BY "                                                                          \
+  "l.line_no)))"
+#define OO_ORDER_CANCELLED_DATA(O)                                       \
+  "json_object('order_id', CAST(" O ".order_id AS TEXT), 'order_no', " O \
+  ".order_no, 'customer_id', " O ".customer_id, 'warehouse_id', " O      \
+  ".warehouse_id, "                                                      \
+  "'cancelled_at', " O ".cancelled_at)"
+#define OO_PRODUCTION_ORDER_DATA(P)                                                               \
+  "json_object('site_code', " P ".site_code, 'order_no', " P ".order_no, 'lot_no', " P            \
+  ".lot_no, 'quantity', " P ".quantity, 'document_scope', " P                                     \
+  ".document_scope, 'document_number', " P                                                        \
+  ".document_number, 'run_id', (SELECT i.run_id FROM "                                            \
+  "schedule_items i WHERE i.item_id = " P ".item_id), 'item_id', " P ".item_id, 'created_at', " P \
+  ".created_at)"
+#define OO_DOCUMENT_DATA(D)                                                                     \
+  "json_object('scope', " D ".scope, 'value', " D ".value, 'number', " D ".number, 'title', " D \
+  ".title, 'created_at', " D ".created_at)"
+#define OO_RUN_FINISHED_DATA(R)                                                                 \
+  "json_object('run_id', " R ".run_id, 'kind', " R ".kind, 'status', " R ".status, 'error', " R \
+  ".error, 'created_at', " R ".created_at, 'finished_at', " R ".finished_at)"
+
+constexpr std::string_view kEventsUp = R"sql(
+CREATE TABLE events (
+  event_id    INTEGER PRIMARY KEY AUTOINCREMENT,
+  tx          INTEGER NOT NULL DEFAULT 0,
+  type        TEXT NOT NULL CHECK (type IN ('order.placed', 'order.cancelled',
+                'production_order.created', 'document.issued', 'run.finished')),
+  key         TEXT NOT NULL,
+  occurred_at TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
+  data        TEXT NOT NULL,
+  UNIQUE (type, key)
+) STRICT;
+CREATE INDEX events_feed ON events (tx, event_id);
+
+INSERT INTO events (type, key, occurred_at, data)
+SELECT type, key, at, data FROM (
+  SELECT 'order.placed' AS type, CAST(o.order_id AS TEXT) AS key, o.created_at AS at,
+         )sql" OO_ORDER_PLACED_DATA("o") R"sql( AS data FROM orders o
+  UNION ALL SELECT 'order.cancelled', CAST(o.order_id AS TEXT), o.cancelled_at,
+         )sql" OO_ORDER_CANCELLED_DATA("o") R"sql( FROM orders o WHERE o.status = 'cancelled'
+  UNION ALL SELECT 'production_order.created', p.site_code || '/' || p.order_no || '/' || p.lot_no,
+         p.created_at, )sql" OO_PRODUCTION_ORDER_DATA("p") R"sql( FROM production_orders p
+  UNION ALL SELECT 'document.issued', d.scope || '/' || d.number, d.created_at,
+         )sql" OO_DOCUMENT_DATA("d") R"sql( FROM documents d WHERE d.origin = 'issued'
+  UNION ALL SELECT 'run.finished', CAST(r.run_id AS TEXT), r.finished_at,
+         )sql" OO_RUN_FINISHED_DATA(
+    "r") R"sql( FROM schedule_runs r WHERE r.status IN ('done', 'error') AND r.kind <> 'legacy')
+ORDER BY at, type, key;
+
+CREATE TRIGGER events_order_placed AFTER INSERT ON order_lines
+BEGIN
+  INSERT INTO events (type, key, occurred_at, data)
+  SELECT 'order.placed', CAST(o.order_id AS TEXT), o.created_at, )sql" OO_ORDER_PLACED_DATA("o") R"sql(
+  FROM orders o WHERE o.order_id = NEW.order_id
+  ON CONFLICT (type, key) DO UPDATE SET data = excluded.data;
+END;
+CREATE TRIGGER events_order_cancelled AFTER UPDATE OF status ON orders
+WHEN NEW.status = 'cancelled' AND OLD.status <> 'cancelled'
+BEGIN
+  INSERT INTO events (type, key, occurred_at, data)
+  VALUES ('order.cancelled', CAST(NEW.order_id AS TEXT), coalesce(NEW.cancelled_at, )sql" OO_SQLITE_NOW
+                                                                                                 R"sql(),
+          )sql" OO_ORDER_CANCELLED_DATA("NEW") R"sql();
+END;
+CREATE TRIGGER events_production_order AFTER INSERT ON production_orders
+BEGIN
+  INSERT INTO events (type, key, occurred_at, data)
+  VALUES ('production_order.created', NEW.site_code || '/' || NEW.order_no || '/' || NEW.lot_no,
+          NEW.created_at, )sql" OO_PRODUCTION_ORDER_DATA("NEW") R"sql();
+END;
+CREATE TRIGGER events_document_issued AFTER INSERT ON documents WHEN NEW.origin = 'issued'
+BEGIN
+  INSERT INTO events (type, key, occurred_at, data)
+  VALUES ('document.issued', NEW.scope || '/' || NEW.number, NEW.created_at,
+          )sql" OO_DOCUMENT_DATA("NEW") R"sql();
+END;
+CREATE TRIGGER events_run_finished AFTER UPDATE OF status ON schedule_runs
+WHEN NEW.status IN ('done', 'error') AND OLD.status NOT IN ('done', 'error') AND NEW.kind <> 'legacy'
+BEGIN
+  INSERT INTO events (type, key, occurred_at, data)
+  VALUES ('run.finished', CAST(NEW.run_id AS TEXT), coalesce(NEW.finished_at, )sql" OO_SQLITE_NOW
+                                        R"sql(),
+          )sql" OO_RUN_FINISHED_DATA("NEW") R"sql();
+END;
+)sql";
+constexpr std::string_view kEventsDown = R"sql(
+DROP TRIGGER events_run_finished;
+DROP TRIGGER events_document_issued;
+DROP TRIGGER events_production_order;
+DROP TRIGGER events_order_cancelled;
+DROP TRIGGER events_order_placed;
+DROP TABLE events;
+)sql";
+
+// PostgreSQL's migration 23 says what these are.
+constexpr std::string_view kDeliveriesUp = R"sql(
+CREATE TABLE event_consumers (
+  name       TEXT PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 64
+                                     AND name NOT GLOB '*[^A-Za-z0-9._-]*'),
+  after_tx   INTEGER NOT NULL CHECK (after_tx >= 0),
+  after_id   INTEGER NOT NULL CHECK (after_id >= 0),
+  created_at TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
+  updated_at TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(
+) STRICT;
+CREATE TABLE endpoints (
+  name            TEXT PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 64
+                                          AND name NOT GLOB '*[^A-Za-z0-9._-]*'),
+  url             TEXT NOT NULL,
+  types           TEXT NOT NULL,
+  secret          TEXT NOT NULL,
+  delivery        TEXT NOT NULL CHECK (delivery IN ('at_least_once', 'at_most_once')),
+  max_attempts    INTEGER NOT NULL CHECK (max_attempts BETWEEN 1 AND 100),
+  backoff_seconds INTEGER NOT NULL CHECK (backoff_seconds BETWEEN 1 AND 86400),
+  after_tx        INTEGER NOT NULL CHECK (after_tx >= 0),
+  after_id        INTEGER NOT NULL CHECK (after_id >= 0),
+  created_at      TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
+  updated_at      TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(
+) STRICT;
+CREATE TABLE deliveries (
+  endpoint     TEXT NOT NULL REFERENCES endpoints (name) ON DELETE CASCADE,
+  event_id     INTEGER NOT NULL REFERENCES events (event_id),
+  ev_tx        INTEGER NOT NULL,
+  key          TEXT NOT NULL,
+  status       TEXT NOT NULL CHECK (status IN ('pending', 'sending', 'delivered', 'dead',
+                                               'in_doubt')),
+  mode         TEXT CHECK (mode IN ('at_least_once', 'at_most_once')),
+  attempt      INTEGER NOT NULL DEFAULT 0 CHECK (attempt >= 0),
+  budget_from  INTEGER NOT NULL DEFAULT 0 CHECK (budget_from >= 0 AND budget_from <= attempt),
+  owner        TEXT,
+  lease_until  TEXT,
+  next_at      TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
+  last_error   TEXT,
+  last_status  INTEGER,
+  resolution   TEXT CHECK (resolution IN ('delivered', 'resend', 'redeliver')),
+  created_at   TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
+  sent_at      TEXT,
+  delivered_at TEXT,
+  PRIMARY KEY (endpoint, event_id),
+  CHECK ((status = 'sending') = (lease_until IS NOT NULL))
+) STRICT;
+CREATE INDEX deliveries_due ON deliveries (next_at) WHERE status = 'pending';
+CREATE INDEX deliveries_sending ON deliveries (lease_until) WHERE status = 'sending';
+CREATE INDEX deliveries_open_by_key ON deliveries (endpoint, key, ev_tx, event_id)
+  WHERE status <> 'delivered';
+CREATE INDEX deliveries_by_status ON deliveries (endpoint, status, event_id);
+)sql";
+constexpr std::string_view kDeliveriesDown = R"sql(
+DROP TABLE deliveries;
+DROP TABLE endpoints;
+DROP TABLE event_consumers;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "document_numbers", kDocumentsUp, kDocumentsDown},
     {2, "production_scheduling", kSchedulingUp, kSchedulingDown},
@@ -594,6 +759,8 @@ constexpr Migration kMigrations[] = {
     {19, "schedule_item_events", kItemEventsUp, kItemEventsDown},
     {20, "item_events_without_jit", kItemEventsWithoutJit, kItemEventsWithoutJit},
     {21, "reserved_on_stock", kReservedOnStockUp, kReservedOnStockDown},
+    {22, "events", kEventsUp, kEventsDown},
+    {23, "deliveries", kDeliveriesUp, kDeliveriesDown},
 };
 
 }  // namespace

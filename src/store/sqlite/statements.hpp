@@ -16,6 +16,7 @@ const StockSql& stock_sql();
 const ListingSql& listing_sql();
 const NodeLeaseSql& node_lease_sql();
 const AuditSql& audit_sql();
+const EventsSql& events_sql();
 std::span<const Migration> migrations();
 std::span<const InvariantSql> invariant_sql();
 

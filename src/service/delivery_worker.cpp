@@ -1,0 +1,247 @@
+// The delivery worker (outbox.hpp): each pass settles the deliveries whose lease ended (the
+// reaper), makes every endpoint's deliveries for the feed's new events (dispatch), claims a
+// batch of due deliveries, sends them at once and records their outcomes under their fence.
+// What a crash at each step leaves, per mode, is docs/EVENTS.md's table.
+#include <chrono>
+#include <random>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "onceorder/outbox.hpp"
+#include "onceorder/signature.hpp"
+#include "onceorder/timestamp.hpp"
+#include "store/events_store.hpp"
+
+namespace onceorder {
+namespace {
+
+using store::Connection;
+
+// The first error of a pass is logged; the next ones of the same kind only counted.
+void log_step_error(const char* step, const Status& st) {
+  spdlog::warn("delivery worker: {} failed: {}", step, st.to_string());
+}
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::int64_t unix_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Result<int> Outbox::dispatch(int per_endpoint, OutboxDeadline deadline) {
+  using Names = std::vector<std::string>;
+  OO_ASSIGN_OR_RETURN(
+      auto names,
+      store::transact<Names>(db_, store::read_tx(deadline), [&](Connection& c) -> Result<Names> {
+        OO_ASSIGN_OR_RETURN(auto rows, events().endpoints(c));
+        Names out;
+        for (auto& e : rows) out.push_back(e.spec.name);
+        return out;
+      }));
+  int passed = 0;
+  for (const std::string& name : names) {
+    OO_ASSIGN_OR_RETURN(int n,
+                        store::transact<int>(db_, store::write_tx(deadline), [&](Connection& c) {
+                          return events().dispatch(c, name, per_endpoint);
+                        }));
+    passed += n;
+  }
+  return passed;
+}
+
+Result<std::vector<DeliveryClaim>> Outbox::claim(const std::string& owner, int limit,
+                                                 std::chrono::milliseconds lease,
+                                                 OutboxDeadline deadline) {
+  using Out = std::vector<DeliveryClaim>;
+  return store::transact<Out>(db_, store::write_tx(deadline), [&](Connection& c) {
+    return events().claim(c, owner, limit, lease.count());
+  });
+}
+
+Result<std::size_t> Outbox::settle(std::span<const DeliveryOutcome> outcomes,
+                                   OutboxDeadline deadline) {
+  return store::transact<std::size_t>(
+      db_, store::write_tx(deadline), [&](Connection& c) -> Result<std::size_t> {
+        OO_ASSIGN_OR_RETURN(auto done, events().settle(c, outcomes));
+        return done.size();
+      });
+}
+
+Result<Outbox::Reaped> Outbox::reap(OutboxDeadline deadline) {
+  return store::transact<Reaped>(db_, store::write_tx(deadline),
+                                 [&](Connection& c) -> Result<Reaped> {
+                                   OO_ASSIGN_OR_RETURN(auto rows, events().reap(c));
+                                   Reaped out;
+                                   for (const auto& r : rows) {
+                                     if (r.status == DeliveryStatus::pending) ++out.pending;
+                                     if (r.status == DeliveryStatus::dead) ++out.dead;
+                                     if (r.status == DeliveryStatus::in_doubt) ++out.in_doubt;
+                                   }
+                                   return out;
+                                 });
+}
+
+Result<std::vector<std::pair<std::string, DeliveryCounts>>> Outbox::counts(
+    OutboxDeadline deadline) {
+  using Out = std::vector<std::pair<std::string, DeliveryCounts>>;
+  return store::transact<Out>(db_, store::read_tx(deadline),
+                              [&](Connection& c) { return events().delivery_counts(c); });
+}
+
+SendRequest delivery_request(const DeliveryClaim& claim, std::int64_t unix_seconds) {
+  SendRequest r;
+  r.url = claim.url;
+  r.body = event_json(claim.event);
+  r.headers = {
+      {"Content-Type", "application/json"},
+      {"Idempotency-Key", std::to_string(claim.event.id)},
+      {std::string(kSignatureHeader), signature_header(claim.secret, unix_seconds, r.body)},
+      {"OnceOrder-Event-Type", claim.event.type},
+      {"OnceOrder-Attempt", std::to_string(claim.attempt)},
+  };
+  return r;
+}
+
+void DeliveryMetrics::observe_lag(double seconds) {
+  std::size_t i = 0;
+  while (i < kLagBuckets.size() && seconds > kLagBuckets[i]) ++i;
+  lag_buckets[i].fetch_add(1);
+  lag_count.fetch_add(1);
+  lag_sum_us.fetch_add(static_cast<std::uint64_t>(std::max(0.0, seconds) * 1e6));
+}
+
+DeliveryWorker::DeliveryWorker(store::Database& db, Sender& sender, DeliveryWorkerOptions options,
+                               DeliveryMetrics& metrics)
+    : db_(db), sender_(sender), options_(std::move(options)), metrics_(metrics), outbox_(db) {}
+
+DeliveryWorker::~DeliveryWorker() { stop(); }
+
+void DeliveryWorker::start() {
+  std::lock_guard lock(mu_);
+  if (thread_.joinable()) return;
+  stop_ = false;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void DeliveryWorker::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void DeliveryWorker::wake() {
+  {
+    std::lock_guard lock(mu_);
+    woken_ = true;
+  }
+  cv_.notify_all();
+}
+
+void DeliveryWorker::loop() {
+  for (;;) {
+    auto done = run_once();
+    if (!done.ok()) metrics_.errors.fetch_add(1);
+    std::unique_lock lock(mu_);
+    if (stop_) return;
+    // A full batch means more may be due: go on at once.
+    if (done.ok() && *done >= options_.batch) continue;
+    cv_.wait_for(lock, options_.idle_poll, [this] { return stop_ || woken_; });
+    woken_ = false;
+    if (stop_) return;
+  }
+}
+
+Result<int> DeliveryWorker::run_once() {
+  const auto deadline = store::Clock::now() + std::chrono::seconds(10);
+  auto reaped = outbox_.reap(deadline);
+  if (!reaped.ok()) {
+    log_step_error("reaping expired leases", reaped.status());
+    return reaped.status();
+  }
+  metrics_.reaped.fetch_add(
+      static_cast<std::uint64_t>(reaped->pending + reaped->dead + reaped->in_doubt));
+  metrics_.dead.fetch_add(static_cast<std::uint64_t>(reaped->dead));
+  metrics_.in_doubt.fetch_add(static_cast<std::uint64_t>(reaped->in_doubt));
+  if (auto d = outbox_.dispatch(options_.dispatch_per_endpoint, deadline); !d.ok()) {
+    log_step_error("dispatching new events", d.status());
+    return d.status();
+  }
+  // The lease began at the latest when the claim was asked for.
+  const auto lease_end = store::Clock::now() + options_.lease;
+  auto claims = outbox_.claim(options_.owner, options_.batch, options_.lease, deadline);
+  if (!claims.ok()) {
+    log_step_error("claiming deliveries", claims.status());
+    return claims.status();
+  }
+  if (claims->empty()) return 0;
+  return send_and_settle(std::move(claims).value(), lease_end);
+}
+
+std::vector<SendReport> DeliveryWorker::send(const std::vector<DeliveryClaim>& claims,
+                                             store::Clock::time_point lease_end) {
+  // Sent only while the lease outlasts the send: a send after the lease could race the
+  // reaper's verdict. Not sent means surely not received: they are released as refused.
+  if (lease_end - store::Clock::now() < options_.send_timeout) {
+    metrics_.skipped_late.fetch_add(claims.size());
+    return std::vector<SendReport>(claims.size(),
+                                   SendReport{SendResult::refused, std::nullopt,
+                                              "not sent: too little of the lease was left"});
+  }
+  std::vector<SendRequest> requests;
+  requests.reserve(claims.size());
+  const std::int64_t now = unix_now();
+  for (const DeliveryClaim& c : claims) requests.push_back(delivery_request(c, now));
+  return sender_.send(requests, options_.send_timeout);
+}
+
+Result<int> DeliveryWorker::send_and_settle(std::vector<DeliveryClaim> claims,
+                                            store::Clock::time_point lease_end) {
+  const auto reports = send(claims, lease_end);
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::uniform_real_distribution<double> jitter(0.0, 1.0);
+  std::vector<DeliveryOutcome> outcomes;
+  outcomes.reserve(claims.size());
+  for (std::size_t i = 0; i < claims.size(); ++i) {
+    const SendReport& r = reports.at(i);
+    outcomes.push_back(decide_outcome(claims[i], r.result, r.http_status, r.error, jitter(rng)));
+  }
+  auto recorded = outbox_.settle(outcomes, store::Clock::now() + std::chrono::seconds(10));
+  if (!recorded.ok()) {
+    log_step_error("recording outcomes", recorded.status());
+    return recorded.status();
+  }
+  metrics_.fenced_out.fetch_add(outcomes.size() - *recorded);
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    switch (outcomes[i].status) {
+      case DeliveryStatus::delivered:
+        metrics_.delivered.fetch_add(1);
+        if (auto at = unix_ms_of(claims[i].event.occurred_at)) {
+          metrics_.observe_lag(static_cast<double>(unix_now_ms() - *at) / 1000.0);
+        }
+        break;
+      case DeliveryStatus::dead:
+        metrics_.dead.fetch_add(1);
+        break;
+      case DeliveryStatus::in_doubt:
+        metrics_.in_doubt.fetch_add(1);
+        break;
+      default:
+        metrics_.retried.fetch_add(1);
+    }
+  }
+  return static_cast<int>(*recorded);
+}
+
+}  // namespace onceorder

@@ -1,0 +1,138 @@
+#include "store/events_store.hpp"
+#include "store/postgres/sql_text.hpp"
+
+namespace onceorder::store::postgres {
+
+// An event row: event_id, tx, type, key, occurred_at, data (events_store.hpp).
+#define OO_PG_EVENT_COLUMNS(E) \
+  E ".event_id, " E ".tx, " E ".type, " E ".key, " OO_PG_UTC(E ".occurred_at") ", " E ".data"
+// The feed's visibility horizon (migration 22): no event of a transaction still running, nor of
+// one that began after the oldest one still running, is read.
+#define OO_PG_VISIBLE(E) E ".tx < oo_event_horizon()"
+#define OO_PG_CONSUMER_COLUMNS "name, after_tx, after_id, " OO_PG_UTC("updated_at")
+#define OO_PG_ENDPOINT_COLUMNS                                                                 \
+  "name, url, types, delivery, max_attempts, backoff_seconds, after_tx, after_id, " OO_PG_UTC( \
+      "created_at") ", " OO_PG_UTC("updated_at")
+// A key's earlier deliveries to the same endpoint that are not delivered yet: while there is
+// one, the delivery waits (a cancel never overtakes its order.placed).
+#define OO_PG_EARLIER_OPEN(D)                                                            \
+  "SELECT p.event_id FROM deliveries p WHERE p.endpoint = " D ".endpoint AND p.key = " D \
+  ".key AND p.status <> 'delivered' AND (p.ev_tx, p.event_id) < (" D ".ev_tx, " D ".event_id)"
+#define OO_PG_DELIVERY_COLUMNS \
+  "d.endpoint, " OO_PG_EVENT_COLUMNS("e") ", d.status, d.mode, d.attempt, d.budget_from, "    \
+  "d.owner, " OO_PG_UTC("d.lease_until") ", " OO_PG_UTC("d.next_at") ", d.last_error, "       \
+  "d.last_status, d.resolution, " OO_PG_UTC("d.created_at") ", " OO_PG_UTC("d.sent_at") ", " \
+  OO_PG_UTC("d.delivered_at") ", (" OO_PG_EARLIER_OPEN("d") " ORDER BY p.ev_tx, p.event_id "  \
+  "LIMIT 1)"
+
+const EventsSql& events_sql() {
+  static const EventsSql sql{
+      .feed = {"ev_feed", "SELECT " OO_PG_EVENT_COLUMNS(
+                              "e") " FROM events e WHERE (e.tx, e.event_id) > "
+                                   "($1::bigint, $2::bigint) AND " OO_PG_VISIBLE(
+                                       "e") " AND ($3::text = '' OR e.type "
+                                            "= ANY (string_to_array($3::text, ','))) ORDER BY "
+                                            "e.tx, e.event_id LIMIT $4"},
+      .head = {"ev_head", "SELECT e.tx, e.event_id FROM events e WHERE " OO_PG_VISIBLE(
+                              "e") " ORDER BY e.tx DESC, e.event_id DESC LIMIT 1"},
+      .lag = {"ev_lag",
+              "SELECT count(*), extract(epoch FROM now() - min(x.occurred_at)) FROM (SELECT "
+              "e.occurred_at FROM events e WHERE (e.tx, e.event_id) > ($1::bigint, $2::bigint) "
+              "AND " OO_PG_VISIBLE("e") " ORDER BY e.tx, e.event_id LIMIT $3) x"},
+      .consumer_get = {"ev_consumer_get",
+                       "SELECT " OO_PG_CONSUMER_COLUMNS " FROM event_consumers WHERE name = $1"},
+      .consumer_list = {"ev_consumer_list",
+                        "SELECT " OO_PG_CONSUMER_COLUMNS " FROM event_consumers ORDER BY name"},
+      .consumer_put = {"ev_consumer_put",
+                       "INSERT INTO event_consumers (name, after_tx, after_id) VALUES ($1, $2, $3) "
+                       "ON CONFLICT (name) DO UPDATE SET after_tx = excluded.after_tx, after_id = "
+                       "excluded.after_id, updated_at = now() RETURNING " OO_PG_CONSUMER_COLUMNS},
+      .consumer_delete = {"ev_consumer_delete",
+                          "DELETE FROM event_consumers WHERE name = $1 RETURNING name"},
+      .endpoint_get = {"ev_endpoint_get",
+                       "SELECT " OO_PG_ENDPOINT_COLUMNS " FROM endpoints WHERE name = $1"},
+      .endpoint_list = {"ev_endpoint_list",
+                        "SELECT " OO_PG_ENDPOINT_COLUMNS " FROM endpoints ORDER BY name"},
+      .endpoint_count = {"ev_endpoint_count", "SELECT count(*) FROM endpoints"},
+      .endpoint_put =
+          {"ev_endpoint_put",
+           "INSERT INTO endpoints (name, url, types, secret, delivery, max_attempts, "
+           "backoff_seconds, after_tx, after_id) VALUES ($1, $2, $3, $4, $5, $6, $7, "
+           "$8, $9) ON CONFLICT (name) DO UPDATE SET url = excluded.url, types = "
+           "excluded.types, secret = excluded.secret, delivery = excluded.delivery, "
+           "max_attempts = excluded.max_attempts, backoff_seconds = "
+           "excluded.backoff_seconds, updated_at = now() RETURNING " OO_PG_ENDPOINT_COLUMNS},
+      .endpoint_delete = {"ev_endpoint_delete",
+                          "DELETE FROM endpoints WHERE name = $1 RETURNING name"},
+      .endpoint_lock = {"ev_endpoint_lock",
+                        "SELECT types, after_tx, after_id FROM endpoints WHERE name = $1 FOR "
+                        "UPDATE SKIP LOCKED"},
+      .endpoint_advance = {"ev_endpoint_advance",
+                           "UPDATE endpoints SET after_tx = $2, after_id = $3 WHERE name = $1"},
+      .insert_deliveries = {"ev_insert_deliveries",
+                            "INSERT INTO deliveries (endpoint, event_id, ev_tx, key, status) "
+                            "SELECT $1, (r->>0)::bigint, (r->>1)::bigint, r->>2, 'pending' FROM "
+                            "jsonb_array_elements($2::jsonb) r ON CONFLICT DO NOTHING RETURNING "
+                            "event_id"},
+      .delivery_counts = {"ev_delivery_counts",
+                          "SELECT d.endpoint, d.status, count(*), CASE WHEN d.status IN "
+                          "('pending', 'sending') THEN extract(epoch FROM now() - "
+                          "min(e.occurred_at)) END FROM deliveries d JOIN events e ON "
+                          "e.event_id = d.event_id WHERE d.status <> 'delivered' GROUP BY "
+                          "d.endpoint, d.status ORDER BY d.endpoint, d.status"},
+      .claim = {"ev_claim",
+                "WITH c AS (SELECT d.endpoint, d.event_id FROM deliveries d WHERE d.status = "
+                "'pending' AND d.next_at <= now() AND NOT EXISTS (" OO_PG_EARLIER_OPEN(
+                    "d") ") ORDER BY d.next_at, d.ev_tx, d.event_id LIMIT $2 FOR UPDATE OF d "
+                         "SKIP LOCKED) UPDATE deliveries d SET status = 'sending', attempt = "
+                         "d.attempt + 1, owner = $1, lease_until = now() + $3::float8 * interval "
+                         "'1 millisecond', mode = ep.delivery, sent_at = now() FROM c, endpoints "
+                         "ep, events e WHERE d.endpoint = c.endpoint AND d.event_id = c.event_id "
+                         "AND ep.name = d.endpoint AND e.event_id = d.event_id RETURNING "
+                         "d.endpoint, ep.url, ep.secret, ep.delivery, ep.max_attempts, "
+                         "ep.backoff_seconds, d.attempt, d.budget_from, " OO_PG_EVENT_COLUMNS("e")},
+      .settle = {"ev_settle",
+                 "UPDATE deliveries d SET status = o.status, lease_until = NULL, next_at = CASE "
+                 "WHEN o.status = 'pending' THEN now() + o.retry_ms * interval '1 millisecond' "
+                 "ELSE d.next_at END, last_error = o.error, last_status = o.http_status, "
+                 "delivered_at = CASE WHEN o.status = 'delivered' THEN now() ELSE d.delivered_at "
+                 "END FROM jsonb_to_recordset($1::jsonb) AS o(endpoint text, event_id bigint, "
+                 "owner text, attempt integer, status text, retry_ms bigint, error text, "
+                 "http_status integer) WHERE d.endpoint = o.endpoint AND d.event_id = o.event_id "
+                 "AND d.owner = o.owner AND d.attempt = o.attempt AND d.status = 'sending' "
+                 "RETURNING d.endpoint, d.event_id"},
+      .reap = {"ev_reap",
+               "UPDATE deliveries d SET status = CASE WHEN d.mode = 'at_most_once' THEN "
+               "'in_doubt' WHEN d.attempt - d.budget_from >= ep.max_attempts THEN 'dead' ELSE "
+               "'pending' END, lease_until = NULL, next_at = now(), last_error = 'lease expired: "
+               "the sender stopped before it recorded an outcome' FROM endpoints ep WHERE ep.name "
+               "= d.endpoint AND d.status = 'sending' AND d.lease_until < now() RETURNING "
+               "d.endpoint, d.event_id, d.status"},
+      .resolve = {"ev_resolve",
+                  "UPDATE deliveries SET status = CASE WHEN $3 = 1 THEN 'delivered' ELSE "
+                  "'pending' END, resolution = CASE WHEN $3 = 1 THEN 'delivered' ELSE 'resend' "
+                  "END, budget_from = attempt, next_at = now(), delivered_at = CASE WHEN $3 = 1 "
+                  "THEN now() END WHERE endpoint = $1 AND event_id = $2 AND status = 'in_doubt' "
+                  "RETURNING status"},
+      .redeliver = {"ev_redeliver",
+                    "UPDATE deliveries SET status = 'pending', resolution = 'redeliver', "
+                    "budget_from = attempt, next_at = now() WHERE endpoint = $1 AND event_id IN "
+                    "(SELECT value::bigint FROM jsonb_array_elements_text($2::jsonb)) AND status "
+                    "= 'dead' RETURNING event_id"},
+      .delivery_get = {"ev_delivery_get",
+                       "SELECT " OO_PG_DELIVERY_COLUMNS " FROM deliveries d JOIN events e ON "
+                       "e.event_id = d.event_id WHERE d.endpoint = $1 AND d.event_id = $2"},
+      .delivery_list = {"ev_delivery_list",
+                        "SELECT " OO_PG_DELIVERY_COLUMNS " FROM deliveries d JOIN events e ON "
+                        "e.event_id = d.event_id WHERE d.endpoint = $1 AND ($2::text IS NULL OR "
+                        "d.status = $2::text OR ($2::text = 'pending' AND d.status = 'sending')) "
+                        "AND d.event_id > $3 ORDER BY d.event_id LIMIT $4"},
+      .rebase_clock = {"ev_rebase_clock",
+                       "UPDATE event_clock c SET shift = c.shift + m.top + 1 - oo_event_tx() FROM "
+                       "(SELECT max(tx) AS top FROM events) m WHERE m.top >= oo_event_tx() "
+                       "RETURNING c.shift"},
+  };
+  return sql;
+}
+
+}  // namespace onceorder::store::postgres
