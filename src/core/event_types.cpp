@@ -132,9 +132,9 @@ std::string_view to_string(SendResult r) {
 std::chrono::milliseconds retry_delay(int backoff_seconds, int failures, double jitter) {
   const int doublings = std::clamp(failures - 1, 0, 30);
   const double base = static_cast<double>(backoff_seconds) * std::ldexp(1.0, doublings);
-  const double capped = std::min(base, static_cast<double>(EventLimits::kMaxBackoffCapSeconds));
-  const double spread = capped * (0.5 + std::clamp(jitter, 0.0, 1.0));
-  return std::chrono::milliseconds(static_cast<std::int64_t>(spread * 1000.0));
+  const double spread = base * (0.5 + std::clamp(jitter, 0.0, 1.0));
+  const double capped = std::min(spread, static_cast<double>(EventLimits::kMaxBackoffCapSeconds));
+  return std::chrono::milliseconds(static_cast<std::int64_t>(capped * 1000.0));
 }
 
 DeliveryOutcome decide_outcome(const DeliveryClaim& claim, SendResult result,

@@ -56,10 +56,9 @@ Status check_endpoint_spec(const EndpointSpec& s) {
     if (!is_event_type(t)) errors.push_back({"types", fmt::format("unknown event type \"{}\"", t)});
   }
   if (errors.empty()) return Status::Ok();
-  return Status(
-      Code::invalid_request,
-      "the endpoint is not valid: " + errors.front().field + ": " + errors.front().message,
-      std::move(errors));
+  std::string message =
+      "the endpoint is not valid: " + errors.front().field + ": " + errors.front().message;
+  return Status(Code::invalid_request, std::move(message), std::move(errors));
 }
 
 Outbox::Outbox(store::Database& db) : db_(db) {}

@@ -116,16 +116,23 @@ Result<FeedPage> EventsStore::feed(Connection& c, FeedPosition after,
                       c.query(sql_.feed, {after.tx, after.event_id, sv(csv), std::int64_t{limit}}));
   FeedPage page;
   page.events.reserve(rows.size());
-  for (const Row& r : rows) page.events.push_back(decode_event(r, 0));
+  FeedPosition newest = after;
+  for (const Row& r : rows) {
+    Event e = decode_event(r, 1);
+    if (r.text(0) == "h") {
+      newest = std::max(newest, e.position());
+    } else {
+      page.events.push_back(std::move(e));
+    }
+  }
   if (static_cast<int>(page.events.size()) >= limit) {
     page.next_after = page.events.back().position();
     return page;
   }
-  // Not a full page: every visible event after `after` was read, so the next read may start at
-  // the newest one (the filtered-out ones need not be read again).
-  OO_ASSIGN_OR_RETURN(auto newest, head(c));
-  page.next_after =
-      std::max({after, newest, page.events.empty() ? after : page.events.back().position()});
+  // Not a full page: every visible event after `after` was read (in the snapshot the head was
+  // read in), so the next read may start at the newest one: filtered-out events are not read
+  // again.
+  page.next_after = page.events.empty() ? newest : std::max(newest, page.events.back().position());
   return page;
 }
 

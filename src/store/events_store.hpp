@@ -21,8 +21,10 @@ namespace onceorder::store {
 
 struct EventsSql {
   // Event rows are: event_id, tx, type, key, occurred_at (ISO 8601 UTC), data.
-  // (after_tx, after_id, types csv ('' = all), limit) → event rows in feed order, only events
-  // whose transaction ended before the oldest one still running (the visibility horizon).
+  // (after_tx, after_id, types csv ('' = all), limit) → 'e' and an event row, for the page in
+  // feed order, then 'h' and the head's event_id and tx (padded to an event row), all from one
+  // snapshot. Only events whose transaction ended before the oldest one still running are read
+  // (the visibility horizon).
   Statement feed;
   // () → tx, event_id of the newest event below the horizon; no row when there is none.
   Statement head;

@@ -27,12 +27,17 @@ namespace onceorder::store::postgres {
 
 const EventsSql& events_sql() {
   static const EventsSql sql{
-      .feed = {"ev_feed", "SELECT " OO_PG_EVENT_COLUMNS(
-                              "e") " FROM events e WHERE (e.tx, e.event_id) > "
-                                   "($1::bigint, $2::bigint) AND " OO_PG_VISIBLE(
-                                       "e") " AND ($3::text = '' OR e.type "
-                                            "= ANY (string_to_array($3::text, ','))) ORDER BY "
-                                            "e.tx, e.event_id LIMIT $4"},
+      // One statement, so the page and the head come from one snapshot and one horizon: read
+      // apart, the head could include events that committed after the page was read.
+      .feed = {"ev_feed",
+               "WITH h AS MATERIALIZED (SELECT oo_event_horizon() AS x), p AS (SELECT e.* FROM "
+               "events e, h WHERE (e.tx, e.event_id) > ($1::bigint, $2::bigint) AND e.tx < h.x "
+               "AND ($3::text = '' OR e.type = ANY (string_to_array($3::text, ','))) ORDER BY "
+               "e.tx, e.event_id LIMIT $4), t AS (SELECT e.tx, e.event_id FROM events e, h WHERE "
+               "e.tx < h.x ORDER BY e.tx DESC, e.event_id DESC LIMIT 1) SELECT "
+               "'e', " OO_PG_EVENT_COLUMNS(
+                   "p") " FROM p UNION ALL SELECT 'h', t.event_id, t.tx, '', '', "
+                        "'', '' FROM t"},
       .head = {"ev_head", "SELECT e.tx, e.event_id FROM events e WHERE " OO_PG_VISIBLE(
                               "e") " ORDER BY e.tx DESC, e.event_id DESC LIMIT 1"},
       .lag = {"ev_lag",

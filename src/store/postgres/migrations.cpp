@@ -688,13 +688,15 @@ INSERT INTO events (type, key, occurred_at, data)
 SELECT type, key, at, data FROM (
   SELECT 'order.placed' AS type, o.order_id::text AS key, o.created_at AS at,
          oo_order_placed_data(o) AS data FROM orders o
-  UNION ALL SELECT 'order.cancelled', o.order_id::text, o.cancelled_at, oo_order_cancelled_data(o)
+  UNION ALL SELECT 'order.cancelled', o.order_id::text, coalesce(o.cancelled_at, o.created_at),
+         oo_order_cancelled_data(o)
     FROM orders o WHERE o.status = 'cancelled'
   UNION ALL SELECT 'production_order.created', p.site_code || '/' || p.order_no || '/' || p.lot_no,
     p.created_at, oo_production_order_data(p) FROM production_orders p
   UNION ALL SELECT 'document.issued', d.scope || '/' || d.number, d.created_at, oo_document_data(d)
     FROM documents d WHERE d.origin = 'issued'
-  UNION ALL SELECT 'run.finished', r.run_id::text, r.finished_at, oo_run_finished_data(r)
+  UNION ALL SELECT 'run.finished', r.run_id::text, coalesce(r.finished_at, r.created_at),
+         oo_run_finished_data(r)
     FROM schedule_runs r WHERE r.status IN ('done', 'error') AND r.kind <> 'legacy') f
 ORDER BY at, type, key;
 
@@ -715,7 +717,7 @@ BEGIN
   IF EXISTS (SELECT 1 FROM oo_new_orders n JOIN oo_old_orders o ON o.order_id = n.order_id
              WHERE n.status = 'cancelled' AND o.status <> 'cancelled') THEN
     INSERT INTO events (tx, type, key, occurred_at, data)
-    SELECT oo_event_tx(), 'order.cancelled', n.order_id::text, n.cancelled_at,
+    SELECT oo_event_tx(), 'order.cancelled', n.order_id::text, coalesce(n.cancelled_at, now()),
            oo_order_cancelled_data(n)
     FROM oo_new_orders n JOIN oo_old_orders o ON o.order_id = n.order_id
     WHERE n.status = 'cancelled' AND o.status <> 'cancelled' ORDER BY n.order_id;

@@ -25,216 +25,239 @@ namespace onceorder::store::sqlite {
 #define OO_SQ_EV(COL) "(SELECT " COL " FROM events e WHERE e.event_id = deliveries.event_id)"
 
 const EventsSql& events_sql() {
-  static const EventsSql
-      sql{
-          .feed = {"ev_feed",
-                   "SELECT " OO_SQ_EVENT_COLUMNS("e") " FROM events e WHERE (e.tx, e.event_id) > "
-                                                      "(?1, ?2) AND (?3 = '' OR instr(',' || ?3 || "
-                                                      "',', ',' || e.type || ',') > 0) "
-                                                      "ORDER BY e.tx, e.event_id LIMIT ?4"},
-          .head =
-              {"ev_head",
+  static const EventsSql sql{
+      .feed =
+          {"ev_feed",
+           "SELECT * FROM (SELECT 'e', " OO_SQ_EVENT_COLUMNS(
+               "e") " FROM events e WHERE "
+                    "(e.tx, e.event_id) > (?1, ?2) AND (?3 = '' OR instr(',' || ?3 || ',', ',' || "
+                    "e.type || ',') > 0) ORDER BY e.tx, e.event_id LIMIT ?4) UNION ALL SELECT * "
+                    "FROM "
+                    "(SELECT 'h', e.event_id, e.tx, '', '', '', '' FROM events e ORDER BY e.tx "
+                    "DESC, "
+                    "e.event_id DESC LIMIT 1)"},
+      .head = {"ev_head",
                "SELECT e.tx, e.event_id FROM events e ORDER BY e.tx DESC, e.event_id DESC LIMIT 1"},
-          .lag = {"ev_lag", "SELECT count(*), " OO_SQ_AGE(
-                                "min(x.occurred_at)") " FROM (SELECT e.occurred_at "
-                                                      "FROM events e WHERE (e.tx, e.event_id) > "
-                                                      "(?1, ?2) ORDER BY e.tx, e.event_id "
-                                                      "LIMIT ?3) x"},
-          .consumer_get = {"ev_consumer_get", "SELECT " OO_SQ_CONSUMER_COLUMNS
-                                              " FROM event_consumers WHERE name = ?1"},
-          .consumer_list = {"ev_consumer_list",
-                            "SELECT " OO_SQ_CONSUMER_COLUMNS " FROM event_consumers ORDER BY name"},
-          .consumer_put =
-              {"ev_consumer_put",
-               "INSERT INTO event_consumers (name, after_tx, after_id) VALUES (?1, ?2, ?3) "
-               "ON CONFLICT (name) DO UPDATE SET after_tx = excluded.after_tx, after_id = "
-               "excluded.after_id, updated_at = " OO_SQLITE_NOW
-               " RETURNING " OO_SQ_CONSUMER_COLUMNS},
-          .consumer_delete = {"ev_consumer_delete",
-                              "DELETE FROM event_consumers WHERE name = ?1 RETURNING name"},
-          .endpoint_get = {"ev_endpoint_get",
-                           "SELECT " OO_SQ_ENDPOINT_COLUMNS " FROM endpoints WHERE name = ?1"},
-          .endpoint_list = {"ev_endpoint_list",
-                            "SELECT " OO_SQ_ENDPOINT_COLUMNS " FROM endpoints ORDER BY name"},
-          .endpoint_count = {"ev_endpoint_count", "SELECT count(*) FROM endpoints"},
-          .endpoint_put =
-              {"ev_endpoint_put",
-               "INSERT INTO endpoints (name, url, types, secret, delivery, max_attempts, "
-               "backoff_seconds, after_tx, after_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-               "?8, ?9) ON CONFLICT (name) DO UPDATE SET url = excluded.url, types = "
-               "excluded.types, secret = excluded.secret, delivery = excluded.delivery, "
-               "max_attempts = excluded.max_attempts, backoff_seconds = "
-               "excluded.backoff_seconds, updated_at = " OO_SQLITE_NOW
-               " RETURNING " OO_SQ_ENDPOINT_COLUMNS},
-          .endpoint_delete = {"ev_endpoint_delete",
-                              "DELETE FROM endpoints WHERE name = ?1 RETURNING name"},
-          .endpoint_lock = {"ev_endpoint_lock",
-                            "SELECT types, after_tx, after_id FROM endpoints WHERE name = ?1"},
-          .endpoint_advance = {"ev_endpoint_advance",
-                               "UPDATE endpoints SET after_tx = ?2, after_id = ?3 WHERE name = ?1"},
-          .insert_deliveries =
-              {"ev_insert_deliveries",
-               "INSERT INTO deliveries (endpoint, event_id, ev_tx, key, status) "
-               "SELECT ?1, json_extract(r.value, '$[0]'), json_extract(r.value, "
-               "'$[1]'), json_extract(r.value, '$[2]'), 'pending' FROM json_each(?2) "
-               "r WHERE true ON CONFLICT DO NOTHING RETURNING event_id"},
-          .delivery_counts = {"ev_delivery_counts",
-                              "SELECT d.endpoint, d.status, count(*), CASE WHEN d.status IN "
-                              "('pending', 'sending') THEN " OO_SQ_AGE(
-                                  "min(e.occurred_at)") " END FROM deliveries d JOIN events e ON "
-                                                        "e.event_id = d.event_id WHERE d.status <> "
-                                                        "'delivered' GROUP BY d.endpoint, d.status "
-                                                        "ORDER BY d.endpoint, d.status"},
-          .claim = {"ev_claim",
-                    "UPDATE deliveries SET status = 'sending', attempt = attempt + 1, owner = ?1, "
-                    "lease_until = " OO_SQLITE_TIME(
-                        "'now', '+' || (?3 / 1000.0) || ' seconds'") ", mode = " OO_SQ_EP("ep."
-                                                                                          "deliver"
-                                                                                          "y") ", "
-                                                                                               "sen"
-                                                                                               "t_"
-                                                                                               "at "
-                                                                                               "="
-                                                                                               " " OO_SQLITE_NOW
-                                                                                               " WH"
-                                                                                               "ERE"
-                                                                                               " ("
-                                                                                               "end"
-                                                                                               "poi"
-                                                                                               "nt,"
-                                                                                               " ev"
-                                                                                               "ent"
-                                                                                               "_id"
-                                                                                               ") "
-                                                                                               "IN "
-                                                                                               "(SE"
-                                                                                               "LEC"
-                                                                                               "T "
+      .lag = {"ev_lag", "SELECT count(*), " OO_SQ_AGE(
+                            "min(x.occurred_at)") " FROM (SELECT e.occurred_at "
+                                                  "FROM events e WHERE (e.tx, e.event_id) > "
+                                                  "(?1, ?2) ORDER BY e.tx, e.event_id "
+                                                  "LIMIT ?3) x"},
+      .consumer_get = {"ev_consumer_get",
+                       "SELECT " OO_SQ_CONSUMER_COLUMNS " FROM event_consumers WHERE name = ?1"},
+      .consumer_list = {"ev_consumer_list",
+                        "SELECT " OO_SQ_CONSUMER_COLUMNS " FROM event_consumers ORDER BY name"},
+      .consumer_put = {"ev_consumer_put",
+                       "INSERT INTO event_consumers (name, after_tx, after_id) VALUES (?1, ?2, ?3) "
+                       "ON CONFLICT (name) DO UPDATE SET after_tx = excluded.after_tx, after_id = "
+                       "excluded.after_id, updated_at = " OO_SQLITE_NOW
+                       " RETURNING " OO_SQ_CONSUMER_COLUMNS},
+      .consumer_delete = {"ev_consumer_delete",
+                          "DELETE FROM event_consumers WHERE name = ?1 RETURNING name"},
+      .endpoint_get = {"ev_endpoint_get",
+                       "SELECT " OO_SQ_ENDPOINT_COLUMNS " FROM endpoints WHERE name = ?1"},
+      .endpoint_list = {"ev_endpoint_list",
+                        "SELECT " OO_SQ_ENDPOINT_COLUMNS " FROM endpoints ORDER BY name"},
+      .endpoint_count = {"ev_endpoint_count", "SELECT count(*) FROM endpoints"},
+      .endpoint_put = {"ev_endpoint_put",
+                       "INSERT INTO endpoints (name, url, types, secret, delivery, max_attempts, "
+                       "backoff_seconds, after_tx, after_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                       "?8, ?9) ON CONFLICT (name) DO UPDATE SET url = excluded.url, types = "
+                       "excluded.types, secret = excluded.secret, delivery = excluded.delivery, "
+                       "max_attempts = excluded.max_attempts, backoff_seconds = "
+                       "excluded.backoff_seconds, updated_at = " OO_SQLITE_NOW
+                       " RETURNING " OO_SQ_ENDPOINT_COLUMNS},
+      .endpoint_delete = {"ev_endpoint_delete",
+                          "DELETE FROM endpoints WHERE name = ?1 RETURNING name"},
+      .endpoint_lock = {"ev_endpoint_lock",
+                        "SELECT types, after_tx, after_id FROM endpoints WHERE name = ?1"},
+      .endpoint_advance = {"ev_endpoint_advance",
+                           "UPDATE endpoints SET after_tx = ?2, after_id = ?3 WHERE name = ?1"},
+      .insert_deliveries = {"ev_insert_deliveries",
+                            "INSERT INTO deliveries (endpoint, event_id, ev_tx, key, status) "
+                            "SELECT ?1, json_extract(r.value, '$[0]'), json_extract(r.value, "
+                            "'$[1]'), json_extract(r.value, '$[2]'), 'pending' FROM json_each(?2) "
+                            "r WHERE true ON CONFLICT DO NOTHING RETURNING event_id"},
+      .delivery_counts = {"ev_delivery_counts",
+                          "SELECT d.endpoint, d.status, count(*), CASE WHEN d.status IN "
+                          "('pending', 'sending') THEN " OO_SQ_AGE(
+                              "min(e.occurred_at)") " END FROM deliveries d JOIN events e ON "
+                                                    "e.event_id = d.event_id WHERE d.status <> "
+                                                    "'delivered' GROUP BY d.endpoint, d.status "
+                                                    "ORDER BY d.endpoint, d.status"},
+      .claim =
+          {"ev_claim",
+           "UPDATE deliveries SET status = 'sending', attempt = attempt + 1, owner = ?1, "
+           "lease_until = " OO_SQLITE_TIME(
+               "'now', '+' || (?3 / 1000.0) || ' seconds'") ", mode = " OO_SQ_EP("ep."
+                                                                                 "deliver"
+                                                                                 "y") ", "
+                                                                                      "sen"
+                                                                                      "t_"
+                                                                                      "at "
+                                                                                      "="
+                                                                                      " " OO_SQLITE_NOW
+                                                                                      " WH"
+                                                                                      "ERE"
+                                                                                      " ("
+                                                                                      "end"
+                                                                                      "poi"
+                                                                                      "nt,"
+                                                                                      " ev"
+                                                                                      "ent"
+                                                                                      "_id"
+                                                                                      ") "
+                                                                                      "IN "
+                                                                                      "(SE"
+                                                                                      "LEC"
+                                                                                      "T "
+                                                                                      "d."
+                                                                                      "end"
+                                                                                      "poi"
+                                                                                      "nt,"
+                                                                                      " d."
+                                                                                      "eve"
+                                                                                      "nt_"
+                                                                                      "id "
+                                                                                      "FRO"
+                                                                                      "M "
+                                                                                      "del"
+                                                                                      "ive"
+                                                                                      "rie"
+                                                                                      "s "
+                                                                                      "d "
+                                                                                      "WHE"
+                                                                                      "RE "
+                                                                                      "d."
+                                                                                      "sta"
+                                                                                      "tus"
+                                                                                      " = "
+                                                                                      "'pe"
+                                                                                      "ndi"
+                                                                                      "ng'"
+                                                                                      " AN"
+                                                                                      "D "
+                                                                                      "d."
+                                                                                      "nex"
+                                                                                      "t_"
+                                                                                      "at "
+                                                                                      "<="
+                                                                                      " " OO_SQLITE_NOW
+                                                                                      " AN"
+                                                                                      "D "
+                                                                                      "NOT"
+                                                                                      " EX"
+                                                                                      "IST"
+                                                                                      "S "
+                                                                                      "(" OO_SQ_EARLIER_OPEN(
+                                                                                          "d") ") "
+                                                                                               "ORD"
+                                                                                               "ER "
+                                                                                               "BY "
                                                                                                "d."
-                                                                                               "end"
-                                                                                               "poi"
-                                                                                               "nt,"
+                                                                                               "nex"
+                                                                                               "t_"
+                                                                                               "at,"
+                                                                                               " d."
+                                                                                               "ev_"
+                                                                                               "tx,"
                                                                                                " d."
                                                                                                "eve"
                                                                                                "nt_"
                                                                                                "id "
-                                                                                               "FRO"
-                                                                                               "M "
-                                                                                               "del"
-                                                                                               "ive"
-                                                                                               "rie"
-                                                                                               "s "
-                                                                                               "d "
-                                                                                               "WHE"
-                                                                                               "RE "
-                                                                                               "d."
-                                                                                               "sta"
-                                                                                               "tus"
-                                                                                               " = "
-                                                                                               "'pe"
-                                                                                               "ndi"
-                                                                                               "ng'"
-                                                                                               " AN"
-                                                                                               "D "
-                                                                                               "d."
-                                                                                               "nex"
-                                                                                               "t_"
-                                                                                               "at "
-                                                                                               "<="
-                                                                                               " " OO_SQLITE_NOW
-                                                                                               " AN"
-                                                                                               "D "
-                                                                                               "NOT"
-                                                                                               " EX"
-                                                                                               "IST"
-                                                                                               "S "
-                                                                                               "(" OO_SQ_EARLIER_OPEN(
-                                                                                                   "d") ") ORDER BY d.next_at, d.ev_tx, d.event_id LIMIT ?2) RETURNING "
-                                                                                                        "endpoint, " OO_SQ_EP("ep.url") ", " OO_SQ_EP(
-                                                                                                            "ep.secret") ", "
-                                                                                                                         "mode, " OO_SQ_EP("ep.max_attempts") ", " OO_SQ_EP(
-                                                                                                                             "ep.backoff_seconds") ", attempt, budget_from, event_id, "
-                                                                                                                                                   "ev_tx, " OO_SQ_EV("e.type") ", key, " OO_SQ_EV(
-                                                                                                                                                       "e.occurred_at") ", " OO_SQ_EV("e.data")},
-          .settle =
-              {"ev_settle",
-               "UPDATE deliveries SET status = o.status, lease_until = NULL, next_at = CASE "
-               "WHEN o.status = 'pending' THEN " OO_SQLITE_TIME(
-                   "'now', '+' || (o.retry_ms / 1000.0) || ' seconds'") " ELSE next_at END, "
-                                                                        "last_error = o.error, "
-                                                                        "last_status = "
-                                                                        "o.http_status, "
-                                                                        "delivered_at = CASE "
-                                                                        "WHEN o.status = "
-                                                                        "'delivered' "
-                                                                        "THEN " OO_SQLITE_NOW
-                                                                        " ELSE delivered_at END "
-                                                                        "FROM (SELECT "
-                                                                        "json_extract(value, "
-                                                                        "'$.endpoint') AS "
-                                                                        "endpoint, "
-                                                                        "json_extract(value, "
-                                                                        "'$.event_id') AS "
-                                                                        "event_id, "
-                                                                        "json_extract(value, "
-                                                                        "'$.owner') AS owner, "
-                                                                        "json_extract(value, "
-                                                                        "'$.attempt') AS attempt, "
-                                                                        "json_extract(value, "
-                                                                        "'$.status') AS status, "
-                                                                        "json_extract(value, "
-                                                                        "'$.retry_ms') AS "
-                                                                        "retry_ms, "
-                                                                        "json_extract(value, "
-                                                                        "'$.error') AS error, "
-                                                                        "json_extract(value, "
-                                                                        "'$.http_status') AS "
-                                                                        "http_status FROM "
-                                                                        "json_each(?1)) AS o WHERE "
-                                                                        "deliveries.endpoint = "
-                                                                        "o.endpoint AND "
-                                                                        "deliveries.event_id = "
-                                                                        "o.event_id AND "
-                                                                        "deliveries.owner = "
-                                                                        "o.owner AND "
-                                                                        "deliveries.attempt = "
-                                                                        "o.attempt AND "
-                                                                        "deliveries.status = "
-                                                                        "'sending' RETURNING "
-                                                                        "endpoint, event_id"},
-          .reap = {"ev_reap",
-                   "UPDATE deliveries SET status = CASE WHEN mode = 'at_most_once' THEN 'in_doubt' "
-                   "WHEN attempt - budget_from >= " OO_SQ_EP(
-                       "ep.max_attempts") " THEN 'dead' ELSE 'pending' END, lease_until = NULL, "
-                                          "next_at = " OO_SQLITE_NOW
-                                          ", last_error = 'lease expired: the sender stopped "
-                                          "before it recorded an "
-                                          "outcome' WHERE status = 'sending' AND lease_until "
-                                          "< " OO_SQLITE_NOW
-                                          " RETURNING endpoint, event_id, status"},
-          .resolve = {"ev_resolve",
-                      "UPDATE deliveries SET status = CASE WHEN ?3 = 1 THEN 'delivered' ELSE "
-                      "'pending' END, resolution = CASE WHEN ?3 = 1 THEN 'delivered' ELSE 'resend' "
-                      "END, budget_from = attempt, next_at = " OO_SQLITE_NOW
-                      ", delivered_at = CASE WHEN ?3 = 1 THEN " OO_SQLITE_NOW
-                      " END WHERE endpoint = ?1 AND event_id = ?2 AND status = 'in_doubt' "
-                      "RETURNING status"},
-          .redeliver =
-              {"ev_redeliver",
-               "UPDATE deliveries SET status = 'pending', resolution = 'redeliver', "
-               "budget_from = attempt, next_at = " OO_SQLITE_NOW
-               " WHERE endpoint = ?1 AND event_id IN (SELECT value FROM json_each(?2)) AND "
-               "status = 'dead' RETURNING event_id"},
-          .delivery_get = {"ev_delivery_get",
-                           "SELECT " OO_SQ_DELIVERY_COLUMNS " FROM deliveries d JOIN events e ON "
-                           "e.event_id = d.event_id WHERE d.endpoint = ?1 AND d.event_id = ?2"},
-          .delivery_list = {"ev_delivery_list",
-                            "SELECT " OO_SQ_DELIVERY_COLUMNS " FROM deliveries d JOIN events e ON "
-                            "e.event_id = d.event_id WHERE d.endpoint = ?1 AND (?2 IS NULL OR "
-                            "d.status = ?2 OR (?2 = 'pending' AND d.status = 'sending')) AND "
-                            "d.event_id > ?3 ORDER BY d.event_id LIMIT ?4"},
-          .rebase_clock = {"ev_rebase_clock", "SELECT 0 WHERE 0"},
-      };
+                                                                                               "LIM"
+                                                                                               "IT "
+                                                                                               "?2)"
+                                                                                               " RE"
+                                                                                               "TUR"
+                                                                                               "NIN"
+                                                                                               "G "
+                                                                                               "end"
+                                                                                               "poi"
+                                                                                               "nt,"
+                                                                                               " " OO_SQ_EP("ep.url") ", " OO_SQ_EP(
+                                                                                                   "ep.secret") ", "
+                                                                                                                "mode, " OO_SQ_EP("ep.max_attempts") ", " OO_SQ_EP(
+                                                                                                                    "ep.backoff_seconds") ", attempt, budget_from, event_id, "
+                                                                                                                                          "ev_tx, " OO_SQ_EV("e.type") ", key, " OO_SQ_EV(
+                                                                                                                                              "e.occurred_at") ", " OO_SQ_EV("e.data")},
+      .settle =
+          {"ev_settle",
+           "UPDATE deliveries SET status = o.status, lease_until = NULL, next_at = CASE "
+           "WHEN o.status = 'pending' THEN " OO_SQLITE_TIME(
+               "'now', '+' || (o.retry_ms / 1000.0) || ' seconds'") " ELSE next_at END, "
+                                                                    "last_error = o.error, "
+                                                                    "last_status = "
+                                                                    "o.http_status, "
+                                                                    "delivered_at = CASE "
+                                                                    "WHEN o.status = "
+                                                                    "'delivered' "
+                                                                    "THEN " OO_SQLITE_NOW
+                                                                    " ELSE delivered_at END "
+                                                                    "FROM (SELECT "
+                                                                    "json_extract(value, "
+                                                                    "'$.endpoint') AS "
+                                                                    "endpoint, "
+                                                                    "json_extract(value, "
+                                                                    "'$.event_id') AS "
+                                                                    "event_id, "
+                                                                    "json_extract(value, "
+                                                                    "'$.owner') AS owner, "
+                                                                    "json_extract(value, "
+                                                                    "'$.attempt') AS attempt, "
+                                                                    "json_extract(value, "
+                                                                    "'$.status') AS status, "
+                                                                    "json_extract(value, "
+                                                                    "'$.retry_ms') AS "
+                                                                    "retry_ms, "
+                                                                    "json_extract(value, "
+                                                                    "'$.error') AS error, "
+                                                                    "json_extract(value, "
+                                                                    "'$.http_status') AS "
+                                                                    "http_status FROM "
+                                                                    "json_each(?1)) AS o WHERE "
+                                                                    "deliveries.endpoint = "
+                                                                    "o.endpoint AND "
+                                                                    "deliveries.event_id = "
+                                                                    "o.event_id AND "
+                                                                    "deliveries.owner = "
+                                                                    "o.owner AND "
+                                                                    "deliveries.attempt = "
+                                                                    "o.attempt AND "
+                                                                    "deliveries.status = "
+                                                                    "'sending' RETURNING "
+                                                                    "endpoint, event_id"},
+      .reap = {"ev_reap",
+               "UPDATE deliveries SET status = CASE WHEN mode = 'at_most_once' THEN 'in_doubt' "
+               "WHEN attempt - budget_from >= " OO_SQ_EP(
+                   "ep.max_attempts") " THEN 'dead' ELSE 'pending' END, lease_until = NULL, "
+                                      "next_at = " OO_SQLITE_NOW
+                                      ", last_error = 'lease expired: the sender stopped "
+                                      "before it recorded an "
+                                      "outcome' WHERE status = 'sending' AND lease_until "
+                                      "< " OO_SQLITE_NOW " RETURNING endpoint, event_id, status"},
+      .resolve = {"ev_resolve",
+                  "UPDATE deliveries SET status = CASE WHEN ?3 = 1 THEN 'delivered' ELSE "
+                  "'pending' END, resolution = CASE WHEN ?3 = 1 THEN 'delivered' ELSE 'resend' "
+                  "END, budget_from = attempt, next_at = " OO_SQLITE_NOW
+                  ", delivered_at = CASE WHEN ?3 = 1 THEN " OO_SQLITE_NOW
+                  " END WHERE endpoint = ?1 AND event_id = ?2 AND status = 'in_doubt' "
+                  "RETURNING status"},
+      .redeliver = {"ev_redeliver",
+                    "UPDATE deliveries SET status = 'pending', resolution = 'redeliver', "
+                    "budget_from = attempt, next_at = " OO_SQLITE_NOW
+                    " WHERE endpoint = ?1 AND event_id IN (SELECT value FROM json_each(?2)) AND "
+                    "status = 'dead' RETURNING event_id"},
+      .delivery_get = {"ev_delivery_get",
+                       "SELECT " OO_SQ_DELIVERY_COLUMNS " FROM deliveries d JOIN events e ON "
+                       "e.event_id = d.event_id WHERE d.endpoint = ?1 AND d.event_id = ?2"},
+      .delivery_list = {"ev_delivery_list",
+                        "SELECT " OO_SQ_DELIVERY_COLUMNS " FROM deliveries d JOIN events e ON "
+                        "e.event_id = d.event_id WHERE d.endpoint = ?1 AND (?2 IS NULL OR "
+                        "d.status = ?2 OR (?2 = 'pending' AND d.status = 'sending')) AND "
+                        "d.event_id > ?3 ORDER BY d.event_id LIMIT ?4"},
+      .rebase_clock = {"ev_rebase_clock", "SELECT 0 WHERE 0"},
+  };
   return sql;
 }
 

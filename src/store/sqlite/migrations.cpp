@@ -622,13 +622,13 @@ INSERT INTO events (type, key, occurred_at, data)
 SELECT type, key, at, data FROM (
   SELECT 'order.placed' AS type, CAST(o.order_id AS TEXT) AS key, o.created_at AS at,
          )sql" OO_ORDER_PLACED_DATA("o") R"sql( AS data FROM orders o
-  UNION ALL SELECT 'order.cancelled', CAST(o.order_id AS TEXT), o.cancelled_at,
+  UNION ALL SELECT 'order.cancelled', CAST(o.order_id AS TEXT), coalesce(o.cancelled_at, o.created_at),
          )sql" OO_ORDER_CANCELLED_DATA("o") R"sql( FROM orders o WHERE o.status = 'cancelled'
   UNION ALL SELECT 'production_order.created', p.site_code || '/' || p.order_no || '/' || p.lot_no,
          p.created_at, )sql" OO_PRODUCTION_ORDER_DATA("p") R"sql( FROM production_orders p
   UNION ALL SELECT 'document.issued', d.scope || '/' || d.number, d.created_at,
          )sql" OO_DOCUMENT_DATA("d") R"sql( FROM documents d WHERE d.origin = 'issued'
-  UNION ALL SELECT 'run.finished', CAST(r.run_id AS TEXT), r.finished_at,
+  UNION ALL SELECT 'run.finished', CAST(r.run_id AS TEXT), coalesce(r.finished_at, r.created_at),
          )sql" OO_RUN_FINISHED_DATA(
     "r") R"sql( FROM schedule_runs r WHERE r.status IN ('done', 'error') AND r.kind <> 'legacy')
 ORDER BY at, type, key;
