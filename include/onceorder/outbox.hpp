@@ -144,6 +144,10 @@ struct DeliveryWorkerOptions {
   std::chrono::milliseconds send_timeout{10000};
   std::chrono::milliseconds idle_poll{100};  // how often an idle worker looks for work
   int dispatch_per_endpoint = 500;
+  // How often an idle worker runs what writes without finding work (the reaper, a claim that
+  // finds nothing): on SQLite each takes the database's one write lock. A retry or an operator's
+  // redeliver waits at most this long for a claim.
+  std::chrono::milliseconds sweep_interval{1000};
 };
 
 // What a worker has done since it started (for /metrics).
@@ -180,6 +184,7 @@ class DeliveryWorker {
 
  private:
   void loop();
+  Status reap_now(OutboxDeadline deadline);
   std::vector<SendReport> send(const std::vector<DeliveryClaim>& claims,
                                store::Clock::time_point lease_end);
   Result<int> send_and_settle(std::vector<DeliveryClaim> claims,
@@ -194,6 +199,9 @@ class DeliveryWorker {
   std::condition_variable cv_;
   bool stop_ = false;   // guarded by mu_
   bool woken_ = false;  // guarded by mu_
+  // The worker's thread only (run_once).
+  store::Clock::time_point last_sweep_{};
+  bool busy_ = false;  // the last claim found work
   std::thread thread_;
 };
 

@@ -38,17 +38,23 @@ std::int64_t unix_now_ms() {
 }  // namespace
 
 Result<int> Outbox::dispatch(int per_endpoint, OutboxDeadline deadline) {
-  using Names = std::vector<std::string>;
+  // Read first: an endpoint already at the head needs no write (a locking read of its row
+  // would be one, every pass of every worker).
+  using Behind = std::vector<std::string>;
   OO_ASSIGN_OR_RETURN(
-      auto names,
-      store::transact<Names>(db_, store::read_tx(deadline), [&](Connection& c) -> Result<Names> {
-        OO_ASSIGN_OR_RETURN(auto rows, events().endpoints(c));
-        Names out;
-        for (auto& e : rows) out.push_back(e.spec.name);
+      auto behind,
+      store::transact<Behind>(db_, store::read_tx(deadline), [&](Connection& c) -> Result<Behind> {
+        auto ev = events();
+        OO_ASSIGN_OR_RETURN(auto rows, ev.endpoints(c));
+        OO_ASSIGN_OR_RETURN(auto head, ev.head(c));
+        Behind out;
+        for (auto& e : rows) {
+          if (e.after < head) out.push_back(e.spec.name);
+        }
         return out;
       }));
   int passed = 0;
-  for (const std::string& name : names) {
+  for (const std::string& name : behind) {
     OO_ASSIGN_OR_RETURN(int n,
                         store::transact<int>(db_, store::write_tx(deadline), [&](Connection& c) {
                           return events().dispatch(c, name, per_endpoint);
@@ -163,8 +169,7 @@ void DeliveryWorker::loop() {
   }
 }
 
-Result<int> DeliveryWorker::run_once() {
-  const auto deadline = store::Clock::now() + std::chrono::seconds(10);
+Status DeliveryWorker::reap_now(OutboxDeadline deadline) {
   auto reaped = outbox_.reap(deadline);
   if (!reaped.ok()) {
     log_step_error("reaping expired leases", reaped.status());
@@ -174,10 +179,25 @@ Result<int> DeliveryWorker::run_once() {
       static_cast<std::uint64_t>(reaped->pending + reaped->dead + reaped->in_doubt));
   metrics_.dead.fetch_add(static_cast<std::uint64_t>(reaped->dead));
   metrics_.in_doubt.fetch_add(static_cast<std::uint64_t>(reaped->in_doubt));
-  if (auto d = outbox_.dispatch(options_.dispatch_per_endpoint, deadline); !d.ok()) {
-    log_step_error("dispatching new events", d.status());
-    return d.status();
+  return Status::Ok();
+}
+
+Result<int> DeliveryWorker::run_once() {
+  const auto now = store::Clock::now();
+  const auto deadline = now + std::chrono::seconds(10);
+  // What writes without finding work (the reaper, a claim of nothing) runs at most once a
+  // second when idle: on SQLite each takes the one write lock.
+  const bool due = now - last_sweep_ >= options_.sweep_interval;
+  if (due) {
+    last_sweep_ = now;
+    OO_RETURN_IF_ERROR(reap_now(deadline));
   }
+  auto dispatched = outbox_.dispatch(options_.dispatch_per_endpoint, deadline);
+  if (!dispatched.ok()) {
+    log_step_error("dispatching new events", dispatched.status());
+    return dispatched.status();
+  }
+  if (!due && *dispatched == 0 && !busy_) return 0;
   // The lease began at the latest when the claim was asked for.
   const auto lease_end = store::Clock::now() + options_.lease;
   auto claims = outbox_.claim(options_.owner, options_.batch, options_.lease, deadline);
@@ -185,6 +205,7 @@ Result<int> DeliveryWorker::run_once() {
     log_step_error("claiming deliveries", claims.status());
     return claims.status();
   }
+  busy_ = !claims->empty();
   if (claims->empty()) return 0;
   return send_and_settle(std::move(claims).value(), lease_end);
 }

@@ -114,6 +114,7 @@ class OutboxTest : public ::testing::TestWithParam<Engine> {
     o.owner = "test-worker";
     o.lease = lease;
     o.send_timeout = std::min(lease / 2, std::chrono::milliseconds(10000));
+    o.sweep_interval = std::chrono::milliseconds(0);
     return DeliveryWorker(*db_, sender, o, metrics_);
   }
   std::string status_of(const std::string& ep, std::int64_t event_id) {

@@ -175,6 +175,7 @@ TEST_P(OutboxTest, EndpointsAreCheckedAndNeverShowTheirSecret) {
 
 TEST_P(OutboxTest, ANewEndpointStartsAtTheHeadUnlessToldOtherwise) {
   place(7, "before");
+  settle_feed();  // "the head" is what a reader can see
   EndpointSpec from_now = endpoint("now");
   from_now.after.reset();
   ASSERT_TRUE(outbox_.put_endpoint(from_now, soon()).ok());
