@@ -162,17 +162,19 @@ Explorer::~Explorer() {
 namespace {
 
 // The script that empties the tables before every schedule, built once from the catalog:
-// every table but the schema's bookkeeping, children before the tables they reference, and
-// the sequences those tables own set back to their start. It leaves the tables as TRUNCATE …
-// RESTART IDENTITY did (run_id, item_id… start at 1 again in every schedule), but TRUNCATE
-// gives every table and index a new file and invalidates the cached plans of every
-// connection, which then replans each statement of the next schedule: on tables of a few
-// rows DELETE costs a fraction of that. One simple query: one round trip, one transaction.
+// every table but the schema's bookkeeping (and event_clock, whose one row the event triggers
+// read: without it every event's tx is NULL and every write of a fact fails), children before
+// the tables they reference, and the sequences those tables own set back to their start. It
+// leaves the tables as TRUNCATE … RESTART IDENTITY did (run_id, item_id… start at 1 again in
+// every schedule), but TRUNCATE gives every table and index a new file and invalidates the
+// cached plans of every connection, which then replans each statement of the next schedule:
+// on tables of a few rows DELETE costs a fraction of that. One simple query: one round trip,
+// one transaction.
 std::string reset_script(Fixture& f) {
   std::vector<std::string> tables;
   for (const auto& r : f.sql("SELECT quote_ident(tablename) FROM pg_tables WHERE schemaname = "
                              "current_schema() AND tablename NOT IN ('schema_migrations', "
-                             "'id_nodes') ORDER BY tablename"))
+                             "'id_nodes', 'event_clock') ORDER BY tablename"))
     tables.push_back(r.text(0));
   std::multimap<std::string, std::string> referenced_by;  // parent → child
   for (const auto& r :
@@ -219,7 +221,7 @@ bool Explorer::backend_blocked(int session) {
   static constexpr store::Statement kBlocked{
       "iso_blocked",
       "SELECT coalesce(bool_or(cardinality(pg_blocking_pids(pid)) > 0), false) FROM "
-      "pg_stat_activity WHERE application_name = $1"};
+      "pg_stat_activity WHERE application_name = $1 AND datname = current_database()"};
   const std::string app = fmt::format("oo_iso_{}", kNames[session]);
   auto conn = control_->acquire(soon());
   if (!conn.ok()) return false;
