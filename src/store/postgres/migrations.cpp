@@ -632,9 +632,10 @@ CREATE TABLE event_clock (
 );
 INSERT INTO event_clock DEFAULT VALUES;
 CREATE FUNCTION oo_event_tx() RETURNS bigint LANGUAGE sql VOLATILE AS
-$$ SELECT pg_current_xact_id()::text::bigint + (SELECT shift FROM event_clock) $$;
+$$ SELECT pg_current_xact_id()::text::bigint + coalesce((SELECT shift FROM event_clock), 0) $$;
 CREATE FUNCTION oo_event_horizon() RETURNS bigint LANGUAGE sql STABLE AS
-$$ SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint + (SELECT shift FROM event_clock) $$;
+$$ SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+     + coalesce((SELECT shift FROM event_clock), 0) $$;
 
 CREATE TABLE events (
   event_id    bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
