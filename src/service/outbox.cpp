@@ -158,9 +158,12 @@ Status add_counts(store::EventsStore& ev, Connection& c, std::vector<Endpoint>& 
 
 }  // namespace
 
-Result<Outbox::PutEndpoint> Outbox::put_endpoint(const EndpointSpec& spec,
+Result<Outbox::PutEndpoint> Outbox::put_endpoint(const EndpointSpec& given,
                                                  OutboxDeadline deadline) {
-  OO_RETURN_IF_ERROR(check_endpoint_spec(spec));
+  OO_RETURN_IF_ERROR(check_endpoint_spec(given));
+  EndpointSpec spec = given;  // types in one order, each once, as the feed's filter reads them
+  std::sort(spec.types.begin(), spec.types.end());
+  spec.types.erase(std::unique(spec.types.begin(), spec.types.end()), spec.types.end());
   return store::transact<PutEndpoint>(
       db_, store::write_tx(deadline), [&](Connection& c) -> Result<PutEndpoint> {
         auto ev = events();
