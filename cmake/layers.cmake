@@ -95,6 +95,7 @@ set(ONCEORDER_HTTP_SOURCES
   src/http/request_input.cpp
   src/http/router.cpp
   src/http/routes_audit.cpp
+  src/http/routes_events.cpp
   src/http/routes_ops.cpp
   src/http/routes_lists.cpp
   src/http/routes_orders.cpp
@@ -104,9 +105,12 @@ set(ONCEORDER_HTTP_SOURCES
   src/http/run_executor.cpp
   src/http/server.cpp
   src/http/static_files.cpp
+  src/http/webhook_sender.cpp
 )
 set(ONCEORDER_CLI_SOURCES
   src/cli/commands.cpp
+  src/cli/delivery.cpp
   src/cli/demo.cpp
   src/cli/main.cpp
+  src/cli/options.cpp
 )

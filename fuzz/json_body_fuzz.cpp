@@ -1,8 +1,10 @@
 // The JSON request readers (src/http/json_input.*): arbitrary bytes as a request body, read
 // the way the routes read them — parse_object, then FieldReader as POST /v1/orders,
-// POST /v1/source-orders, POST /v1/schedule/runs, POST /v1/scopes/{scope}/documents and
-// PUT /v1/scopes/{scope} do (each mirrors its handler up to the service call). Also
-// empty_body (the POSTs without input), with a Beast request.
+// POST /v1/source-orders, POST /v1/schedule/runs, POST /v1/scopes/{scope}/documents,
+// PUT /v1/scopes/{scope}, PUT /v1/consumers/{name}, PUT /v1/endpoints/{name} and
+// POST /v1/endpoints/{name}/resolve and /redeliver do (each mirrors its handler up to the
+// service call; the endpoint's settings are the service's to check, which needs a database
+// here). Also empty_body (the POSTs and DELETEs without input), with a Beast request.
 //
 // Properties: an accepted body is valid UTF-8 and an object that reads back the same from
 // its own serialization; what a reader returns is within the bounds it was asked for and
@@ -18,6 +20,7 @@
 #include "http/json_input.hpp"
 #include "http/request_input.hpp"
 #include "onceorder/cart.hpp"
+#include "onceorder/event_types.hpp"
 #include "onceorder/numbering.hpp"
 #include "onceorder/scheduling.hpp"
 #include "onceorder/text.hpp"
@@ -135,6 +138,74 @@ void scope_request(const json& body) {
   if (st.ok()) FUZZ_CHECK(body.size() <= 3);
 }
 
+// routes_events.cpp read_cursor: a cursor member's text, parsed; its problem is the field's.
+std::optional<FeedPosition> cursor(FieldReader& r, const std::string& name, bool required) {
+  const auto text = string(r, name, required);
+  if (!text) return std::nullopt;
+  auto parsed = parse_cursor(*text);
+  if (!parsed.ok()) {
+    r.add_error(name, parsed.status().message());
+    return std::nullopt;
+  }
+  // A cursor reads back as the text it came from ("0" is the start's other spelling).
+  FUZZ_CHECK(cursor_text(*parsed) == *text || (*text == "0" && *parsed == FeedPosition{}));
+  return *parsed;
+}
+
+// routes_events.cpp put_consumer.
+void consumer_request(const json& body) {
+  FieldReader fields(body);
+  const auto after = cursor(fields, "after", true);
+  const Status st = fields.finish();
+  check_errors(st);
+  if (st.ok()) FUZZ_CHECK(after && body.size() == 1);
+}
+
+// routes_events.cpp put_endpoint, up to check_endpoint_spec.
+void endpoint_request(const json& body) {
+  FieldReader fields(body);
+  constexpr std::int64_t kIntMin = std::numeric_limits<int>::min();
+  constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+  EndpointSpec spec;
+  spec.url = string(fields, "url", true).value_or("");
+  spec.secret = string(fields, "secret", true).value_or("");
+  const auto types = fields.strings("types", 32);
+  if (types) {
+    FUZZ_CHECK(types->size() <= 32);
+    for (const std::string& t : *types) FUZZ_CHECK(!text_problem(t));
+  }
+  if (auto mode = string(fields, "delivery", false)) {
+    if (!parse_delivery_mode(*mode)) fields.add_error("delivery", "unknown");
+  }
+  integer(fields, "max_attempts", kIntMin, kIntMax, false);
+  integer(fields, "backoff_seconds", kIntMin, kIntMax, false);
+  cursor(fields, "after", false);
+  const Status st = fields.finish();
+  check_errors(st);
+  if (st.ok()) FUZZ_CHECK(body.contains("url") && body.contains("secret") && body.size() <= 7);
+}
+
+// routes_events.cpp post_resolve and post_redeliver.
+void delivery_requests(const json& body) {
+  FieldReader resolve(body);
+  const auto event_id = integer(resolve, "event_id", 1, kMaxId, true);
+  resolve.boolean("delivered", false, true);
+  const Status resolved = resolve.finish();
+  check_errors(resolved);
+  if (resolved.ok()) FUZZ_CHECK(event_id && body.at("delivered").is_boolean() && body.size() == 2);
+  if (!body.contains("delivered")) FUZZ_CHECK(!resolved.ok());
+
+  FieldReader redeliver(body);
+  const auto ids = redeliver.integers("event_ids", 1, kMaxId, EventLimits::kMaxRedeliver, true);
+  if (ids) {
+    FUZZ_CHECK(!ids->empty() && ids->size() <= static_cast<size_t>(EventLimits::kMaxRedeliver));
+    for (std::int64_t id : *ids) FUZZ_CHECK(id >= 1);
+  }
+  const Status st = redeliver.finish();
+  check_errors(st);
+  if (st.ok()) FUZZ_CHECK(ids && body.size() == 1);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -166,5 +237,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   orders_request(*body, /*run=*/true);
   document_request(*body);
   scope_request(*body);
+  consumer_request(*body);
+  endpoint_request(*body);
+  delivery_requests(*body);
   return 0;
 }

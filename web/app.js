@@ -6,7 +6,8 @@
 // releases), one schedule item's timeline (a click on an item or a claim), and one scope with
 // its documents; live refresh on request. The scheduling actions (a manual run of given
 // lines, re-queueing orders that reached the attempt limit, stopping a run, a reaper pass)
-// each show a preview of what they touch and are sent only once confirmed.
+// each show a preview of what they touch and are sent only once confirmed. The events section
+// (endpoints, deliveries, consumers, the feed) is events.js, loaded after this file.
 // Plain DOM code, no dependencies; every value is inserted as text, never as HTML.
 "use strict";
 
@@ -610,12 +611,16 @@ async function confirmReap() {
   refresh();
 }
 
+// More sections' refreshes (events.js adds its own), run with these on every refresh.
+const refreshHooks = [];
+
 function refresh() {
   refreshReady();
   refreshActivity();
   refreshInvariants();
   refreshRuns();
   for (const list of Object.values(lists)) list.load();
+  for (const hook of refreshHooks) hook();
 }
 
 // Live refresh: every 5 s while the box is ticked (and the tab is visible).

@@ -28,6 +28,7 @@ struct EventLimits {
   static constexpr int kFeedDefaultPage = 100;  // events a feed read returns by default
   static constexpr int kMaxWaitSeconds = 30;    // longest long poll
   static constexpr int kMaxEndpoints = 64;      // endpoints (each a metric label)
+  static constexpr int kMaxConsumers = 64;      // named consumers (each a metric label)
   static constexpr int kMaxAttempts = 100;      // an endpoint's max_attempts
   static constexpr int kMaxBackoffSeconds = 86400;
   static constexpr std::size_t kMinSecret = 16;  // an endpoint's secret, in bytes

@@ -30,6 +30,7 @@ namespace onceorder {
 
 class Scheduler;
 class Intake;
+struct DeliveryMetrics;
 
 // Request workers per database connection, by default. More workers than connections: a
 // request waiting in a combining lane (numbers, orders) holds a worker but no connection,
@@ -51,6 +52,9 @@ struct ServerOptions {
   // Time between the background invariant runs /metrics reports (0: none).
   std::chrono::milliseconds invariants_interval{30000};
   std::size_t body_limit = 1024 * 1024;
+  // What this process's delivery workers have done, for /metrics (null: nothing to show).
+  // Owned by the caller; outlives the server.
+  DeliveryMetrics* delivery_metrics = nullptr;
 };
 
 class Server {

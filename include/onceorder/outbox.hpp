@@ -69,6 +69,12 @@ class Outbox {
   };
   Result<PutEndpoint> put_endpoint(const EndpointSpec& spec, OutboxDeadline deadline);
   Result<Endpoint> endpoint(const std::string& name, OutboxDeadline deadline);
+  // Where `onceorder endpoint test` sends, with the secret it signs with (never an API answer).
+  struct Target {
+    std::string url;
+    std::string secret;
+  };
+  Result<Target> endpoint_target(const std::string& name, OutboxDeadline deadline);
   Result<std::vector<Endpoint>> endpoints(OutboxDeadline deadline);
   Status delete_endpoint(const std::string& name, OutboxDeadline deadline);
   // The endpoint's deliveries with event_id > `after`, by event_id; `status` pending also
@@ -93,14 +99,18 @@ class Outbox {
   Result<std::vector<DeliveryClaim>> claim(const std::string& owner, int limit,
                                            std::chrono::milliseconds lease,
                                            OutboxDeadline deadline);
-  // Records the outcomes whose fence still holds; returns how many.
-  Result<std::size_t> settle(std::span<const DeliveryOutcome> outcomes, OutboxDeadline deadline);
+  // Records the outcomes whose fence still holds; says, per outcome, whether it was recorded.
+  Result<std::vector<bool>> settle(std::span<const DeliveryOutcome> outcomes,
+                                   OutboxDeadline deadline);
   struct Reaped {
     int pending = 0, dead = 0, in_doubt = 0;
   };
   Result<Reaped> reap(OutboxDeadline deadline);
   // Per endpoint, its undelivered deliveries by status and its lag.
   Result<std::vector<std::pair<std::string, DeliveryCounts>>> counts(OutboxDeadline deadline);
+  // The age in seconds of the oldest committed event the feed still holds back (a transaction
+  // older than it is still running, docs/EVENTS.md); 0 when none.
+  Result<double> held_seconds(OutboxDeadline deadline);
 
  private:
   store::EventsStore events() const;
@@ -189,6 +199,7 @@ class DeliveryWorker {
                                store::Clock::time_point lease_end);
   Result<int> send_and_settle(std::vector<DeliveryClaim> claims,
                               store::Clock::time_point lease_end);
+  void count_outcome(const DeliveryOutcome& outcome, const Event& event);
 
   store::Database& db_;
   Sender& sender_;

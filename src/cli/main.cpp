@@ -10,7 +10,9 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/delivery.hpp"
 #include "cli/demo.hpp"
+#include "cli/options.hpp"
 #include "http/auth.hpp"
 #include "onceorder/db_url.hpp"
 #include "onceorder/duration.hpp"
@@ -44,23 +46,7 @@ Result<std::unique_ptr<store::Database>> open_db(const std::string& url, int poo
   return db;
 }
 
-// "4h"-style options, checked by CLI11 so that a bad value (or one below `least`, written as
-// `least_text`) is a usage error naming the option.
-CLI::Option* add_duration(CLI::App* app, const std::string& name, std::chrono::milliseconds& out,
-                          const std::string& help, std::chrono::milliseconds least = {},
-                          const std::string& least_text = {}) {
-  return app
-      ->add_option_function<std::string>(
-          name,
-          [&out, name, least, least_text](const std::string& text) {
-            auto d = parse_duration(text);
-            if (!d.ok()) throw CLI::ValidationError(name, d.status().message());
-            if (*d < least) throw CLI::ValidationError(name, "must be at least " + least_text);
-            out = *d;
-          },
-          help)
-      ->type_name("DURATION");
-}
+using cli::add_duration;
 
 }  // namespace
 
@@ -144,6 +130,8 @@ int main(int argc, char** argv) {
           "receipt; off: never (30s, at most the receipt retention)")
       ->type_name("DURATION|off");
   add_sched_options(serve);
+  cli::DeliveryFlags delivery_flags;
+  cli::add_delivery_options(serve, delivery_flags);
 
   auto* migrate = app.add_subcommand("migrate", "bring the schema up to date");
   store::MigrateOptions migrate_options;
@@ -205,6 +193,9 @@ int main(int argc, char** argv) {
   bool apply = false;
   dedup->add_flag("--apply", apply, "carry the plan out and move staged rows into the live table");
 
+  cli::EndpointTestFlags endpoint_flags;
+  auto* endpoint_test = cli::add_endpoint_commands(app, endpoint_flags);
+
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z level=%l %v");
@@ -216,6 +207,9 @@ int main(int argc, char** argv) {
     auto table = http::TokenTable::load(tokens);
     if (!table.ok()) return cli::fail(table.status());
     if (auto warning = http::TokenTable::exposure_warning(tokens)) spdlog::warn("{}", *warning);
+  }
+  if (*serve) {
+    if (Status st = cli::check_delivery_flags(delivery_flags); !st.ok()) return cli::fail(st);
   }
 
   // `migrate` reports the version; `dedup` must run on a database whose last migration
@@ -245,6 +239,7 @@ int main(int argc, char** argv) {
   if (*batch) return cli::schedule_batch(database, sched);
   if (*reap) return cli::schedule_reap(database, sched);
   if (*requeue) return cli::schedule_requeue(database, sched, requeue_keys, requeue_dry_run);
+  if (*endpoint_test) return cli::endpoint_test(database, endpoint_flags);
   if (*serve) {
     if (tokens_given) server_options.tokens_file = tokens;
     server_options.request_deadline = std::chrono::milliseconds(request_timeout_ms);
@@ -253,14 +248,21 @@ int main(int argc, char** argv) {
     Scheduler scheduler(database, sched);
     intake_options.replay_memory = std::min(intake_options.replay_memory, maint.receipt_retention);
     Intake intake(database, intake_options);
+    DeliveryMetrics delivery_metrics;  // outlives the server, which shows it
+    server_options.delivery_metrics = &delivery_metrics;
     auto server = Server::start(database, scheduler, intake, server_options);
     if (!server.ok()) return cli::fail(server.status());
+    // Before anything else starts: a SIGTERM that arrives while the workers are set up must
+    // stop the server gracefully, not kill the process.
+    (*server)->handle_signals();
     Maintenance maintenance(database, scheduler, maint);
     maintenance.start();
-    (*server)->handle_signals();
+    cli::DeliveryWorkers deliveries(database, delivery_flags, delivery_metrics);
+    deliveries.start();
     spdlog::info("msg=\"serving\" url=http://{}/ db={} port={}", server_options.listen,
                  engine_name(database.engine()), (*server)->port());
     (*server)->wait();
+    deliveries.stop();  // before the database closes
     maintenance.stop();
     spdlog::info("msg=\"stopped\"");
     return 0;

@@ -11,11 +11,12 @@
 namespace onceorder::http {
 
 Api::Api(store::Database& db, Scheduler& scheduler, Intake& intake,
-         std::optional<TokenTable> tokens, std::chrono::milliseconds invariants_interval)
+         std::optional<TokenTable> tokens, std::chrono::milliseconds invariants_interval,
+         const DeliveryMetrics* deliveries)
     : numbering_(db),
       runs_(scheduler),
       tokens_(std::move(tokens)),
-      monitor_(db, invariants_interval),
+      monitor_(db, invariants_interval, deliveries),
       services_{db, numbering_, scheduler, intake, runs_, metrics_, monitor_} {}
 
 std::string_view Api::route_label(std::string_view target) {
@@ -42,7 +43,7 @@ bool Api::is_readiness_probe(const Request& req) {
   return m && m->route->id == RouteId::readyz && req.method() == bhttp::verb::get;
 }
 
-Response Api::handle(const Request& req, Deadline deadline, RequestLabels& labels) {
+Response Api::handle(const Request& req, Deadline deadline, RequestLabels& labels, FeedWait* wait) {
   labels = RequestLabels{};
   std::string_view& route = labels.route;
   Response res;
@@ -73,7 +74,7 @@ Response Api::handle(const Request& req, Deadline deadline, RequestLabels& label
             res.set(bhttp::field::www_authenticate, "Bearer");
           }
         } else {
-          res = dispatch(*m, *who, req, deadline);
+          res = dispatch(*m, *who, req, deadline, wait);
           if (const AuditSpec* spec = route_audit(*m->route, req.method())) {
             audit(*spec, *m, *who, req, res);
           }
@@ -147,6 +148,11 @@ void Api::audit(const AuditSpec& spec, const RouteMatch& m, const Principal& who
     summary["query"] = std::string(query.substr(0, 200));
   }
   if (auto body = small_json(req.body())) {
+    // A secret stays out of the trail (who set one, and when, is what it records).
+    if (!spec.secret_field.empty() && body->is_object()) {
+      const std::string field(spec.secret_field);
+      if (body->contains(field)) (*body)[field] = "***";
+    }
     summary["request"] = std::move(*body);
   } else if (!req.body().empty()) {
     summary["request_bytes"] = req.body().size();
@@ -180,8 +186,99 @@ void Api::audit(const AuditSpec& spec, const RouteMatch& m, const Principal& who
   }
 }
 
+namespace {
+
+constexpr std::string_view kNoHandler = "route without handler";
+
+// Each group's routes; Api::dispatch's switch names every route and sends each group here.
+Response dispatch_scheduling(Services& s, const RouteMatch& m, const Request& req,
+                             Deadline deadline) {
+  const bool get = req.method() == bhttp::verb::get;
+  switch (m.route->id) {
+    case RouteId::source_orders:
+      return post_source_orders(s, req, deadline);
+    case RouteId::schedule_runs:
+      return get ? list_runs(s, req, deadline) : post_run(s, req, deadline);
+    case RouteId::schedule_run:
+      return get_run(s, m, req, deadline);
+    case RouteId::schedule_items:
+      return list_items(s, req, deadline);
+    case RouteId::item_timeline:
+      return get_item_timeline(s, m, req, deadline);
+    case RouteId::schedule_claims:
+      return list_claims(s, req, deadline);
+    case RouteId::schedule_run_stop:
+      return post_run_stop(s, m, req, deadline);
+    case RouteId::schedule_exhausted:
+      return list_exhausted(s, req, deadline);
+    case RouteId::schedule_requeue:
+      return post_requeue(s, req, deadline);
+    case RouteId::production_orders:
+      return list_production_orders(s, req, deadline);
+    case RouteId::reap:
+      return post_reap(s, req, deadline);
+    default:
+      return problem_response(Status(Code::internal, std::string(kNoHandler)));
+  }
+}
+
+Response dispatch_ops(Services& s, const RouteMatch& m, const Request& req, Deadline deadline) {
+  switch (m.route->id) {
+    case RouteId::actions:
+      return list_actions(s, req, deadline);
+    case RouteId::activity:
+      return get_activity(s, req, deadline);
+    case RouteId::invariants:
+      if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
+      return get_invariants(s, deadline);
+    case RouteId::healthz:
+      return get_healthz();
+    case RouteId::readyz:
+      return get_readyz(s);
+    case RouteId::metrics:
+      return get_metrics(s);
+    case RouteId::index:
+    case RouteId::dashboard:
+      return get_embedded_file(req, "/" + m.file);
+    case RouteId::openapi:
+      return get_embedded_file(req, "/openapi.json");
+    default:
+      return problem_response(Status(Code::internal, std::string(kNoHandler)));
+  }
+}
+
+Response dispatch_outbox(Services& s, const RouteMatch& m, const Request& req, Deadline deadline,
+                         FeedWait* wait) {
+  const bool get = req.method() == bhttp::verb::get;
+  const bool del = req.method() == bhttp::verb::delete_;
+  switch (m.route->id) {
+    case RouteId::events:
+      return get_events(s, req, deadline, wait);
+    case RouteId::consumers:
+      return list_consumers(s, req, deadline);
+    case RouteId::consumer:
+      if (get) return get_consumer(s, m, req, deadline);
+      return del ? delete_consumer(s, m, req, deadline) : put_consumer(s, m, req, deadline);
+    case RouteId::endpoints:
+      return list_endpoints(s, req, deadline);
+    case RouteId::endpoint:
+      if (get) return get_endpoint(s, m, req, deadline);
+      return del ? delete_endpoint(s, m, req, deadline) : put_endpoint(s, m, req, deadline);
+    case RouteId::endpoint_deliveries:
+      return list_deliveries(s, m, req, deadline);
+    case RouteId::endpoint_resolve:
+      return post_resolve(s, m, req, deadline);
+    case RouteId::endpoint_redeliver:
+      return post_redeliver(s, m, req, deadline);
+    default:
+      return problem_response(Status(Code::internal, std::string(kNoHandler)));
+  }
+}
+
+}  // namespace
+
 Response Api::dispatch(const RouteMatch& m, const Principal& who, const Request& req,
-                       Deadline deadline) {
+                       Deadline deadline, FeedWait* wait) {
   const bool get = req.method() == bhttp::verb::get;
   Services& s = services_;
   switch (m.route->id) {
@@ -208,47 +305,38 @@ Response Api::dispatch(const RouteMatch& m, const Principal& who, const Request&
     case RouteId::order_cancel:
       return cancel_order(s, who, m, req, deadline);
     case RouteId::source_orders:
-      return post_source_orders(s, req, deadline);
     case RouteId::schedule_runs:
-      return get ? list_runs(s, req, deadline) : post_run(s, req, deadline);
     case RouteId::schedule_run:
-      return get_run(s, m, req, deadline);
     case RouteId::schedule_items:
-      return list_items(s, req, deadline);
     case RouteId::item_timeline:
-      return get_item_timeline(s, m, req, deadline);
     case RouteId::schedule_claims:
-      return list_claims(s, req, deadline);
     case RouteId::schedule_run_stop:
-      return post_run_stop(s, m, req, deadline);
     case RouteId::schedule_exhausted:
-      return list_exhausted(s, req, deadline);
     case RouteId::schedule_requeue:
-      return post_requeue(s, req, deadline);
     case RouteId::production_orders:
-      return list_production_orders(s, req, deadline);
     case RouteId::reap:
-      return post_reap(s, req, deadline);
+      return dispatch_scheduling(s, m, req, deadline);
     case RouteId::actions:
-      return list_actions(s, req, deadline);
     case RouteId::activity:
-      return get_activity(s, req, deadline);
     case RouteId::invariants:
-      if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
-      return get_invariants(s, deadline);
     case RouteId::healthz:
-      return get_healthz();
     case RouteId::readyz:
-      return get_readyz(s);
     case RouteId::metrics:
-      return get_metrics(s);
     case RouteId::index:
     case RouteId::dashboard:
-      return get_embedded_file(req, "/" + m.file);
     case RouteId::openapi:
-      return get_embedded_file(req, "/openapi.json");
+      return dispatch_ops(s, m, req, deadline);
+    case RouteId::events:
+    case RouteId::consumers:
+    case RouteId::consumer:
+    case RouteId::endpoints:
+    case RouteId::endpoint:
+    case RouteId::endpoint_deliveries:
+    case RouteId::endpoint_resolve:
+    case RouteId::endpoint_redeliver:
+      return dispatch_outbox(s, m, req, deadline, wait);
   }
-  return problem_response(Status(Code::internal, "route without handler"));
+  return problem_response(Status(Code::internal, std::string(kNoHandler)));
 }
 
 }  // namespace onceorder::http

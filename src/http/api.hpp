@@ -35,16 +35,19 @@ class Api {
  public:
   // `tokens`: nullopt turns authentication off. The services outlive the Api.
   // `invariants_interval`: time between the background invariant runs /metrics shows.
+  // `deliveries`: the delivery workers' counters /metrics shows (null: none; outlives the Api).
   Api(store::Database& db, Scheduler& scheduler, Intake& intake, std::optional<TokenTable> tokens,
-      std::chrono::milliseconds invariants_interval);
+      std::chrono::milliseconds invariants_interval, const DeliveryMetrics* deliveries = nullptr);
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
 
   // Answers `req` within `deadline`. Sets `labels` for logs and metrics. A request that
   // reaches the handler of a route marked for the audit trail (AuditSpec) leaves one
   // operator_actions row, written after the handler's own transaction and before the answer
-  // is returned. Never throws.
-  Response handle(const Request& req, Deadline deadline, RequestLabels& labels);
+  // is returned. Never throws. `wait`, when given, learns whether a long poll may wait
+  // (FeedWait); without it every request is answered as it is.
+  Response handle(const Request& req, Deadline deadline, RequestLabels& labels,
+                  FeedWait* wait = nullptr);
 
   // The route pattern of a target, for answers the server gives without handling the
   // request (body too large, queue full).
@@ -66,7 +69,7 @@ class Api {
 
  private:
   Response dispatch(const RouteMatch& m, const Principal& who, const Request& req,
-                    Deadline deadline);
+                    Deadline deadline, FeedWait* wait);
   // Writes the audit row of a handled request (see handle()); a failure is logged with the
   // row's content and counted, and the answer stands (its effect has committed).
   void audit(const AuditSpec& spec, const RouteMatch& m, const Principal& who, const Request& req,

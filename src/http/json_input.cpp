@@ -81,29 +81,89 @@ const json* FieldReader::member(const std::string& name, bool required) {
   return &*it;
 }
 
+namespace {
+
+// `v` as an exact integer in [min, max], or nullopt.
+std::optional<std::int64_t> exact_integer(const json& v, std::int64_t min, std::int64_t max) {
+  std::optional<std::int64_t> out;
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      out = static_cast<std::int64_t>(u);
+    }
+  } else if (v.is_number_integer()) {
+    out = v.get<std::int64_t>();
+  }
+  if (!out || *out < min || *out > max) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
 std::optional<std::int64_t> FieldReader::integer(const std::string& name, std::int64_t min,
                                                  std::int64_t max, bool required) {
   const json* v = member(name, required);
   if (v == nullptr) return std::nullopt;
-  const std::string range = fmt::format("must be an integer from {} to {}", min, max);
-  std::optional<std::int64_t> out;
-  if (v->is_number_unsigned()) {
-    const auto u = v->get<std::uint64_t>();
-    if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      out = static_cast<std::int64_t>(u);
-    }
-  } else if (v->is_number_integer()) {
-    out = v->get<std::int64_t>();
-  }
-  if (!out || *out < min || *out > max) {
-    add_error(name, range);
-    return std::nullopt;
-  }
+  auto out = exact_integer(*v, min, max);
+  if (!out) add_error(name, fmt::format("must be an integer from {} to {}", min, max));
   return out;
 }
 
-bool FieldReader::boolean(const std::string& name, bool fallback) {
-  const json* v = member(name, false);
+std::optional<std::vector<std::string>> FieldReader::strings(const std::string& name,
+                                                             size_t max_items, bool required) {
+  const json* v = member(name, required);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_array() || v->size() > max_items) {
+    add_error(name, fmt::format("must be an array of at most {} strings", max_items));
+    return std::nullopt;
+  }
+  std::vector<std::string> out;
+  bool bad = false;
+  for (size_t i = 0; i < v->size(); ++i) {
+    const json& item = (*v)[i];
+    std::optional<std::string> problem;
+    if (!item.is_string()) {
+      problem = "must be a string";
+    } else {
+      problem = text_problem(item.get_ref<const std::string&>());
+    }
+    if (problem) {
+      add_error(fmt::format("{}[{}]", name, i), std::move(*problem));
+      bad = true;
+    } else {
+      out.push_back(item.get<std::string>());
+    }
+  }
+  if (bad) return std::nullopt;
+  return out;
+}
+
+std::optional<std::vector<std::int64_t>> FieldReader::integers(const std::string& name,
+                                                               std::int64_t min, std::int64_t max,
+                                                               size_t max_items, bool required) {
+  const json* v = member(name, required);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_array() || v->empty() || v->size() > max_items) {
+    add_error(name, fmt::format("must be an array of 1 to {} integers", max_items));
+    return std::nullopt;
+  }
+  std::vector<std::int64_t> out;
+  bool bad = false;
+  for (size_t i = 0; i < v->size(); ++i) {
+    if (auto n = exact_integer((*v)[i], min, max)) {
+      out.push_back(*n);
+    } else {
+      add_error(fmt::format("{}[{}]", name, i),
+                fmt::format("must be an integer from {} to {}", min, max));
+      bad = true;
+    }
+  }
+  if (bad) return std::nullopt;
+  return out;
+}
+
+bool FieldReader::boolean(const std::string& name, bool fallback, bool required) {
+  const json* v = member(name, required);
   if (v == nullptr) return fallback;
   if (!v->is_boolean()) {
     add_error(name, "must be true or false");

@@ -37,8 +37,18 @@ class FieldReader {
                                       bool required = false);
   // A string; nullopt when absent (an error too when `required`) or not a string.
   std::optional<std::string> string(const std::string& name, bool required = false);
-  // A boolean; `fallback` when absent or not a boolean (an error then).
-  bool boolean(const std::string& name, bool fallback);
+  // A boolean; `fallback` when absent (an error too when `required`) or not a boolean (an
+  // error then).
+  bool boolean(const std::string& name, bool fallback, bool required = false);
+  // An array of at most `max_items` strings, each checked as string() checks one (errors name
+  // "name[index]"); nullopt when absent (an error too when `required`) or bad.
+  std::optional<std::vector<std::string>> strings(const std::string& name, size_t max_items,
+                                                  bool required = false);
+  // An array of 1 to `max_items` integers, each in [min, max]; nullopt when absent (an error
+  // too when `required`) or bad.
+  std::optional<std::vector<std::int64_t>> integers(const std::string& name, std::int64_t min,
+                                                    std::int64_t max, size_t max_items,
+                                                    bool required = false);
   // An array of objects: calls `read(element, index)` with a reader for each element whose
   // errors are named "name[index].member"; an element that is not an object is an error.
   // False when the member is absent (an error too when `required`) or not an array.

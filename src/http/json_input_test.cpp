@@ -155,5 +155,45 @@ TEST(FieldReader, ErrorsAreCapped) {
   EXPECT_NE(st.message().find("450 more"), std::string::npos) << st.message();
 }
 
+// Arrays of strings (an endpoint's types) and of ids (a redeliver's event_ids): each element
+// checked, each bad one named by its index, the array's own bounds named by the member.
+TEST(FieldReader, ArraysCheckEachElement) {
+  auto body = parse_object(
+      R"({"t": ["a", "b"], "bad": ["a", 1, "x\u0001"], "many": ["a", "b", "c"], "one": "a",
+          "ids": [1, 2], "zero": [], "mixed": [1, 0, 2.0, "3"], "long": [1, 2, 3]})");
+  ASSERT_TRUE(body.ok());
+  FieldReader r(*body);
+  EXPECT_EQ(r.strings("t", 2), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(r.strings("bad", 5), std::nullopt);
+  EXPECT_EQ(r.strings("many", 2), std::nullopt);
+  EXPECT_EQ(r.strings("one", 2), std::nullopt);
+  EXPECT_EQ(r.strings("absent", 2), std::nullopt);
+  EXPECT_EQ(r.strings("required", 2, true), std::nullopt);
+  EXPECT_EQ(r.integers("ids", 1, 10, 5), (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(r.integers("zero", 1, 10, 5), std::nullopt);
+  EXPECT_EQ(r.integers("mixed", 1, 10, 5), std::nullopt);
+  EXPECT_EQ(r.integers("long", 1, 10, 2), std::nullopt);
+  EXPECT_EQ(r.integers("gone", 1, 10, 2, true), std::nullopt);
+  std::vector<std::string> fields;
+  const Status st = r.finish();
+  for (const auto& f : st.fields()) fields.push_back(f.field);
+  EXPECT_EQ(fields, (std::vector<std::string>{"bad[1]", "bad[2]", "many", "one", "required", "zero",
+                                              "mixed[1]", "mixed[2]", "mixed[3]", "long", "gone"}));
+}
+
+TEST(FieldReader, ARequiredBooleanMustBeSent) {
+  auto body = parse_object(R"({"yes": true, "no": 0})");
+  ASSERT_TRUE(body.ok());
+  FieldReader r(*body);
+  EXPECT_TRUE(r.boolean("yes", false, true));
+  EXPECT_FALSE(r.boolean("no", false, true));
+  EXPECT_TRUE(r.boolean("absent", true));  // optional: the fallback, no error
+  EXPECT_FALSE(r.boolean("missing", false, true));
+  std::vector<std::string> fields;
+  const Status st = r.finish();
+  for (const auto& f : st.fields()) fields.push_back(f.field);
+  EXPECT_EQ(fields, (std::vector<std::string>{"no", "missing"}));
+}
+
 }  // namespace
 }  // namespace onceorder::http

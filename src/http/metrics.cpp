@@ -4,6 +4,9 @@
 
 #include <algorithm>
 
+#include "http/ops_monitor.hpp"
+#include "onceorder/outbox.hpp"
+
 namespace onceorder::http {
 
 std::string prom_label(std::string_view value) {
@@ -58,6 +61,103 @@ void prom_value(std::string& out, std::string_view name, std::string_view type,
                 std::string_view help, std::uint64_t value) {
   prom_header(out, name, type, help);
   fmt::format_to(std::back_inserter(out), "{} {}\n", name, value);
+}
+
+namespace {
+
+constexpr std::array<const char*, 7> kDeliveryOutcomeNames{
+    "delivered", "retried", "dead", "in_doubt", "fenced_out", "skipped_late", "reaped"};
+
+// One gauge family with a series per name (`label`="name"); no header without a series.
+template <typename Rows, typename Value>
+void prom_gauge_per_name(std::string& out, std::string_view name, std::string_view help,
+                         std::string_view label, const Rows& rows, Value value) {
+  if (rows.empty()) return;
+  prom_header(out, name, "gauge", help);
+  auto put = std::back_inserter(out);
+  for (const auto& row : rows) {
+    const auto [key, v] = value(row);
+    fmt::format_to(put, "{}{{{}={}}} {}\n", name, label, prom_label(key), v);
+  }
+}
+
+}  // namespace
+
+void prom_deliveries(std::string& out, const DeliveryMetrics& d) {
+  const std::array<std::uint64_t, kDeliveryOutcomeNames.size()> outcomes{
+      d.delivered.load(),  d.retried.load(),      d.dead.load(),  d.in_doubt.load(),
+      d.fenced_out.load(), d.skipped_late.load(), d.reaped.load()};
+  prom_outcomes(out, "onceorder_deliveries_total",
+                "Deliveries this process's workers settled, by outcome (retried: to be sent "
+                "again; fenced_out: not recorded, the lease had ended; skipped_late: claimed but "
+                "not sent, too little lease left; reaped: expired leases the reaper settled, "
+                "also counted as dead or in_doubt when they became so).",
+                kDeliveryOutcomeNames, outcomes);
+  const std::string_view name = "onceorder_delivery_latency_seconds";
+  prom_header(out, name, "histogram",
+              "Time from an event's occurred_at to its delivery (a 2xx answer), as the worker "
+              "saw it.");
+  auto put = std::back_inserter(out);
+  std::uint64_t cumulative = 0;
+  for (size_t i = 0; i < DeliveryMetrics::kLagBuckets.size(); ++i) {
+    cumulative += d.lag_buckets[i].load();
+    fmt::format_to(put, "{}_bucket{{le=\"{}\"}} {}\n", name, DeliveryMetrics::kLagBuckets[i],
+                   cumulative);
+  }
+  cumulative += d.lag_buckets.back().load();
+  fmt::format_to(put, "{}_bucket{{le=\"+Inf\"}} {}\n", name, cumulative);
+  // The count is the buckets' total: read apart, the two could disagree for a moment.
+  fmt::format_to(put, "{}_sum {}\n{}_count {}\n", name,
+                 static_cast<double>(d.lag_sum_us.load()) / 1e6, name, cumulative);
+  prom_value(out, "onceorder_delivery_errors_total", "counter",
+             "Delivery worker passes that failed (a database step: reap, dispatch, claim or "
+             "record); the log says which.",
+             d.errors.load());
+}
+
+void prom_outbox_gauges(std::string& out, const OutboxGauges& g) {
+  static_assert(Consumer::kLagCountCap == 100000, "the help text below names the cap");
+  if (!g.at) return;
+  using Row = std::pair<std::string, DeliveryCounts>;
+  prom_gauge_per_name(out, "onceorder_delivery_lag_seconds",
+                      "Age of each endpoint's oldest event waiting to be sent (pending or "
+                      "sending); 0 when none.",
+                      "endpoint", g.endpoints, [](const Row& r) {
+                        return std::pair{r.first, r.second.lag_seconds};
+                      });
+  prom_gauge_per_name(out, "onceorder_deliveries_pending",
+                      "Each endpoint's deliveries waiting to be sent or being sent.", "endpoint",
+                      g.endpoints, [](const Row& r) {
+                        return std::pair{r.first, r.second.pending + r.second.sending};
+                      });
+  prom_gauge_per_name(out, "onceorder_deliveries_dead",
+                      "Each endpoint's dead deliveries: out of attempts, waiting for an "
+                      "operator's redeliver; they hold back later events of their key.",
+                      "endpoint", g.endpoints, [](const Row& r) {
+                        return std::pair{r.first, r.second.dead};
+                      });
+  prom_gauge_per_name(out, "onceorder_deliveries_in_doubt",
+                      "Each endpoint's in_doubt deliveries (at_most_once, outcome unknown): an "
+                      "operator must resolve them; they hold back later events of their key.",
+                      "endpoint", g.endpoints, [](const Row& r) {
+                        return std::pair{r.first, r.second.in_doubt};
+                      });
+  prom_gauge_per_name(out, "onceorder_consumer_lag_seconds",
+                      "Age of the oldest event after each named consumer's position; 0 when "
+                      "none.",
+                      "consumer", g.consumers, [](const Consumer& c) {
+                        return std::pair{c.name, c.lag_seconds};
+                      });
+  prom_gauge_per_name(out, "onceorder_consumer_lag_events",
+                      "Events after each named consumer's position, counted up to 100000.",
+                      "consumer", g.consumers, [](const Consumer& c) {
+                        return std::pair{c.name, c.lag_events};
+                      });
+  prom_header(out, "onceorder_feed_horizon_age_seconds", "gauge",
+              "Age of the oldest committed event the feed still holds back because an older "
+              "transaction is still open somewhere in the cluster; 0 when none.");
+  fmt::format_to(std::back_inserter(out), "onceorder_feed_horizon_age_seconds {:.3f}\n",
+                 g.held_seconds);
 }
 
 namespace {

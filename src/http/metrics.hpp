@@ -17,7 +17,13 @@
 #include "onceorder/combiner.hpp"
 #include "onceorder/counters.hpp"
 
+namespace onceorder {
+struct DeliveryMetrics;
+}  // namespace onceorder
+
 namespace onceorder::http {
+
+struct OutboxGauges;
 
 // How a request for a document number ended (the numbering service has one caller, the
 // documents route, which counts it).
@@ -109,6 +115,13 @@ void prom_outcomes(std::string& out, std::string_view name, std::string_view hel
 // A counter or gauge without labels.
 void prom_value(std::string& out, std::string_view name, std::string_view type,
                 std::string_view help, std::uint64_t value);
+// The delivery workers' counters (docs/OPERATIONS.md, "Events and delivery"):
+// onceorder_deliveries_total{outcome}, onceorder_delivery_latency_seconds and
+// onceorder_delivery_errors_total.
+void prom_deliveries(std::string& out, const DeliveryMetrics& d);
+// The outbox's gauges as the monitor last read them, per endpoint and per consumer (a deleted
+// one has no series), and the feed's held-back age; nothing before the first read.
+void prom_outbox_gauges(std::string& out, const OutboxGauges& g);
 
 template <std::size_t N>
 void prom_outcomes(std::string& out, std::string_view name, std::string_view help,

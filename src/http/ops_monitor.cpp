@@ -6,12 +6,15 @@
 #include <algorithm>
 
 #include "http/problem.hpp"
+#include "onceorder/outbox.hpp"
 
 namespace onceorder::http {
 namespace {
 
 // One run of every invariant query may take this long before it counts as failed.
 constexpr auto kInvariantsDeadline = std::chrono::seconds(60);
+// Each of the outbox's reads (endpoints, consumers, the feed's horizon) may take this long.
+constexpr auto kOutboxReadDeadline = std::chrono::seconds(10);
 
 OpsMonitor::Readiness check_readiness(store::Database& db) {
   OpsMonitor::Readiness r;
@@ -35,18 +38,34 @@ OpsMonitor::Readiness check_readiness(store::Database& db) {
   return r;
 }
 
+// Every endpoint (with its undelivered deliveries: none is zeros), every named consumer with
+// its lag, and the feed's held-back age, each read in a transaction of its own.
+Result<OutboxGauges> read_outbox_gauges(store::Database& db) {
+  Outbox outbox(db);
+  OutboxGauges g;
+  OO_ASSIGN_OR_RETURN(auto endpoints, outbox.endpoints(store::Clock::now() + kOutboxReadDeadline));
+  for (Endpoint& e : endpoints) g.endpoints.emplace_back(std::move(e.spec.name), e.counts);
+  OO_ASSIGN_OR_RETURN(g.consumers, outbox.consumers(store::Clock::now() + kOutboxReadDeadline));
+  OO_ASSIGN_OR_RETURN(g.held_seconds,
+                      outbox.held_seconds(store::Clock::now() + kOutboxReadDeadline));
+  g.at = store::Clock::now();
+  return g;
+}
+
 }  // namespace
 
-OpsMonitor::OpsMonitor(store::Database& db, std::chrono::milliseconds interval)
-    : interval_(interval) {
+OpsMonitor::OpsMonitor(store::Database& db, std::chrono::milliseconds interval,
+                       const DeliveryMetrics* deliveries, std::chrono::milliseconds outbox_interval)
+    : interval_(interval), outbox_interval_(outbox_interval), deliveries_(deliveries) {
   // Its own connections, opened like the request pool's: a slow invariant query or an
   // unreachable database never holds a connection a request is waiting for.
   store::DatabaseOptions options = db.options();
-  options.pool_size = 2;  // one per thread
+  options.pool_size = 3;  // one per thread
   own_ = std::make_unique<store::Database>(db.engine(), options,
                                            [&db] { return db.connect_dedicated(); });
   readiness_thread_ = std::thread([this] { readiness_loop(); });
   if (interval_.count() > 0) invariants_thread_ = std::thread([this] { invariants_loop(); });
+  if (outbox_interval_.count() > 0) outbox_thread_ = std::thread([this] { outbox_loop(); });
 }
 
 OpsMonitor::~OpsMonitor() {
@@ -64,6 +83,7 @@ void OpsMonitor::join() {
   std::lock_guard lock(join_mu_);
   if (readiness_thread_.joinable()) readiness_thread_.join();
   if (invariants_thread_.joinable()) invariants_thread_.join();
+  if (outbox_thread_.joinable()) outbox_thread_.join();
 }
 
 bool OpsMonitor::readiness_fresh() {
@@ -84,6 +104,11 @@ OpsMonitor::Readiness OpsMonitor::readiness() const {
 OpsMonitor::Invariants OpsMonitor::invariants() const {
   std::lock_guard lock(mu_);
   return invariants_;
+}
+
+OutboxGauges OpsMonitor::outbox() const {
+  std::lock_guard lock(mu_);
+  return outbox_;
 }
 
 void OpsMonitor::readiness_loop() {
@@ -123,6 +148,29 @@ void OpsMonitor::invariants_loop() {
       invariants_.at = at;
     }
     wake_.wait_for(lock, next_run_after(interval_, took), [&] { return stopping_; });
+  }
+}
+
+// A failed read keeps the last gauges (their absence would read as "no endpoints"); it is
+// logged when reads start failing and when they succeed again, not at every interval.
+void OpsMonitor::outbox_loop() {
+  bool failing = false;
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    const auto started = store::Clock::now();
+    auto read = read_outbox_gauges(*own_);
+    const auto took =
+        std::chrono::duration_cast<std::chrono::milliseconds>(store::Clock::now() - started);
+    if (!read.ok() && !failing) {
+      spdlog::warn("outbox gauges not refreshed: {}", read.status().to_string());
+    } else if (read.ok() && failing) {
+      spdlog::info("outbox gauges refreshed again");
+    }
+    failing = !read.ok();
+    lock.lock();
+    if (read.ok()) outbox_ = std::move(read).value();
+    wake_.wait_for(lock, next_run_after(outbox_interval_, took), [&] { return stopping_; });
   }
 }
 

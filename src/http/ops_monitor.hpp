@@ -1,9 +1,11 @@
-// Readiness and invariant results for the unauthenticated operations endpoints, computed in
-// the background on a private pool of two database connections, so that no probe or scrape
-// ever holds a request worker or one of the request pool's connections: invariants on a
-// schedule (one run at a time), readiness on demand but at most about once a second.
-// /readyz and /metrics only read what is cached here; `GET /v1/invariants` (authenticated)
-// still runs the queries live.
+// Readiness, invariant results and the outbox's gauges for the unauthenticated operations
+// endpoints, computed in the background on a private pool of three database connections (one
+// per thread), so that no probe or scrape ever holds a request worker or one of the request
+// pool's connections: invariants and the outbox's gauges each on a schedule of their own (one
+// run at a time), readiness on demand but at most about once a second. /readyz and /metrics
+// only read what is cached here; `GET /v1/invariants` (authenticated) still runs the queries
+// live. The monitor also carries the process's delivery counters (DeliveryMetrics, kept by the
+// delivery workers) to /metrics.
 // Thread-safety: every member may be called from any thread.
 #pragma once
 
@@ -14,13 +16,30 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "onceorder/event_types.hpp"
 #include "onceorder/invariants.hpp"
 #include "onceorder/status.hpp"
 #include "onceorder/store.hpp"
 
+namespace onceorder {
+struct DeliveryMetrics;
+}  // namespace onceorder
+
 namespace onceorder::http {
+
+// The outbox as the monitor last read it (docs/EVENTS.md): every endpoint with its undelivered
+// deliveries, every named consumer with its lag, and how long the feed holds back its oldest
+// held event. Names are bounded in number (EventLimits) and in their characters, so each
+// makes a safe metric label.
+struct OutboxGauges {
+  std::vector<std::pair<std::string, DeliveryCounts>> endpoints;  // by name
+  std::vector<Consumer> consumers;                                // by name
+  double held_seconds = 0;
+  std::optional<store::Clock::time_point> at;  // when read; none: not yet
+};
 
 class OpsMonitor {
  public:
@@ -48,10 +67,17 @@ class OpsMonitor {
   static std::chrono::milliseconds next_run_after(std::chrono::milliseconds interval,
                                                   std::chrono::milliseconds took);
 
+  // The outbox's gauges are read this often (a few small queries; consumers' lag counts at
+  // most Consumer::kLagCountCap events each), with the same rest after a slow read.
+  static constexpr std::chrono::milliseconds kOutboxInterval{5000};
+
   // Starts the background threads. `interval`: the least time between invariant runs
-  // (next_run_after), the first one at once; zero turns the runs off. `db` outlives the
-  // monitor.
-  OpsMonitor(store::Database& db, std::chrono::milliseconds interval);
+  // (next_run_after), the first one at once; zero turns the runs off. `outbox_interval`: the
+  // same for the outbox's gauges. `db` and `deliveries` (null: this process shows no delivery
+  // counters) outlive the monitor.
+  OpsMonitor(store::Database& db, std::chrono::milliseconds interval,
+             const DeliveryMetrics* deliveries = nullptr,
+             std::chrono::milliseconds outbox_interval = kOutboxInterval);
   ~OpsMonitor();
   OpsMonitor(const OpsMonitor&) = delete;
   OpsMonitor& operator=(const OpsMonitor&) = delete;
@@ -65,12 +91,17 @@ class OpsMonitor {
   bool readiness_fresh();
   Readiness readiness() const;
   Invariants invariants() const;
+  OutboxGauges outbox() const;
+  const DeliveryMetrics* deliveries() const { return deliveries_; }
 
  private:
   void readiness_loop();
   void invariants_loop();
+  void outbox_loop();
 
   const std::chrono::milliseconds interval_;
+  const std::chrono::milliseconds outbox_interval_;
+  const DeliveryMetrics* const deliveries_;
   std::unique_ptr<store::Database> own_;  // the private pool
 
   mutable std::mutex mu_;
@@ -79,10 +110,12 @@ class OpsMonitor {
   bool readiness_wanted_ = false;  // guarded by mu_
   Readiness readiness_;            // guarded by mu_
   Invariants invariants_;          // guarded by mu_
+  OutboxGauges outbox_;            // guarded by mu_
 
   std::mutex join_mu_;
   std::thread readiness_thread_;
   std::thread invariants_thread_;
+  std::thread outbox_thread_;
 };
 
 }  // namespace onceorder::http

@@ -13,6 +13,7 @@ constexpr std::array kGetPut{verb::get, verb::put};
 constexpr std::array kGetPost{verb::get, verb::post};
 constexpr std::array kGet{verb::get};
 constexpr std::array kPost{verb::post};
+constexpr std::array kGetPutDelete{verb::get, verb::put, verb::delete_};
 
 const std::array kRoutes{
     // The last member, where set, marks the route's state-changing method for the audit trail
@@ -77,6 +78,36 @@ const std::array kRoutes{
     Route{RouteId::invariants, "/v1/invariants", kGet, Access::staff},
     Route{RouteId::actions, "/v1/actions", kGet, Access::staff},
     Route{RouteId::activity, "/v1/stats/activity", kGet, Access::staff},
+    Route{RouteId::events, "/v1/events", kGet, Access::staff},
+    Route{RouteId::consumers, "/v1/consumers", kGet, Access::staff},
+    Route{RouteId::consumer,
+          "/v1/consumers/{name}",
+          kGetPutDelete,
+          Access::staff,
+          {},
+          {"consumer.put"},
+          {"consumer.delete"}},
+    Route{RouteId::endpoints, "/v1/endpoints", kGet, Access::staff},
+    Route{RouteId::endpoint,
+          "/v1/endpoints/{name}",
+          kGetPutDelete,
+          Access::staff,
+          {},
+          {"endpoint.put", {}, "secret"},
+          {"endpoint.delete"}},
+    Route{RouteId::endpoint_deliveries, "/v1/endpoints/{name}/deliveries", kGet, Access::staff},
+    Route{RouteId::endpoint_resolve,
+          "/v1/endpoints/{name}/resolve",
+          kPost,
+          Access::staff,
+          {},
+          {"delivery.resolve"}},
+    Route{RouteId::endpoint_redeliver,
+          "/v1/endpoints/{name}/redeliver",
+          kPost,
+          Access::staff,
+          {},
+          {"delivery.redeliver"}},
     Route{RouteId::healthz, "/healthz", kGet, Access::open},
     Route{RouteId::readyz, "/readyz", kGet, Access::open},
     Route{RouteId::metrics, "/metrics", kGet, Access::open},
@@ -193,6 +224,17 @@ std::optional<RouteMatch> match_api(std::span<const std::string_view> segs) {
   }
   if (head == "production-orders" && n == 1) return match(RouteId::production_orders);
   if (head == "maintenance" && n == 2 && segs[1] == "reap") return match(RouteId::reap);
+  if (head == "events" && n == 1) return match(RouteId::events);
+  if (head == "consumers" && n <= 2) {
+    return n == 1 ? match(RouteId::consumers) : match(RouteId::consumer, {segs[1]});
+  }
+  if (head == "endpoints") {
+    if (n == 1) return match(RouteId::endpoints);
+    if (n == 2) return match(RouteId::endpoint, {segs[1]});
+    if (n == 3 && segs[2] == "deliveries") return match(RouteId::endpoint_deliveries, {segs[1]});
+    if (n == 3 && segs[2] == "resolve") return match(RouteId::endpoint_resolve, {segs[1]});
+    if (n == 3 && segs[2] == "redeliver") return match(RouteId::endpoint_redeliver, {segs[1]});
+  }
   return std::nullopt;
 }
 

@@ -48,15 +48,26 @@ enum class RouteId {
   dashboard,
   index,    // "/": the dashboard's index.html
   openapi,  // the OpenAPI document (docs/openapi.json) that describes every route here
+  // The outbox (docs/EVENTS.md): the feed, named consumers, endpoints and their deliveries.
+  events,
+  consumers,
+  consumer,
+  endpoints,
+  endpoint,
+  endpoint_deliveries,
+  endpoint_resolve,
+  endpoint_redeliver,
 };
 
 // How the audit trail (table operator_actions, http/api.cpp) records a route's state-changing
 // method (every method but GET): `action` names the action (`order.cancel`); empty: the route
 // is not audited. `target_field`: the answer's JSON member naming the target when the path
-// has no id segment (a new run's `run_id`). Marking a route here is all it takes.
+// has no id segment (a new run's `run_id`). `secret_field`: a request member the summary
+// never holds (an endpoint's secret), shown as "***". Marking a route here is all it takes.
 struct AuditSpec {
   std::string_view action = {};
   std::string_view target_field = {};
+  std::string_view secret_field = {};
 };
 
 struct Route {
@@ -68,11 +79,18 @@ struct Route {
   // placing one does not).
   std::optional<Access> get_access = std::nullopt;
   AuditSpec audit = {};
+  // DELETE's audit on a route that also takes another state-changing method (PUT a consumer,
+  // DELETE it): each is its own action.
+  AuditSpec delete_audit = {};
 };
 
 // The audit action of `method` on `route`, or nullptr when that request is not audited.
 inline const AuditSpec* route_audit(const Route& route, bhttp::verb method) {
-  return method == bhttp::verb::get || route.audit.action.empty() ? nullptr : &route.audit;
+  if (method == bhttp::verb::get) return nullptr;
+  const AuditSpec& spec = method == bhttp::verb::delete_ && !route.delete_audit.action.empty()
+                              ? route.delete_audit
+                              : route.audit;
+  return spec.action.empty() ? nullptr : &spec;
 }
 
 // Who may call `route` with `method`.
@@ -85,7 +103,7 @@ struct RouteMatch {
   std::string scope;  // the {scope} segment, as sent (validated by the handler)
   std::string file;   // dashboard and index: the file's path relative to web/
   // The id segments in path order, as sent (validated by the handler): {warehouse_id}
-  // and {sku_id}, {order_id}, or {run_id}.
+  // and {sku_id}, {order_id}, {run_id}, or a consumer's or endpoint's {name}.
   std::vector<std::string> ids;
 };
 

@@ -1,13 +1,15 @@
 // The route handlers, one file per group: routes_scopes.cpp (document numbers),
 // routes_stock.cpp (SKUs and adjustments), routes_orders.cpp (orders),
 // routes_scheduling.cpp (source orders, runs, items, production orders, reaper),
-// routes_ops.cpp (health, readiness, metrics, invariants), static_files.cpp (dashboard and
-// OpenAPI document, from the binary).
+// routes_ops.cpp (health, readiness, metrics, invariants), routes_events.cpp (the outbox's
+// feed, consumers, endpoints and deliveries), static_files.cpp (dashboard and OpenAPI
+// document, from the binary).
 // Each turns one request into one response; errors come back as problem+json. Handlers
 // that block on the database run on the worker pool; the open ones (health, readiness,
 // metrics, embedded files) never touch it and run on the I/O thread. Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -19,6 +21,7 @@
 #include "http/ops_monitor.hpp"
 #include "http/router.hpp"
 #include "http/run_executor.hpp"
+#include "onceorder/event_types.hpp"
 #include "onceorder/intake.hpp"
 #include "onceorder/numbering.hpp"
 #include "onceorder/scheduling.hpp"
@@ -93,6 +96,29 @@ Response get_metrics(const Services& s);
 // A file built into the binary (http/embedded_files.hpp), by its URL path: 404 when there is
 // none, 304 when If-None-Match names its ETag.
 Response get_embedded_file(const Request& req, std::string_view path);
+
+// The outbox (routes_events.cpp; API.md "Events, consumers and endpoints").
+// What a long poll (GET /v1/events?wait=) leaves the server when its page came back empty:
+// the server holds the request without a worker or a database connection, and runs the
+// handler again once the feed's head has moved past `seen`, or answers the empty page when
+// `wait` has passed since the request arrived.
+struct FeedWait {
+  std::chrono::seconds wait{0};  // 0: answer now
+  FeedPosition seen;             // the newest position the empty read could see
+};
+// `wait` may be null (the request is answered as it is).
+Response get_events(Services& s, const Request& req, Deadline deadline, FeedWait* wait);
+Response list_consumers(Services& s, const Request& req, Deadline deadline);
+Response get_consumer(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response put_consumer(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response delete_consumer(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response list_endpoints(Services& s, const Request& req, Deadline deadline);
+Response get_endpoint(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response put_endpoint(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response delete_endpoint(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response list_deliveries(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response post_resolve(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response post_redeliver(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
 
 // invalid_request naming every query parameter when a route takes none.
 Status no_query_parameters(std::string_view target);

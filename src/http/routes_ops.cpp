@@ -188,6 +188,12 @@ Response get_metrics(const Services& s) {
                      r.violations);
     }
   }
+  // The delivery workers' counters from memory, the outbox's gauges from the monitor's last
+  // background read: a scrape reads nothing from the database here either.
+  if (const DeliveryMetrics* deliveries = s.monitor.deliveries()) {
+    prom_deliveries(out, *deliveries);
+  }
+  prom_outbox_gauges(out, s.monitor.outbox());
   return text_response(bhttp::status::ok, "text/plain; version=0.0.4; charset=utf-8",
                        std::move(out));
 }

@@ -2,6 +2,7 @@
 
 #include <utility>  // before any Asio header (Boost 1.74 awaitable.hpp misses it)
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -25,6 +26,7 @@
 #include "http/fd_limit.hpp"
 #include "http/listen_address.hpp"
 #include "http/problem.hpp"
+#include "onceorder/outbox.hpp"
 
 namespace onceorder {
 namespace {
@@ -53,6 +55,11 @@ constexpr auto kReadinessPoll = std::chrono::milliseconds(5);
 // a fixed share plus a few per database connection (SQLite opens three files each).
 constexpr int kReservedDescriptors = 64;
 constexpr int kReservedPerDbConnection = 4;
+// How often the feed's head is read while long polls wait: one query per interval, however
+// many wait, and the most an event waits beyond its commit to be answered.
+constexpr auto kFeedWatchInterval = std::chrono::milliseconds(100);
+// How soon a woken long poll that found no worker free asks again.
+constexpr auto kLongPollRetry = std::chrono::milliseconds(10);
 
 // Completion of a detached coroutine: exceptions are logged, never lost silently.
 auto log_failure(std::string_view what) {
@@ -96,9 +103,11 @@ class ServerImpl final : public Server {
   ServerImpl(store::Database& db, Scheduler& scheduler, Intake& intake, ServerOptions options,
              std::optional<http::TokenTable> tokens, int workers, int max_connections)
       : options_(std::move(options)),
+        db_(db),
         workers_count_(workers),
         max_connections_(max_connections),
-        api_(db, scheduler, intake, std::move(tokens), options_.invariants_interval),
+        api_(db, scheduler, intake, std::move(tokens), options_.invariants_interval,
+             options_.delivery_metrics),
         workers_(static_cast<std::size_t>(workers)),
         acceptor_(io_) {
     api_.metrics().max_connections().store(max_connections);
@@ -177,6 +186,8 @@ class ServerImpl final : public Server {
       else
         ++busy;
     }
+    // Long polls answer their empty page now.
+    for (FeedWaiter* w : feed_waiters_) w->timer->cancel();
     spdlog::info("http server stopping: {} request(s) in flight will finish", busy);
     if (sessions_.empty()) return;
     // Then cut what is left (a client reading its answer slowly) after a short grace.
@@ -382,7 +393,8 @@ class ServerImpl final : public Server {
   // Runs the request on a worker, unless too many already wait for one. What needs no
   // database (health, readiness and metrics from the cache, dashboard files, refusals of
   // requests without a valid token) is answered here: a saturated pool must not make the
-  // process look dead, and a client without a token must not take a worker.
+  // process look dead, and a client without a token must not take a worker. A long poll whose
+  // page was empty then waits here (long_poll), holding neither a worker nor a connection.
   asio::awaitable<Response> answer(const Request& req, store::Clock::time_point arrival,
                                    http::RequestLabels& labels) {
     const auto deadline = arrival + options_.request_deadline;
@@ -390,12 +402,26 @@ class ServerImpl final : public Server {
       if (http::Api::is_readiness_probe(req)) co_await await_fresh_readiness();
       co_return api_.handle(req, deadline, labels);
     }
-    auto& in_flight = api_.metrics().in_flight();
-    if (in_flight.load() >= workers_count_ * (1 + kQueuePerWorker)) {
+    http::FeedWait wait;
+    std::optional<Response> res = co_await on_worker(req, deadline, labels, &wait);
+    if (!res) {
       labels.route = http::Api::route_label(http::sv(req.target()));
       co_return http::problem_response(
           Status(Code::busy, "the server has too many requests waiting; retry"));
     }
+    if (wait.wait.count() > 0) {
+      co_return co_await long_poll(req, arrival + wait.wait, labels, wait, std::move(*res));
+    }
+    co_return std::move(*res);
+  }
+
+  // The handler's answer from a worker; nullopt when too many requests wait for one.
+  asio::awaitable<std::optional<Response>> on_worker(const Request& req,
+                                                     store::Clock::time_point deadline,
+                                                     http::RequestLabels& labels,
+                                                     http::FeedWait* wait) {
+    auto& in_flight = api_.metrics().in_flight();
+    if (in_flight.load() >= workers_count_ * (1 + kQueuePerWorker)) co_return std::nullopt;
     in_flight.fetch_add(1);
     struct Done {
       std::atomic<int>& n;
@@ -403,11 +429,101 @@ class ServerImpl final : public Server {
     } done{in_flight};
     co_return co_await asio::co_spawn(
         workers_.get_executor(),
-        [&]() -> asio::awaitable<Response> { co_return api_.handle(req, deadline, labels); },
+        [&]() -> asio::awaitable<std::optional<Response>> {
+          co_return api_.handle(req, deadline, labels, wait);
+        },
         kUseAwaitable);
   }
 
+  // A long poll waiting for the feed (GET /v1/events?wait=), registered for the watcher.
+  struct FeedWaiter {
+    FeedPosition seen;  // woken once the feed's head is past it
+    asio::steady_timer* timer = nullptr;
+    bool woken = false;
+  };
+
+  // Holds a long poll whose page was empty until the feed's head passes what its read saw,
+  // then runs the handler again on a worker; answers the last (empty) page at `until`, or at
+  // once when the server stops. The wait is an Asio timer on this thread: it takes no worker
+  // and no database connection (the watcher reads the head for every waiting request).
+  asio::awaitable<Response> long_poll(const Request& req, store::Clock::time_point until,
+                                      http::RequestLabels& labels, http::FeedWait wait,
+                                      Response last) {
+    bool woken = false;
+    while (!stopping_ && store::Clock::now() < until) {
+      asio::steady_timer timer(io_, until);
+      if (woken) {
+        // Woken, but no worker was free: ask again in a moment (many waiters woken at once
+        // go through the queue's bound, and other requests keep their place in it).
+        timer.expires_after(
+            std::min<store::Clock::duration>(kLongPollRetry, until - store::Clock::now()));
+        beast::error_code ec;
+        co_await timer.async_wait(asio::redirect_error(kUseAwaitable, ec));
+      } else {
+        FeedWaiter waiter{wait.seen, &timer};
+        feed_waiters_.insert(&waiter);
+        watch_feed();
+        beast::error_code ec;
+        co_await timer.async_wait(asio::redirect_error(kUseAwaitable, ec));
+        feed_waiters_.erase(&waiter);
+        if (stopping_ || !waiter.woken) break;
+      }
+      http::FeedWait again;
+      auto res =
+          co_await on_worker(req, store::Clock::now() + options_.request_deadline, labels, &again);
+      woken = !res;
+      if (!res) continue;
+      if (again.wait.count() == 0) co_return std::move(*res);  // events, or a problem
+      last = std::move(*res);
+      wait = again;
+    }
+    co_return last;
+  }
+
+  // Starts the feed watcher unless it runs: while long polls wait, it reads the feed's head
+  // every kFeedWatchInterval (one query on a worker, however many wait) and wakes each waiter
+  // the head has passed. It ends when nobody waits or the server stops.
+  void watch_feed() {
+    if (feed_watching_) return;
+    feed_watching_ = true;
+    asio::co_spawn(io_, feed_watcher(), [this](std::exception_ptr e) {
+      if (!e) return;
+      feed_watching_ = false;  // the next waiter starts it again
+      log_failure("feed watcher")(e);
+    });
+  }
+
+  asio::awaitable<void> feed_watcher() {
+    asio::steady_timer pause(io_);
+    while (!stopping_ && !feed_waiters_.empty()) {
+      pause.expires_after(kFeedWatchInterval);
+      beast::error_code ec;
+      co_await pause.async_wait(asio::redirect_error(kUseAwaitable, ec));
+      if (stopping_ || feed_waiters_.empty()) break;
+      // The waiters answer their empty page at their time if the head cannot be read.
+      const std::optional<FeedPosition> head = co_await asio::co_spawn(
+          workers_.get_executor(),
+          [this]() -> asio::awaitable<std::optional<FeedPosition>> {
+            auto read = Outbox(db_).head(store::Clock::now() + options_.request_deadline);
+            if (read.ok()) co_return *read;
+            spdlog::warn("feed watcher: {}", read.status().to_string());
+            co_return std::nullopt;
+          },
+          kUseAwaitable);
+      if (!head) continue;
+      for (FeedWaiter* w : feed_waiters_) {
+        if (*head > w->seen && !w->woken) {
+          w->woken = true;
+          w->timer->cancel();
+        }
+      }
+    }
+    // Here, before this coroutine ends: a waiter that comes after must start a new watcher.
+    feed_watching_ = false;
+  }
+
   const ServerOptions options_;
+  store::Database& db_;
   const int workers_count_;
   const int max_connections_;
   http::Api api_;
@@ -425,6 +541,8 @@ class ServerImpl final : public Server {
   bool stopping_ = false;
   std::set<SessionEntry*> sessions_;  // open connections, less those being shed
   asio::steady_timer stop_timer_{io_};
+  std::set<FeedWaiter*> feed_waiters_;  // long polls waiting for the feed
+  bool feed_watching_ = false;          // the feed watcher runs
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 // What a crash at each step leaves, per mode, is docs/EVENTS.md's table.
 #include <chrono>
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -73,13 +74,19 @@ Result<std::vector<DeliveryClaim>> Outbox::claim(const std::string& owner, int l
   });
 }
 
-Result<std::size_t> Outbox::settle(std::span<const DeliveryOutcome> outcomes,
-                                   OutboxDeadline deadline) {
-  return store::transact<std::size_t>(
-      db_, store::write_tx(deadline), [&](Connection& c) -> Result<std::size_t> {
-        OO_ASSIGN_OR_RETURN(auto done, events().settle(c, outcomes));
-        return done.size();
-      });
+Result<std::vector<bool>> Outbox::settle(std::span<const DeliveryOutcome> outcomes,
+                                         OutboxDeadline deadline) {
+  using Out = std::vector<bool>;
+  return store::transact<Out>(db_, store::write_tx(deadline), [&](Connection& c) -> Result<Out> {
+    OO_ASSIGN_OR_RETURN(auto done, events().settle(c, outcomes));
+    const std::set<std::pair<std::string, std::int64_t>> recorded(done.begin(), done.end());
+    Out out;
+    out.reserve(outcomes.size());
+    for (const DeliveryOutcome& o : outcomes) {
+      out.push_back(recorded.contains({o.endpoint, o.event_id}));
+    }
+    return out;
+  });
 }
 
 Result<Outbox::Reaped> Outbox::reap(OutboxDeadline deadline) {
@@ -101,6 +108,11 @@ Result<std::vector<std::pair<std::string, DeliveryCounts>>> Outbox::counts(
   using Out = std::vector<std::pair<std::string, DeliveryCounts>>;
   return store::transact<Out>(db_, store::read_tx(deadline),
                               [&](Connection& c) { return events().delivery_counts(c); });
+}
+
+Result<double> Outbox::held_seconds(OutboxDeadline deadline) {
+  return store::transact<double>(db_, store::read_tx(deadline),
+                                 [&](Connection& c) { return events().held_seconds(c); });
 }
 
 SendRequest delivery_request(const DeliveryClaim& claim, std::int64_t unix_seconds) {
@@ -243,26 +255,35 @@ Result<int> DeliveryWorker::send_and_settle(std::vector<DeliveryClaim> claims,
     log_step_error("recording outcomes", recorded.status());
     return recorded.status();
   }
-  metrics_.fenced_out.fetch_add(outcomes.size() - *recorded);
+  int settled = 0;
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    switch (outcomes[i].status) {
-      case DeliveryStatus::delivered:
-        metrics_.delivered.fetch_add(1);
-        if (auto at = unix_ms_of(claims[i].event.occurred_at)) {
-          metrics_.observe_lag(static_cast<double>(unix_now_ms() - *at) / 1000.0);
-        }
-        break;
-      case DeliveryStatus::dead:
-        metrics_.dead.fetch_add(1);
-        break;
-      case DeliveryStatus::in_doubt:
-        metrics_.in_doubt.fetch_add(1);
-        break;
-      default:
-        metrics_.retried.fetch_add(1);
+    if (!(*recorded)[i]) {
+      metrics_.fenced_out.fetch_add(1);  // the reaper took it back: its verdict is counted there
+      continue;
     }
+    ++settled;
+    count_outcome(outcomes[i], claims[i].event);
   }
-  return static_cast<int>(*recorded);
+  return settled;
+}
+
+void DeliveryWorker::count_outcome(const DeliveryOutcome& outcome, const Event& event) {
+  switch (outcome.status) {
+    case DeliveryStatus::delivered:
+      metrics_.delivered.fetch_add(1);
+      if (auto at = unix_ms_of(event.occurred_at)) {
+        metrics_.observe_lag(static_cast<double>(unix_now_ms() - *at) / 1000.0);
+      }
+      break;
+    case DeliveryStatus::dead:
+      metrics_.dead.fetch_add(1);
+      break;
+    case DeliveryStatus::in_doubt:
+      metrics_.in_doubt.fetch_add(1);
+      break;
+    default:
+      metrics_.retried.fetch_add(1);
+  }
 }
 
 }  // namespace onceorder

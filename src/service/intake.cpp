@@ -13,7 +13,6 @@
 #include "onceorder/receipts.hpp"
 #include "onceorder/text.hpp"
 #include "store/intake_store.hpp"
-#include "onceorder/text.hpp"
 #include "store/receipts_store.hpp"
 #include "store/stock_store.hpp"
 

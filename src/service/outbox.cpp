@@ -126,6 +126,14 @@ Result<Outbox::PutConsumer> Outbox::put_consumer(const std::string& name, FeedPo
                         {{"after", "past the feed's head " + cursor_text(head)}});
         }
         OO_ASSIGN_OR_RETURN(auto before, ev.consumer(c, name));
+        if (!before) {
+          OO_ASSIGN_OR_RETURN(auto all, ev.consumers(c));
+          if (static_cast<int>(all.size()) >= EventLimits::kMaxConsumers) {
+            return Status(Code::conflict, fmt::format("there are {} consumers already, the most "
+                                                      "OnceOrder keeps: delete one first",
+                                                      all.size()));
+          }
+        }
         OO_ASSIGN_OR_RETURN(auto row, ev.put_consumer(c, name, after));
         OO_ASSIGN_OR_RETURN(auto consumer, with_lag(ev, c, row));
         return PutConsumer{std::move(consumer), !before.has_value()};
@@ -202,6 +210,16 @@ Result<Endpoint> Outbox::endpoint(const std::string& name, OutboxDeadline deadli
                                      OO_RETURN_IF_ERROR(add_counts(ev, c, one));
                                      return std::move(one.front());
                                    });
+}
+
+Result<Outbox::Target> Outbox::endpoint_target(const std::string& name, OutboxDeadline deadline) {
+  OO_RETURN_IF_ERROR(check_feed_name("name", name));
+  return store::transact<Target>(
+      db_, store::read_tx(deadline), [&](Connection& c) -> Result<Target> {
+        OO_ASSIGN_OR_RETURN(auto target, events().endpoint_target(c, name));
+        if (!target) return not_found("endpoint", name);
+        return Target{std::move(target->first), std::move(target->second)};
+      });
 }
 
 Result<std::vector<Endpoint>> Outbox::endpoints(OutboxDeadline deadline) {

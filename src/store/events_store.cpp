@@ -109,8 +109,13 @@ std::string outcomes_json(std::span<const DeliveryOutcome> outcomes) {
 
 EventsStore::EventsStore(const Dialect& dialect) : sql_(dialect.events) {}
 
+Status EventsStore::prime(Connection& c) {
+  return c.query(sql_.prime, {}, Then::with_next).status();
+}
+
 Result<FeedPage> EventsStore::feed(Connection& c, FeedPosition after,
                                    const std::vector<std::string>& types, int limit) {
+  OO_RETURN_IF_ERROR(prime(c));
   const std::string csv = join_event_types(types);
   OO_ASSIGN_OR_RETURN(auto rows,
                       c.query(sql_.feed, {after.tx, after.event_id, sv(csv), std::int64_t{limit}}));
@@ -137,18 +142,27 @@ Result<FeedPage> EventsStore::feed(Connection& c, FeedPosition after,
 }
 
 Result<FeedPosition> EventsStore::head(Connection& c) {
+  OO_RETURN_IF_ERROR(prime(c));
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.head, {}));
   if (rows.empty()) return FeedPosition{};
   return FeedPosition{rows.front().i64(0), rows.front().i64(1)};
 }
 
 Result<std::pair<std::int64_t, double>> EventsStore::lag(Connection& c, FeedPosition after) {
+  OO_RETURN_IF_ERROR(prime(c));
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.lag, {after.tx, after.event_id,
                                                     std::int64_t{Consumer::kLagCountCap}}));
   if (rows.empty()) return std::pair<std::int64_t, double>{0, 0.0};
   const Row& r = rows.front();
   const double age = r.is_null(1) ? 0.0 : std::stod(r.text(1));
   return std::pair<std::int64_t, double>{r.i64(0), age};
+}
+
+Result<double> EventsStore::held_seconds(Connection& c) {
+  OO_RETURN_IF_ERROR(prime(c));
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.held, {}));
+  if (rows.empty() || rows.front().is_null(0)) return 0.0;
+  return std::stod(rows.front().text(0));
 }
 
 Result<std::optional<ConsumerRow>> EventsStore::consumer(Connection& c, const std::string& name) {
@@ -181,6 +195,14 @@ Result<std::optional<Endpoint>> EventsStore::endpoint(Connection& c, const std::
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.endpoint_get, {sv(name)}));
   if (rows.empty()) return std::optional<Endpoint>{};
   return std::optional<Endpoint>{decode_endpoint(rows.front())};
+}
+
+Result<std::optional<std::pair<std::string, std::string>>> EventsStore::endpoint_target(
+    Connection& c, const std::string& name) {
+  using Target = std::pair<std::string, std::string>;
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.endpoint_target, {sv(name)}));
+  if (rows.empty()) return std::optional<Target>{};
+  return std::optional<Target>{Target{rows.front().text(0), rows.front().text(1)}};
 }
 
 Result<std::vector<Endpoint>> EventsStore::endpoints(Connection& c) {

@@ -26,11 +26,20 @@ struct EventsSql {
   // snapshot. Only events whose transaction ended before the oldest one still running are read
   // (the visibility horizon).
   Statement feed;
+  // () → nothing anyone reads: sent (held back, in the next statement's round trip) before each
+  // statement that reads the horizon. PostgreSQL caches pg_stat_activity for the rest of the
+  // transaction at its first read, so the horizon then places xids by what ran before its own
+  // snapshot: an xid it cannot place started after that read and holds back only newer events,
+  // never one committed before the read (migration 22, oo_event_horizon). SQLite: nothing.
+  Statement prime;
   // () → tx, event_id of the newest event below the horizon; no row when there is none.
   Statement head;
   // (after_tx, after_id, cap) → count of events after the position (at most cap), and the age
   // in seconds of the oldest of them (NULL when none).
   Statement lag;
+  // () → the age in seconds of the oldest committed event the horizon still holds back (NULL
+  // when none; SQLite never holds one back).
+  Statement held;
 
   // Consumer rows are: name, after_tx, after_id, updated_at.
   Statement consumer_get;     // (name) → consumer row
@@ -40,7 +49,9 @@ struct EventsSql {
 
   // Endpoint rows are: name, url, types, delivery, max_attempts, backoff_seconds, after_tx,
   // after_id, created_at, updated_at (never the secret).
-  Statement endpoint_get;    // (name) → endpoint row
+  Statement endpoint_get;  // (name) → endpoint row
+  // (name) → url, secret: for `onceorder endpoint test` only (the API never answers a secret)
+  Statement endpoint_target;
   Statement endpoint_list;   // () → endpoint rows by name
   Statement endpoint_count;  // () → count
   // (name, url, types, secret, delivery, max_attempts, backoff_seconds, after_tx, after_id) →
@@ -102,6 +113,8 @@ class EventsStore {
   Result<FeedPosition> head(Connection& c);
   // Events after `after`, counted up to Consumer::kLagCountCap, and the oldest one's age.
   Result<std::pair<std::int64_t, double>> lag(Connection& c, FeedPosition after);
+  // EventsSql::held, 0 when nothing is held back.
+  Result<double> held_seconds(Connection& c);
 
   Result<std::optional<ConsumerRow>> consumer(Connection& c, const std::string& name);
   Result<std::vector<ConsumerRow>> consumers(Connection& c);
@@ -109,6 +122,9 @@ class EventsStore {
   Result<bool> delete_consumer(Connection& c, const std::string& name);
 
   Result<std::optional<Endpoint>> endpoint(Connection& c, const std::string& name);
+  // The endpoint's url and secret, or nullopt.
+  Result<std::optional<std::pair<std::string, std::string>>> endpoint_target(
+      Connection& c, const std::string& name);
   Result<std::vector<Endpoint>> endpoints(Connection& c);
   Result<std::int64_t> endpoint_count(Connection& c);
   Result<Endpoint> put_endpoint(Connection& c, const EndpointSpec& spec, FeedPosition after);
@@ -145,6 +161,8 @@ class EventsStore {
                                            std::int64_t after_event_id, int limit);
 
  private:
+  Status prime(Connection& c);
+
   const EventsSql& sql_;
 };
 

@@ -1,15 +1,17 @@
 // The operator console in a real browser (Debian's headless Chromium, driven by
 // playwright-core): a server with the demo data, the lists rendered, and the actions (cancel an
-// order, reap now, re-queue an order at the attempt limit, a manual run of given lines), each
-// after its preview and only once confirmed, carried out through the page. Screenshots of each
-// step go to the artifacts directory.
+// order, reap now, re-queue an order at the attempt limit, a manual run of given lines; redeliver
+// dead deliveries, settle an in-doubt one), each after its preview and only once confirmed,
+// carried out through the page, and refused to a viewer's token. Screenshots of each step go to
+// the artifacts directory.
 //
 // Usage: node console_test.mjs ONCEORDER_BIN ARTIFACTS_DIR sqlite|postgresql
 // (postgresql: inside pg_virtualenv, whose PG* variables name the server; a database of its
 // own is created). Exit status 0 when every check held, 1 otherwise, 77 when Chromium is
 // missing or PostgreSQL is not configured and not required (ctest reports a skip).
 import { spawn, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
@@ -48,9 +50,11 @@ function cli(...args) {
 }
 
 // `serve` on a free loopback port; resolves with the port from its log line.
-function startServer() {
-  // One attempt per order: an order whose production fails once is at the attempt limit.
-  const server = spawn(bin, ["--db", db, "serve", "--listen", "127.0.0.1:0", "--max-attempts", "1"],
+function startServer(extra = []) {
+  // One attempt per order: an order whose production fails once is at the attempt limit. A
+  // delivery whose receiver does not answer is given up on after 300 ms (in doubt, at most once).
+  const server = spawn(bin, ["--db", db, "serve", "--listen", "127.0.0.1:0", "--max-attempts", "1",
+                             "--delivery-timeout", "300ms", "--delivery-lease", "1s", ...extra],
                        { stdio: ["ignore", "pipe", "pipe"] });
   return new Promise((resolve, reject) => {
     let log = "";
@@ -69,9 +73,338 @@ function startServer() {
   });
 }
 
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Polls `probe` until it gives something truthy, which it returns.
+async function until(what, probe, timeoutMs = 20000) {
+  for (const end = Date.now() + timeoutMs; ; await sleep(200)) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+  }
+}
+
+// A TCP server on a free loopback port; `onConnection` gets each socket.
+async function listen(onConnection) {
+  const s = createServer(onConnection);
+  await new Promise((resolve) => s.listen(0, "127.0.0.1", resolve));
+  return s;
+}
+
+// The browser logs every 4xx answer as a console error; the actions this test has refused on
+// purpose (a redeliver of a delivery no longer dead, a viewer's action) are not page errors.
+const refusedOnPurpose = (text) =>
+  /^Failed to load resource: the server responded with a status of (403|409)\b/.test(text);
+
 let server = null;
+let viewerServer = null;
+let receiver = null;
+const receiverSockets = [];
 let browser = null;
 const pageErrors = [];
+// The deliveries of endpoint `name` with `status`, as the server has them.
+async function deliveries(base, name, status) {
+  const q = new URLSearchParams({ limit: "1000" });
+  if (status) q.set("status", status);
+  return (await (await fetch(`${base}/v1/endpoints/${name}/deliveries?${q}`)).json()).deliveries;
+}
+const deliveryOf = async (base, name, id) =>
+  (await deliveries(base, name)).find((d) => String(d.event_id) === id);
+
+// The cells of a delivery's row in the page: ["", event, type, key, status, attempt, …].
+const rowCells = (page, id) => page.locator(`#deliveries tr[data-event="${id}"] td`).allTextContents();
+
+// Events and endpoints: an endpoint where nothing listens (every send refused at once; one
+// attempt, so its deliveries die), an at-most-once endpoint whose receiver reads the request and
+// never answers (in doubt), and a consumer at the feed's start; then, in the page, their counts
+// and lag, and the operator's actions on the deliveries, each after its preview. Resolves with
+// the number of deliveries in doubt and how often the receiver got an event.
+async function setUpEndpoints(base, api) {
+  const closed = await listen(() => {});
+  const downPort = closed.address().port;
+  await new Promise((resolve) => closed.close(resolve));
+  const received = new Map(); // event id → requests
+  receiver = await listen((socket) => {
+    receiverSockets.push(socket);
+    socket.on("error", () => {});
+    socket.once("data", (chunk) => {
+      const id = /^idempotency-key: *(\d+)/im.exec(chunk.toString());
+      if (id) received.set(id[1], (received.get(id[1]) || 0) + 1);
+    });
+  });
+  const secret = "browser-test-secret-0123";
+  check((await api("PUT", "/v1/endpoints/down", {
+    url: `http://127.0.0.1:${downPort}/hook`, secret, max_attempts: 1, backoff_seconds: 1, after: "0",
+  })).status === 201, "an endpoint where nothing listens, from the feed's start");
+  check((await api("PUT", "/v1/endpoints/stall", {
+    url: `http://127.0.0.1:${receiver.address().port}/hook`, secret, delivery: "at_most_once",
+    types: ["order.placed"], after: "0",
+  })).status === 201, "an at-most-once endpoint whose receiver never answers");
+  check((await api("PUT", "/v1/consumers/x", { after: "0" })).status === 201,
+        "a consumer at the feed's start");
+  const placed = (await (await fetch(`${base}/v1/events?types=order.placed&limit=1000`)).json())
+    .events.length;
+  // Settled: every delivery to `down` dead or waiting for a dead one of its key; every
+  // order's delivery to `stall` in doubt.
+  await until("the deliveries to die and to be in doubt", async () => {
+    const pending = await deliveries(base, "down", "pending");
+    const dead = await deliveries(base, "down", "dead");
+    const doubt = await deliveries(base, "stall", "in_doubt");
+    return dead.length > 0 && pending.every((d) => d.blocked_by !== null) && doubt.length === placed;
+  });
+  return { inDoubt: placed, received: (id) => received.get(id) || 0 };
+}
+
+async function eventsAndEndpoints(page, base, postsTo, order) {
+  const api = (method, path, body) => fetch(`${base}${path}`, {
+    method, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  const { inDoubt, received } = await setUpEndpoints(base, api);
+
+  await page.click("#refresh");
+  await page.waitForSelector('#endpoints tr[data-name="stall"]');
+  await page.waitForSelector('#consumers tr[data-name="x"]');
+  const down = page.locator('#endpoints tr[data-name="down"] td');
+  const downCells = await down.allTextContents();
+  const deadMarked = await down.nth(5).getAttribute("class");
+  check(Number(downCells[5]) > 0 && deadMarked === "attention",
+        `the endpoint shows its dead deliveries, marked: ${JSON.stringify(downCells)}`);
+  const stallCells = await page.locator('#endpoints tr[data-name="stall"] td').allTextContents();
+  check(stallCells[3] === "at_most_once" && stallCells[2] === "order.placed" && inDoubt >= 2 &&
+        stallCells[6] === String(inDoubt) &&
+        await page.locator('#endpoints tr[data-name="stall"] td').nth(6).getAttribute("class") === "attention",
+        `the other endpoint shows its delivery in doubt, marked: ${JSON.stringify(stallCells)}`);
+  const summary = await page.locator("#endpoints-summary").textContent();
+  check(summary.endsWith(`dead and ${inDoubt} in-doubt deliveries wait for an operator`),
+        `the endpoints' summary: ${summary}`);
+  const consumer = page.locator('#consumers tr[data-name="x"] td');
+  const consumerCells = await consumer.allTextContents();
+  check(Number(consumerCells[2]) > 20 && await consumer.nth(2).getAttribute("class") === "attention" &&
+        Number(consumerCells[3]) > 0,
+        `the consumer's lag, in events and seconds, marked: ${JSON.stringify(consumerCells)}`);
+  await page.locator("#events-section").screenshot({ path: join(artifacts, `${engine}-7-endpoints.png`) });
+  await redeliverOne(page, base, postsTo);
+  await redeliverSeveral(page, postsTo);
+  await blockedByShown(page, base, order);
+  await settleInDoubt(page, base, api, postsTo, { inDoubt, received });
+  await latestEvents(page, base);
+}
+
+// `down`'s deliveries, dead first, beside the list; one redelivered through the preview.
+async function redeliverOne(page, base, postsTo) {
+  await page.locator('#endpoints tr[data-name="down"]').click();
+  await page.waitForSelector("#deliveries tr");
+  check(await page.locator("#deliveries-status").inputValue() === "dead", "the dead ones are shown first");
+  const statuses = await page.locator("#deliveries tr").evaluateAll((rs) => rs.map((r) => r.dataset.status));
+  check(statuses.length > 0 && statuses.every((s) => s === "dead"), `only dead ones: ${statuses.length}`);
+  const inView = await page.evaluate(() => {
+    const top = document.querySelector("#deliveries-panel").getBoundingClientRect().top;
+    return top >= 0 && top < window.innerHeight / 2;
+  });
+  check(inView, "the deliveries are scrolled into view");
+  const ids = await page.locator("#deliveries tr").evaluateAll((rs) => rs.map((r) => r.dataset.event));
+  const first = await rowCells(page, ids[0]);
+  check(first[6].startsWith("no connection") && first[5] === "1",
+        `a dead delivery's attempt and last outcome: ${JSON.stringify(first)}`);
+  const redeliverPath = "/v1/endpoints/down/redeliver";
+  await page.locator(`#deliveries tr[data-event="${ids[0]}"] button.redeliver`).click();
+  await page.waitForSelector("#delivery-preview:not([hidden])");
+  const what = await page.locator("#delivery-what").textContent();
+  const list = await page.locator("#delivery-list li").allTextContents();
+  check(what.startsWith("Redeliver 1 dead delivery(ies) to down") && what.includes("fresh budget of 1") &&
+        list.length === 1 && list[0].startsWith(`event ${ids[0]} (`),
+        `the preview says what the redeliver does: ${what} ${JSON.stringify(list)}`);
+  check(postsTo(redeliverPath).length === 0, "nothing was redelivered before the confirmation");
+  await page.locator("#events-section").screenshot({ path: join(artifacts, `${engine}-8-redeliver-preview.png`) });
+  await page.click("#delivery-confirm");
+  await page.waitForSelector("#delivery-result:not([hidden])");
+  const result = await page.locator("#delivery-result").textContent();
+  check(result === `redelivered event(s) ${ids[0]} to down: pending again, sent within about a second`,
+        `the redeliver's answer: ${result}`);
+  const sent = postsTo(redeliverPath);
+  check(sent.length === 1 && sent[0].body === `{"event_ids":[${ids[0]}]}`, `one redeliver sent: ${sent.map((p) => p.body)}`);
+  const again = await until("the redelivered one to be sent again", async () => {
+    const d = await deliveryOf(base, "down", ids[0]);
+    return d.attempt === 2 && d.status === "dead" ? d : null;
+  });
+  await page.click("#deliveries-form button");
+  await page.waitForFunction((id) => {
+    const row = document.querySelector(`#deliveries tr[data-event="${id}"]`);
+    return row && row.children[5].textContent === "2";
+  }, ids[0]);
+  check(again.attempt === 2, "it was sent once more (attempt 2), and is dead again");
+}
+
+// Two ticked dead deliveries redelivered in one request.
+async function redeliverSeveral(page, postsTo) {
+  const redeliverPath = "/v1/endpoints/down/redeliver";
+  const ids = await page.locator("#deliveries tr").evaluateAll((rs) => rs.map((r) => r.dataset.event));
+  for (const id of [ids[2], ids[3]]) {
+    await page.locator(`#deliveries tr[data-event="${id}"] input[type=checkbox]`).check();
+  }
+  await page.click("#redeliver-ticked");
+  await page.waitForSelector("#delivery-preview:not([hidden])");
+  const list = await page.locator("#delivery-list li").allTextContents();
+  check(list.length === 2 && list[0].startsWith(`event ${ids[2]} `) && list[1].startsWith(`event ${ids[3]} `),
+        `the preview lists the ticked ones: ${JSON.stringify(list)}`);
+  const before = postsTo(redeliverPath).length;
+  await page.click("#delivery-confirm");
+  await page.waitForSelector("#delivery-result:not([hidden])");
+  const result = await page.locator("#delivery-result").textContent();
+  check(result.startsWith(`redelivered event(s) ${ids[2]}, ${ids[3]} to down`), `the answer: ${result}`);
+  const sent = postsTo(redeliverPath).slice(before);
+  check(sent.length === 1 && sent[0].body === `{"event_ids":[${ids[2]},${ids[3]}]}`,
+        `both in one request: ${sent.map((p) => p.body)}`);
+}
+
+// The cancelled order's cancel waits for its dead order.placed: the pending list says so.
+async function blockedByShown(page, base, order) {
+  await page.selectOption("#deliveries-status", "pending");
+  await page.click("#deliveries-form button");
+  const row = page.locator("#deliveries tr", { hasText: "order.cancelled" });
+  await row.waitFor();
+  const cells = await row.locator("td").allTextContents();
+  const placed = (await deliveries(base, "down", "dead"))
+    .find((d) => d.key === order.order_id && d.type === "order.placed");
+  check(cells[3] === order.order_id && cells[4].startsWith("pending") && placed &&
+        cells[7] === String(placed.event_id),
+        `the cancel waits for its dead order.placed (blocked by): ${JSON.stringify(cells)}`);
+}
+
+// `stall`'s deliveries in doubt: one is sent again (once more, in doubt again), then marked
+// delivered, each after its preview; one settled through the API while its preview is open is
+// refused (409) with the server's detail shown.
+async function settleInDoubt(page, base, api, postsTo, { inDoubt, received }) {
+  const resolvePath = "/v1/endpoints/stall/resolve";
+  await page.locator('#endpoints tr[data-name="stall"]').click();
+  await page.waitForSelector('#deliveries tr[data-status="in_doubt"]');
+  check(await page.locator("#deliveries-status").inputValue() === "in_doubt",
+        "an endpoint with nothing dead shows its in-doubt deliveries first");
+  const [id, other] = await page.locator("#deliveries tr").evaluateAll((rs) => rs.map((r) => r.dataset.event));
+  check(await page.locator("#deliveries input[type=checkbox]").count() === 0 &&
+        await page.locator("#deliveries button.redeliver").count() === 0,
+        "an in-doubt delivery offers no redeliver");
+  check(received(id) === 1, `the receiver got the event once (${received(id)})`);
+  await page.click(`#deliveries tr[data-event="${id}"] button.send-again`);
+  await page.waitForSelector("#delivery-preview:not([hidden])");
+  const what = await page.locator("#delivery-what").textContent();
+  check(what.includes("OnceOrder will send it once more; only if you know the receiver did not get it") &&
+        await page.locator("#delivery-confirm").textContent() === "Confirm: send again",
+        `the send-again preview: ${what}`);
+  check(postsTo(resolvePath).length === 0, "nothing was resolved before the confirmation");
+  await page.locator("#events-section").screenshot({ path: join(artifacts, `${engine}-9-in-doubt-preview.png`) });
+  await page.click("#delivery-confirm");
+  await page.waitForSelector("#delivery-result:not([hidden])");
+  const resent = await page.locator("#delivery-result").textContent();
+  check(resent.startsWith(`event ${id} to stall is pending`), `the answer: ${resent}`);
+  check(postsTo(resolvePath).at(-1).body === `{"event_id":${id},"delivered":false}`, "sent as delivered: false");
+  await until("the delivery to be sent once more and in doubt again", async () => {
+    const d = await deliveryOf(base, "stall", id);
+    return d.status === "in_doubt" && d.attempt === 2;
+  });
+  check(received(id) === 2, `the receiver got it a second time (${received(id)})`);
+  await page.click("#deliveries-form button");
+  await page.waitForFunction((id) => {
+    const row = document.querySelector(`#deliveries tr[data-event="${id}"]`);
+    return row && row.children[5].textContent === "2";
+  }, id);
+  await page.click(`#deliveries tr[data-event="${id}"] button.mark-delivered`);
+  await page.waitForSelector("#delivery-preview:not([hidden])");
+  const markWhat = await page.locator("#delivery-what").textContent();
+  check(markWhat.includes("the receiver got it; OnceOrder will not send it again"),
+        `the mark-delivered preview: ${markWhat}`);
+  await page.click("#delivery-confirm");
+  await page.waitForSelector("#delivery-result:not([hidden])");
+  const settled = await page.locator("#delivery-result").textContent();
+  check(settled.startsWith(`event ${id} to stall is delivered`), `the answer: ${settled}`);
+  check((await deliveryOf(base, "stall", id)).status === "delivered", "the server has it delivered");
+
+  await page.click(`#deliveries tr[data-event="${other}"] button.mark-delivered`);
+  await page.waitForSelector("#delivery-preview:not([hidden])");
+  check((await api("POST", resolvePath, { event_id: Number(other), delivered: true })).status === 200,
+        "meanwhile, the other one was settled through the API");
+  await page.click("#delivery-confirm");
+  await page.waitForSelector("#delivery-result:not([hidden])");
+  const refused = await page.locator("#delivery-result").textContent();
+  check(refused.startsWith("not settled: 409 conflict: ") && refused.includes("not in_doubt") &&
+        await page.locator("#delivery-result").getAttribute("class") === "bad",
+        `the conflict's detail is shown: ${refused}`);
+  const left = String(inDoubt - 2);
+  await page.waitForFunction((left) =>
+    document.querySelector('#endpoints tr[data-name="stall"]').children[6].textContent === left, left);
+  const leftClass = await page.locator('#endpoints tr[data-name="stall"] td').nth(6).getAttribute("class");
+  check(await page.locator('#deliveries tr').count() === inDoubt - 2 &&
+        leftClass === (inDoubt > 2 ? "attention" : null),
+        `the list and the count show the ${left} still in doubt (marked: ${leftClass})`);
+  await page.locator("#events-section").screenshot({ path: join(artifacts, `${engine}-10-settled.png`) });
+}
+
+// The latest events go on from the console's cursor: a new order's event comes on top.
+async function latestEvents(page, base) {
+  const placed = await fetch(`${base}/v1/orders`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "Idempotency-Key": "browser-2" },
+    body: JSON.stringify({ customer_id: 9, warehouse_id: 1, lines: [{ sku_id: 101, quantity: 1 }] }),
+  });
+  const order = await placed.json();
+  check(placed.status === 201, `another order was placed (${placed.status} ${JSON.stringify(order)})`);
+  await until("its event to be readable", async () =>
+    (await (await fetch(`${base}/v1/events?types=order.placed&limit=1000`)).json())
+      .events.some((e) => e.key === order.order_id));
+  await page.click("#refresh");
+  await page.waitForFunction((key) =>
+    document.querySelector("#feed tr td:nth-child(3)").textContent === key, order.order_id);
+  const rows = await page.locator("#feed tr").count();
+  check(rows === 20, `the newest order's event is on top of the 20 latest (${rows})`);
+  await page.selectOption("#feed-types", "order.cancelled");
+  await page.waitForFunction(() => [...document.querySelectorAll("#feed tr td:nth-child(2)")]
+    .every((td) => td.textContent === "order.cancelled") && document.querySelectorAll("#feed tr").length === 1);
+  check(true, "filtered by type: the one cancel");
+  await page.selectOption("#feed-types", "");
+  await page.waitForFunction(() => document.querySelectorAll("#feed tr").length === 20);
+}
+
+// A viewer's token reads the deliveries, and its action gets the server's 403 shown; the
+// console then offers no more actions to that token. (No route tells the console its role.)
+async function viewerIsRefused(base) {
+  const tokens = join(dir, "tokens");
+  writeFileSync(tokens, "viewer-token-0123456789 viewer watcher\n");
+  const started = await startServer(["--tokens", tokens, "--delivery-workers", "0"]);
+  viewerServer = started.server;
+  const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
+  page.on("pageerror", (e) => pageErrors.push(String(e)));
+  // Before its token is given, the page's reads are answered 401, as they should be.
+  const unauthorized = (text) => text.includes("the server responded with a status of 401");
+  page.on("console", (m) => {
+    if (m.type() === "error" && !refusedOnPurpose(m.text()) && !unauthorized(m.text())) {
+      pageErrors.push(m.text());
+    }
+  });
+  await page.goto(`http://127.0.0.1:${started.port}/`);
+  await page.waitForFunction(() => document.querySelector("#endpoints-summary").textContent.startsWith("401"));
+  const noToken = await page.locator("#endpoints-summary").textContent();
+  check(noToken.startsWith("401 unauthorized: "), `without a token the section says why: ${noToken}`);
+  await page.fill("#token", "viewer-token-0123456789");
+  await page.click("#token-form button");
+  await page.locator('#endpoints tr[data-name="down"]').click();
+  await page.waitForSelector('#deliveries tr[data-status="dead"]');
+  const id = await page.locator("#deliveries tr").first().getAttribute("data-event");
+  const before = await deliveryOf(base, "down", id);
+  await page.click(`#deliveries tr[data-event="${id}"] button.redeliver`);
+  await page.click("#delivery-confirm");
+  await page.waitForSelector("#delivery-result:not([hidden])");
+  const refused = await page.locator("#delivery-result").textContent();
+  check(refused.startsWith("not redelivered: 403 forbidden: a viewer token only reads"),
+        `the viewer's refusal is shown: ${refused}`);
+  await page.waitForSelector("#deliveries-refused:not([hidden])");
+  check(await page.locator("#deliveries button").count() === 0 &&
+        await page.locator("#deliveries input[type=checkbox]").count() === 0 &&
+        await page.locator("#redeliver-ticked").isHidden(),
+        "the viewer's token is offered no more actions");
+  const after = await deliveryOf(base, "down", id);
+  check(after.status === "dead" && after.attempt === before.attempt, "the refused action changed nothing");
+  await page.locator("#events-section").screenshot({ path: join(artifacts, `${engine}-11-viewer.png`) });
+  await page.close();
+}
+
 try {
   cli("migrate");
   cli("demo");
@@ -92,7 +425,9 @@ try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
   const errors = pageErrors;
   page.on("pageerror", (e) => errors.push(String(e)));
-  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  page.on("console", (m) => {
+    if (m.type() === "error" && !refusedOnPurpose(m.text())) errors.push(m.text());
+  });
   // Every request the page sends that changes something, to show none goes before its
   // confirmation.
   const posts = [];
@@ -146,6 +481,21 @@ try {
   check(activity.includes("busy rate"), `activity summary: ${activity}`);
   check(await page.locator("#actions-summary").textContent() === "no action(s)",
         "no operator action yet (the demo loads through the CLI)");
+  // The events section before any endpoint or consumer exists: empty states, and the feed's
+  // newest events (the demo's and the order placed above), newest first.
+  await page.waitForFunction(() => document.querySelectorAll("#feed tr").length > 0);
+  check(await page.locator("#endpoints-summary").textContent() ===
+        "no endpoints (PUT /v1/endpoints/{name} adds one)", "no endpoints yet");
+  check(await page.locator("#consumers-summary").textContent() ===
+        "no consumers (PUT /v1/consumers/{name} adds one)", "no consumers yet");
+  check(await page.locator("#deliveries-panel").isHidden(), "no endpoint's deliveries are open");
+  const feedIds = await page.locator("#feed tr").evaluateAll((rs) => rs.map((r) => Number(r.dataset.event)));
+  const firstEvent = await page.locator("#feed tr").first().locator("td").allTextContents();
+  check(feedIds.length === 20 && feedIds.every((id, i) => i === 0 || id < feedIds[i - 1]) &&
+        firstEvent[1] === "order.placed" && firstEvent[2] === order.order_id,
+        `the latest 20 events, newest (the order placed) first: ${JSON.stringify(firstEvent.slice(0, 3))}`);
+  check(await page.locator("#feed-more").isHidden(), "the feed was read to its head: no More");
+  await page.locator("#events-section").screenshot({ path: join(artifacts, `${engine}-6-events-empty.png`) });
   await page.screenshot({ path: join(artifacts, `${engine}-1-lists.png`), fullPage: true });
 
   // Filters: by state (none failed), then by state and run.
@@ -309,6 +659,9 @@ try {
   check(postsTo("/v1/schedule/runs").length === 1, "one run was sent, after the confirmation");
   await page.screenshot({ path: join(artifacts, `${engine}-5-actions.png`), fullPage: true });
 
+  await eventsAndEndpoints(page, base, postsTo, order);
+  await viewerIsRefused(base);
+
   check(errors.length === 0, `no errors in the page (${errors.join("; ")})`);
   const checked = cli("check");
   check(checked.includes("ok"), "onceorder check is clean afterwards");
@@ -318,6 +671,9 @@ try {
 } finally {
   if (browser) await browser.close();
   if (server) server.kill("SIGTERM");
+  if (viewerServer) viewerServer.kill("SIGTERM");
+  for (const socket of receiverSockets) socket.destroy();
+  if (receiver) receiver.close();
   rmSync(dir, { recursive: true, force: true });
 }
 console.log(failures === 0 ? "console: every check held" : `console: ${failures} checks failed`);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -48,6 +49,12 @@ class ScriptedSender : public Sender {
   std::deque<SendReport> script;
   SendReport otherwise{SendResult::delivered, 200, ""};
 };
+
+// How many outcomes Outbox::settle recorded (their fence held).
+inline std::size_t recorded(const Result<std::vector<bool>>& r) {
+  EXPECT_TRUE(r.ok()) << r.status().to_string();
+  return r.ok() ? static_cast<std::size_t>(std::count(r->begin(), r->end(), true)) : 0;
+}
 
 inline SendReport answered(int status) {
   return {status >= 200 && status < 300 ? SendResult::delivered : SendResult::refused, status,

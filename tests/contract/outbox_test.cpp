@@ -308,17 +308,17 @@ TEST_P(OutboxTest, AStaleSenderIsFencedOutAndTheReaperDecidesByMode) {
   std::vector<DeliveryOutcome> late;
   for (const auto& c : *claims)
     late.push_back(decide_outcome(c, SendResult::delivered, 200, "", 0));
-  EXPECT_EQ(*outbox_.settle(late, soon()), 0u);
+  EXPECT_EQ(recorded(outbox_.settle(late, soon())), 0u);
   EXPECT_EQ(status_of("least", id), "pending");
   EXPECT_EQ(status_of("most", id), "in_doubt");
   // A fresh claim of the re-queued one carries a new attempt: the old token stays useless.
   auto fresh = outbox_.claim("fresh", 10, std::chrono::seconds(30), soon());
   ASSERT_EQ(fresh->size(), 1u);
   EXPECT_EQ(fresh->at(0).attempt, 2);
-  EXPECT_EQ(*outbox_.settle(late, soon()), 0u);
-  EXPECT_EQ(*outbox_.settle(std::vector<DeliveryOutcome>{decide_outcome(
-                                fresh->at(0), SendResult::delivered, 200, "", 0)},
-                            soon()),
+  EXPECT_EQ(recorded(outbox_.settle(late, soon())), 0u);
+  EXPECT_EQ(recorded(outbox_.settle(std::vector<DeliveryOutcome>{decide_outcome(
+                                        fresh->at(0), SendResult::delivered, 200, "", 0)},
+                                    soon())),
             1u);
   EXPECT_EQ(status_of("least", id), "delivered");
 }

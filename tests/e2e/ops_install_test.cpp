@@ -1,8 +1,9 @@
 // What an operator installs and watches: the business counters of a real `serve` after known
-// traffic, its /metrics text through `promtool check metrics`, an alert (with a runbook
-// entry) for every invariant the binary reports, and a man page naming every subcommand and
-// option of `onceorder --help`. Runs the built binary (ONCEORDER_BIN); promtool comes from
-// Debian's prometheus package (scripts/bootstrap).
+// traffic (a delivery to a local receiver and a named consumer's lag among them), its /metrics
+// text through `promtool check metrics`, an alert (with a runbook entry) for every invariant
+// the binary reports, and a man page naming every subcommand and option of
+// `onceorder --help`. Runs the built binary (ONCEORDER_BIN); promtool comes from Debian's
+// prometheus package (scripts/bootstrap).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -22,6 +23,7 @@
 
 #include "e2e/http_fixture.hpp"
 #include "e2e/serve_process.hpp"
+#include "e2e/webhook_receiver.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -86,6 +88,15 @@ TEST_P(OpsMetricsTest, BusinessCountersMoveByTheTrafficAndPromtoolAcceptsTheText
   ASSERT_NE(port, 0) << serve.output();
   HttpClient http(port, 10s);
   const auto before = ops_samples(http.get("/metrics").body);
+  // An endpoint of placements on a receiver that takes everything: the one order below is
+  // delivered once.
+  WebhookReceiver receiver;
+  const auto hook =
+      http.put("/v1/endpoints/hook", nlohmann::json{{"url", receiver.url()},
+                                                    {"secret", "ops-metrics-secret-0123"},
+                                                    {"types", {"order.placed"}}}
+                                         .dump());
+  ASSERT_EQ(hook.status, 201) << hook.body;
 
   const std::string cart = R"({"customer_id": 7, "warehouse_id": 1, "lines": [{"sku_id": 101,
                                "quantity": 2}]})";
@@ -115,13 +126,22 @@ TEST_P(OpsMetricsTest, BusinessCountersMoveByTheTrafficAndPromtoolAcceptsTheText
   ASSERT_EQ(run.status, 201) << run.body;
   EXPECT_EQ(run.json()["counts"]["success"], 1) << run.body;
 
-  // The invariant series come from the background run: wait for one after the traffic.
+  // A reader that starts at the beginning: every event of the traffic is behind it.
+  ASSERT_EQ(http.put("/v1/consumers/erp", R"({"after": "0"})").status, 201);
+  EXPECT_TRUE(receiver.wait_for(1, 10s)) << serve.output();
+
+  // The invariant series come from the background run, the outbox's gauges from the
+  // monitor's own (every 5 s): wait for both after the traffic and the delivery.
   std::string text;
   std::map<std::string, double> after;
-  for (int i = 0; i < 100; ++i) {
+  const std::string hook_pending = R"(onceorder_deliveries_pending{endpoint="hook"})";
+  for (int i = 0; i < 200; ++i) {
     text = http.get("/metrics").body;
     after = ops_samples(text);
-    if (after.contains(R"(onceorder_invariant_violations{id="I1"})")) break;
+    if (after.contains(R"(onceorder_invariant_violations{id="I1"})") &&
+        after.contains(R"(onceorder_consumer_lag_events{consumer="erp"})") &&
+        after.contains(hook_pending) && after[hook_pending] == 0)
+      break;
     std::this_thread::sleep_for(100ms);
   }
   auto moved = [&](const std::string& series) {
@@ -160,6 +180,22 @@ TEST_P(OpsMetricsTest, BusinessCountersMoveByTheTrafficAndPromtoolAcceptsTheText
   EXPECT_EQ(moved("onceorder_http_busy_total"), 0);
   EXPECT_EQ(moved("onceorder_reaper_dead_runs_total"), 0);
   EXPECT_EQ(moved("onceorder_reaper_expired_leases_total"), 0);
+  // The delivery, as the worker counted it and as the database shows it.
+  EXPECT_EQ(receiver.received().size(), 1u);
+  EXPECT_EQ(moved(R"(onceorder_deliveries_total{outcome="delivered"})"), 1);
+  EXPECT_EQ(moved(R"(onceorder_deliveries_total{outcome="retried"})"), 0);
+  EXPECT_EQ(moved(R"(onceorder_deliveries_total{outcome="dead"})"), 0);
+  EXPECT_EQ(moved("onceorder_delivery_latency_seconds_count"), 1);
+  EXPECT_EQ(moved(R"(onceorder_delivery_latency_seconds_bucket{le="+Inf"})"), 1);
+  EXPECT_EQ(moved("onceorder_delivery_errors_total"), 0);
+  EXPECT_EQ(moved(hook_pending), 0);
+  EXPECT_EQ(moved(R"(onceorder_deliveries_dead{endpoint="hook"})"), 0);
+  EXPECT_EQ(moved(R"(onceorder_deliveries_in_doubt{endpoint="hook"})"), 0);
+  EXPECT_EQ(moved(R"(onceorder_delivery_lag_seconds{endpoint="hook"})"), 0);
+  // Placed, three numbers issued, one run finished, one production order with its number.
+  EXPECT_GE(moved(R"(onceorder_consumer_lag_events{consumer="erp"})"), 5);
+  EXPECT_GE(moved(R"(onceorder_consumer_lag_seconds{consumer="erp"})"), 0);
+  EXPECT_GE(moved("onceorder_feed_horizon_age_seconds"), 0);
 
   // One violation series per invariant the server checks, each at zero after this traffic.
   const auto invariants = http.get("/v1/invariants").json();

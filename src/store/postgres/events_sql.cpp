@@ -38,12 +38,16 @@ const EventsSql& events_sql() {
                "'e', " OO_PG_EVENT_COLUMNS(
                    "p") " FROM p UNION ALL SELECT 'h', t.event_id, t.tx, '', '', "
                         "'', '' FROM t"},
+      .prime = {"ev_prime", "SELECT count(*) FROM pg_stat_activity"},
       .head = {"ev_head", "SELECT e.tx, e.event_id FROM events e WHERE " OO_PG_VISIBLE(
                               "e") " ORDER BY e.tx DESC, e.event_id DESC LIMIT 1"},
       .lag = {"ev_lag",
               "SELECT count(*), extract(epoch FROM now() - min(x.occurred_at)) FROM (SELECT "
               "e.occurred_at FROM events e WHERE (e.tx, e.event_id) > ($1::bigint, $2::bigint) "
               "AND " OO_PG_VISIBLE("e") " ORDER BY e.tx, e.event_id LIMIT $3) x"},
+      .held = {"ev_held",
+               "SELECT extract(epoch FROM now() - min(e.occurred_at)) FROM events e WHERE e.tx "
+               ">= oo_event_horizon()"},
       .consumer_get = {"ev_consumer_get",
                        "SELECT " OO_PG_CONSUMER_COLUMNS " FROM event_consumers WHERE name = $1"},
       .consumer_list = {"ev_consumer_list",
@@ -56,6 +60,8 @@ const EventsSql& events_sql() {
                           "DELETE FROM event_consumers WHERE name = $1 RETURNING name"},
       .endpoint_get = {"ev_endpoint_get",
                        "SELECT " OO_PG_ENDPOINT_COLUMNS " FROM endpoints WHERE name = $1"},
+      .endpoint_target = {"ev_endpoint_target",
+                          "SELECT url, secret FROM endpoints WHERE name = $1"},
       .endpoint_list = {"ev_endpoint_list",
                         "SELECT " OO_PG_ENDPOINT_COLUMNS " FROM endpoints ORDER BY name"},
       .endpoint_count = {"ev_endpoint_count", "SELECT count(*) FROM endpoints"},

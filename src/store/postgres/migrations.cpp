@@ -620,6 +620,9 @@ ALTER TABLE stock DROP COLUMN reserved;
 // returns events whose transaction is below the oldest transaction still running
 // (oo_event_horizon), so an event that commits late is never passed over by a reader that
 // already went beyond a higher event_id (the outbox bug a plain `event_id > cursor` has).
+// Transactions are cluster-wide: one that pg_stat_activity shows in another database cannot
+// write these events and is left out; one it cannot place (another role's, without
+// pg_read_all_stats; a prepared transaction) holds the horizon, to be safe.
 // `event_clock.shift` keeps `tx` growing across a dump and restore into a new cluster, whose
 // transaction ids start again low: `onceorder migrate` raises it (store/migrate.cpp).
 // UNIQUE (type, key): a fact has one event; a second would make its statement fail.
@@ -633,9 +636,15 @@ CREATE TABLE event_clock (
 INSERT INTO event_clock DEFAULT VALUES;
 CREATE FUNCTION oo_event_tx() RETURNS bigint LANGUAGE sql VOLATILE AS
 $$ SELECT pg_current_xact_id()::text::bigint + coalesce((SELECT shift FROM event_clock), 0) $$;
-CREATE FUNCTION oo_event_horizon() RETURNS bigint LANGUAGE sql STABLE AS
-$$ SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-     + coalesce((SELECT shift FROM event_clock), 0) $$;
+CREATE FUNCTION oo_event_horizon() RETURNS bigint LANGUAGE sql STABLE AS $$
+  SELECT coalesce(
+    (SELECT min(x)::text::bigint FROM pg_snapshot_xip(s) x
+     WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a
+                       WHERE a.backend_xid = xid(x) AND a.datname IS DISTINCT FROM current_database())),
+    pg_snapshot_xmax(s)::text::bigint)
+    + coalesce((SELECT shift FROM event_clock), 0)
+  FROM pg_current_snapshot() s
+$$;
 
 CREATE TABLE events (
   event_id    bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -36,6 +36,7 @@ const EventsSql& events_sql() {
                     "(SELECT 'h', e.event_id, e.tx, '', '', '', '' FROM events e ORDER BY e.tx "
                     "DESC, "
                     "e.event_id DESC LIMIT 1)"},
+      .prime = {"ev_prime", "SELECT 1"},
       .head = {"ev_head",
                "SELECT e.tx, e.event_id FROM events e ORDER BY e.tx DESC, e.event_id DESC LIMIT 1"},
       .lag = {"ev_lag", "SELECT count(*), " OO_SQ_AGE(
@@ -43,6 +44,7 @@ const EventsSql& events_sql() {
                                                   "FROM events e WHERE (e.tx, e.event_id) > "
                                                   "(?1, ?2) ORDER BY e.tx, e.event_id "
                                                   "LIMIT ?3) x"},
+      .held = {"ev_held", "SELECT NULL"},
       .consumer_get = {"ev_consumer_get",
                        "SELECT " OO_SQ_CONSUMER_COLUMNS " FROM event_consumers WHERE name = ?1"},
       .consumer_list = {"ev_consumer_list",
@@ -56,6 +58,8 @@ const EventsSql& events_sql() {
                           "DELETE FROM event_consumers WHERE name = ?1 RETURNING name"},
       .endpoint_get = {"ev_endpoint_get",
                        "SELECT " OO_SQ_ENDPOINT_COLUMNS " FROM endpoints WHERE name = ?1"},
+      .endpoint_target = {"ev_endpoint_target",
+                          "SELECT url, secret FROM endpoints WHERE name = ?1"},
       .endpoint_list = {"ev_endpoint_list",
                         "SELECT " OO_SQ_ENDPOINT_COLUMNS " FROM endpoints ORDER BY name"},
       .endpoint_count = {"ev_endpoint_count", "SELECT count(*) FROM endpoints"},
