@@ -131,7 +131,8 @@ struct PgbMode {
   const char* url_option;
   // Server connections. Transaction pooling shares fewer than the two processes' pools;
   // session pooling gives each client connection a server connection for its life, so it
-  // needs every one: 2 × (--pool-size 4 + 2 of the server's own) + the migration lock's.
+  // needs every one: 2 × (--pool-size 4 + 3 of the server's own: the invariants, readiness and
+  // outbox gauges of the monitor) + the migration lock's.
   int server_connections;
 };
 
