@@ -43,6 +43,36 @@ TEST(Router, MatchesIdRoutes) {
   EXPECT_EQ(id_of("/v1/maintenance/reap"), RouteId::reap);
 }
 
+TEST(Router, MatchesTheOutboxRoutesAndAuditsEachMethodApart) {
+  EXPECT_EQ(id_of("/v1/events"), RouteId::events);
+  EXPECT_EQ(id_of("/v1/consumers"), RouteId::consumers);
+  EXPECT_EQ(id_of("/v1/consumers/erp"), RouteId::consumer);
+  EXPECT_EQ(match_route("/v1/consumers/erp")->ids, (std::vector<std::string>{"erp"}));
+  EXPECT_EQ(id_of("/v1/endpoints"), RouteId::endpoints);
+  EXPECT_EQ(id_of("/v1/endpoints/mes"), RouteId::endpoint);
+  EXPECT_EQ(id_of("/v1/endpoints/mes/deliveries"), RouteId::endpoint_deliveries);
+  EXPECT_EQ(id_of("/v1/endpoints/mes/resolve"), RouteId::endpoint_resolve);
+  EXPECT_EQ(id_of("/v1/endpoints/mes/redeliver"), RouteId::endpoint_redeliver);
+  EXPECT_EQ(match_route("/v1/endpoints/mes/redeliver")->ids, (std::vector<std::string>{"mes"}));
+  const Route& endpoint = *match_route("/v1/endpoints/mes")->route;
+  EXPECT_EQ(route_audit(endpoint, bhttp::verb::get), nullptr);
+  ASSERT_NE(route_audit(endpoint, bhttp::verb::put), nullptr);
+  EXPECT_EQ(route_audit(endpoint, bhttp::verb::put)->action, "endpoint.put");
+  EXPECT_EQ(route_audit(endpoint, bhttp::verb::put)->secret_field, "secret");
+  ASSERT_NE(route_audit(endpoint, bhttp::verb::delete_), nullptr);
+  EXPECT_EQ(route_audit(endpoint, bhttp::verb::delete_)->action, "endpoint.delete");
+  const Route& consumer = *match_route("/v1/consumers/erp")->route;
+  EXPECT_EQ(route_audit(consumer, bhttp::verb::put)->action, "consumer.put");
+  EXPECT_EQ(route_audit(consumer, bhttp::verb::delete_)->action, "consumer.delete");
+  EXPECT_EQ(
+      route_audit(*match_route("/v1/endpoints/mes/resolve")->route, bhttp::verb::post)->action,
+      "delivery.resolve");
+  EXPECT_EQ(
+      route_audit(*match_route("/v1/endpoints/mes/redeliver")->route, bhttp::verb::post)->action,
+      "delivery.redeliver");
+  EXPECT_EQ(route_audit(*match_route("/v1/events")->route, bhttp::verb::get), nullptr);
+}
+
 TEST(Router, DashboardFilesStayInsideTheWebDirectory) {
   EXPECT_EQ(id_of("/"), RouteId::index);
   EXPECT_EQ(match_route("/")->route->pattern, "/");
