@@ -1,5 +1,7 @@
 #include "checker.hpp"
 
+#include "check_report.hpp"
+
 #include <map>
 #include <set>
 #include <tuple>
@@ -11,26 +13,6 @@ namespace {
 
 using Json = nlohmann::json;
 using Table = std::vector<std::vector<std::string>>;
-
-class Report {
- public:
-  CheckResult& operator[](const std::string& name) {
-    for (auto& c : checks_)
-      if (c.name == name) return c;
-    checks_.push_back({name, 0, {}});
-    return checks_.back();
-  }
-  template <class... Args>
-  void violation(const std::string& name, fmt::format_string<Args...> f, Args&&... args) {
-    CheckResult& c = (*this)[name];
-    ++c.violations;
-    if (c.samples.size() < 10) c.samples.push_back(fmt::format(f, std::forward<Args>(args)...));
-  }
-  std::vector<CheckResult> take() { return std::move(checks_); }
-
- private:
-  std::vector<CheckResult> checks_;
-};
 
 std::int64_t i64(const std::string& s) { return s.empty() ? 0 : std::stoll(s); }
 
@@ -256,11 +238,14 @@ void check_orders(const History& h, const Database& db, Report& r,
   }
 }
 
-void check_documents(const History& h, const Database& db, Report& r) {
-  std::map<std::pair<std::string, std::int64_t>, std::vector<std::pair<std::string, std::string>>>
-      docs;  // (scope, value) → (number, title)
+using StoredDocuments = std::map<std::pair<std::string, std::int64_t>,
+                                 std::vector<std::pair<std::string, std::string>>>;
+
+// The stored documents, (scope, value) → (number, title), and their titles' counts: no
+// number twice, no gap.
+void check_stored_documents(const Database& db, Report& r, StoredDocuments& docs,
+                            std::map<std::pair<std::string, std::string>, int>& titles) {
   std::map<std::string, std::vector<std::int64_t>> values;
-  std::map<std::pair<std::string, std::string>, int> titles;
   for (const auto& row :
        db.rows("SELECT scope, value, number, title, origin FROM documents ORDER BY scope, value")) {
     docs[{row[0], i64(row[1])}].push_back({row[2], row[3]});
@@ -280,6 +265,12 @@ void check_documents(const History& h, const Database& db, Report& r) {
       r.violation("documents_contiguous", "scope {}: {} distinct numbers up to {}", scope,
                   distinct.size(), top);
   }
+}
+
+void check_documents(const History& h, const Database& db, Report& r) {
+  StoredDocuments docs;
+  std::map<std::pair<std::string, std::string>, int> titles;
+  check_stored_documents(db, r, docs, titles);
   r["documents_acked"];
   r["documents_once"];
   r["answers_identical"];
@@ -455,6 +446,7 @@ std::vector<CheckResult> check(const History& h, const Database& db, const Check
   check_documents(h, db, r);
   check_stock(h, db, o, r);
   check_scheduling(h, db, o, r, sources, produced);
+  check_outbox(h, db, o, r);
 
   r["invariants"];
   if (!o.onceorder_bin.empty()) {

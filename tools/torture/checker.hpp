@@ -25,12 +25,24 @@
 //                        succeeded item
 //   production_settled   after healing, every live source order was produced
 //   invariants           `onceorder check` reports every invariant at zero
+// and the outbox's (docs/EVENTS.md), from the receivers' and the feed consumer's lines:
+//   delivered_at_least_once  every event of the database was acted on by each at_least_once
+//                        receiver (and the naive poller's) at least once; every copy has the
+//                        same body, the database's event, and its event id as Idempotency-Key
+//   at_most_once_without_word  each at_most_once receiver (and the naive poller's) acted on
+//                        an event at most once more than the operator said "not delivered"
+//   feed_exactly_once    the feed consumer saw every event exactly once, in the feed's order
+//                        (tx, event_id), and its saved position reads back as saved
+//   key_order            per receiver and key, the events' first arrivals in feed order
+//   signatures           every request a signed receiver read verifies with its secret
 //
 // Thread-safety: a plain function of its inputs.
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cluster.hpp"
 #include "history.hpp"
@@ -41,12 +53,28 @@ struct CheckResult {
   std::string name;
   long violations = 0;
   std::vector<std::string> samples;  // up to 10
+  std::vector<std::string> notes;    // what the check saw, violations or not
+};
+
+// The receivers and the feed consumer a run had (run.json's "outbox").
+struct OutboxSpec {
+  struct Receiver {
+    std::string name;    // the endpoint's name, as the receive lines carry it
+    std::string mode;    // at_least_once, at_most_once, or poller (both promises are its aim)
+    std::string secret;  // empty: unsigned
+  };
+  std::vector<Receiver> receivers;
+  bool feed = false;
+
+  nlohmann::json to_json() const;
+  static OutboxSpec from_json(const nlohmann::json& j);  // {} when j holds none
 };
 
 struct CheckOptions {
   int skus = 6;
   std::string onceorder_bin;  // for `onceorder check`
   int max_attempts = 5;
+  OutboxSpec outbox;
 };
 
 std::vector<CheckResult> check(const History& history, const Database& db,

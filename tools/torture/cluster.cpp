@@ -122,6 +122,16 @@ bool Serve::start(int wait_s) {
   return false;
 }
 
+void Serve::set_option(const std::string& name, const std::string& value) {
+  for (size_t i = 0; i + 1 < args_.size(); ++i) {
+    if (args_[i] == name) {
+      args_[i + 1] = value;
+      return;
+    }
+  }
+  args_.insert(args_.end(), {name, value});
+}
+
 void Serve::kill_hard() {
   if (pid_ <= 0) return;
   kill(pid_, SIGKILL);

@@ -28,6 +28,8 @@ class Serve {
 
   // Starts the process and waits (at most `wait_s`) until /healthz answers.
   bool start(int wait_s = 30);
+  // Gives an option of the command line another value from the next start on.
+  void set_option(const std::string& name, const std::string& value);
   void kill_hard();  // SIGKILL, and reaps it
   void pause();      // SIGSTOP
   void resume();     // SIGCONT

@@ -19,6 +19,48 @@ Outcome parse_outcome(const std::string& s) {
   return Outcome::unknown;
 }
 
+Received parse_received(const nlohmann::json& j) {
+  Received r;
+  r.endpoint = j.value("endpoint", "");
+  r.event_id = j.value("event_id", std::int64_t{-1});
+  r.event_key = j.value("event_key", "");
+  r.idempotency_key = j.value("idempotency_key", "");
+  r.attempt = j.value("attempt", "");
+  r.signature = j.value("signature", "");
+  r.sha = j.value("sha", "");
+  r.body = j.value("body", "");
+  r.verified = j.value("verified", "");
+  r.did = j.value("did", "");
+  r.acted = j.value("acted", false);
+  return r;
+}
+
+FeedPage parse_page(const nlohmann::json& j) {
+  FeedPage p{j.value("after", ""), j.value("next_after", ""), {}};
+  for (const auto& e : j.value("events", nlohmann::json::array()))
+    p.events.push_back(
+        {e.at(0).get<std::int64_t>(), e.at(1).get<std::string>(), e.at(2).get<std::string>()});
+  return p;
+}
+
+// The outbox's lines; false for any other phase.
+bool load_outbox_line(const std::string& phase, const nlohmann::json& j, History& h) {
+  if (phase == "receive") {
+    h.received.push_back(parse_received(j));
+  } else if (phase == "feed") {
+    h.feed.push_back(parse_page(j));
+  } else if (phase == "operator") {
+    h.words.push_back({j.value("action", ""), j.value("endpoint", ""),
+                       j.value("event_ids", std::vector<std::int64_t>{}),
+                       j.value("delivered", false), j.value("status", 0)});
+  } else if (phase == "consumer") {
+    h.consumer.push_back(j);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 const char* outcome_name(Outcome o) {
@@ -67,21 +109,31 @@ void HistoryWriter::note(const nlohmann::json& event) {
   write(l);
 }
 
-History load_history(const std::string& path) {
+void HistoryWriter::record(const nlohmann::json& line) { write(line); }
+
+std::vector<nlohmann::json> read_history_lines(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read the history " + path);
-  History h;
-  std::map<std::int64_t, size_t> index;
+  std::vector<nlohmann::json> lines;
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded()) continue;  // a line cut short by a kill
+    if (!j.is_discarded()) lines.push_back(std::move(j));  // else a line cut short by a kill
+  }
+  return lines;
+}
+
+History history_from_lines(const std::vector<nlohmann::json>& lines) {
+  History h;
+  std::map<std::int64_t, size_t> index;
+  for (const auto& j : lines) {
     const std::string phase = j.value("phase", "");
     if (phase == "nemesis") {
-      h.events.push_back(std::move(j));
+      h.events.push_back(j);
       continue;
     }
+    if (load_outbox_line(phase, j, h)) continue;
     const std::int64_t id = j.value("id", std::int64_t{-1});
     if (phase == "invoke") {
       Op op;
@@ -102,6 +154,10 @@ History load_history(const std::string& path) {
     op.error = j.value("error", "");
   }
   return h;
+}
+
+History load_history(const std::string& path) {
+  return history_from_lines(read_history_lines(path));
 }
 
 }  // namespace onceorder::torture

@@ -7,7 +7,10 @@
 //   build/tools/torture/onceorder-naive-max_plus_one
 //                         --expect-violation documents_unique
 //   onceorder-torture check --dir DIR      (the checker again, on a kept run)
+//   onceorder-torture plant --dir DIR --check-bin build/onceorder
+//   onceorder-torture poll ...             (the naive poller; the harness starts it itself)
 #include <signal.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
@@ -15,15 +18,19 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "checker.hpp"
 #include "cluster.hpp"
+#include "feed.hpp"
 #include "history.hpp"
 #include "nemesis.hpp"
 #include "plant.hpp"
+#include "poller.hpp"
+#include "receiver.hpp"
 #include "torture_paths.hpp"  // generated: ONCEORDER_PGCLUSTER
 #include "workload.hpp"
 
@@ -44,11 +51,12 @@ struct Profile {
   int settle;   // seconds production may take to settle after healing
 };
 
-Profile profile(const std::string& name, bool postgres) {
+Profile profile(const std::string& name, bool postgres, bool outbox) {
   std::vector<std::string> faults = {"kill", "kill", "pause"};
   if (postgres) faults.insert(faults.end(), {"pg_restart", "failover"});
+  if (outbox) faults.insert(faults.end(), {"receiver_fail", "receiver_stall", "receiver_drop"});
   if (name == "long") {
-    faults.push_back("kill");  // 3 kills in each round of 6 faults
+    faults.push_back("kill");  // 3 kills in each round
     return {250000, 1800, 8, 300, faults, 2000, 6000, 20000, 900};
   }
   if (name == "calm") return {1500, 30, 8, 0, {}, 2000, 4000, 0, 90};
@@ -64,23 +72,34 @@ std::string naive_schema(const std::string& variant) {
   return "";
 }
 
+// Caught: one of `expect` (comma-separated) reported a violation.
 int print_report(const std::vector<CheckResult>& results, const std::string& expect,
                  const fs::path& dir) {
-  bool ok = true, expected_seen = false;
+  std::set<std::string> expected;
+  std::stringstream list(expect);
+  for (std::string name; std::getline(list, name, ',');) expected.insert(name);
+  bool ok = true;
+  std::vector<std::string> caught_by;
   Json j = Json::array();
   for (const auto& c : results) {
     std::cout << fmt::format("{} {:<24} {} violations\n", c.violations == 0 ? "ok  " : "FAIL",
                              c.name, c.violations);
     for (const auto& s : c.samples) std::cout << "          " << s << '\n';
+    for (const auto& n : c.notes) std::cout << "          note: " << n << '\n';
     ok = ok && c.violations == 0;
-    if (c.name == expect && c.violations > 0) expected_seen = true;
-    j.push_back({{"check", c.name}, {"violations", c.violations}, {"samples", c.samples}});
+    if (expected.contains(c.name) && c.violations > 0) caught_by.push_back(c.name);
+    j.push_back({{"check", c.name},
+                 {"violations", c.violations},
+                 {"samples", c.samples},
+                 {"notes", c.notes}});
   }
   std::ofstream(dir / "checks.json") << j.dump(2) << '\n';
-  if (!expect.empty()) {
-    std::cout << fmt::format("torture: the broken variant {} check {}\n",
-                             expected_seen ? "was caught by the" : "was NOT caught by the", expect);
-    return expected_seen ? 0 : 1;
+  if (!expected.empty()) {
+    std::cout << (caught_by.empty()
+                      ? fmt::format("torture: the broken variant was NOT caught by {}\n", expect)
+                      : fmt::format("torture: the broken variant was caught by the check {}\n",
+                                    fmt::join(caught_by, ", ")));
+    return caught_by.empty() ? 1 : 0;
   }
   std::cout << (ok ? "torture: every check passed\n" : "torture: CHECKS FAILED\n");
   return ok ? 0 : 1;
@@ -96,171 +115,170 @@ std::string unsettled_sql(int max_attempts) {
       max_attempts);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  signal(SIGPIPE, SIG_IGN);
-  CLI::App app{"onceorder-torture: faults under a mixed workload, and a checker of the promises"};
-  app.require_subcommand(1);
+struct RunArgs {
   std::string engine = "sqlite", profile_name = "short", bin = "build/onceorder", variant;
   std::string dir_s, pgcluster = ONCEORDER_PGCLUSTER, expect, product_bin;
   std::uint64_t seed = 1;
   std::int64_t ops = 0;
   int seconds = 0, clients = 0, preload = -1, pace = -1, settle = -1;
   std::vector<std::string> faults;
-  auto* run = app.add_subcommand("run", "run a profile and check it");
-  run->add_option("--engine", engine, "sqlite or postgresql")
+};
+
+void add_run_options(CLI::App* run, RunArgs& a) {
+  run->add_option("--engine", a.engine, "sqlite or postgresql")
       ->check(CLI::IsMember({"sqlite", "postgresql"}));
-  run->add_option("--profile", profile_name, "short, long or calm (no faults)")
+  run->add_option("--profile", a.profile_name, "short, long or calm (no faults)")
       ->check(CLI::IsMember({"short", "long", "calm"}));
-  run->add_option("--seed", seed, "workload and nemesis seed");
-  run->add_option("--bin", bin, "the onceorder binary to serve with (a naive variant's too)");
-  run->add_option("--check-bin", product_bin, "the onceorder binary for `check` (default --bin)");
-  run->add_option("--variant", variant, "naive schema for a broken variant")
-      ->check(CLI::IsMember({"max_plus_one", "unfenced", "reserve_loop"}));
-  run->add_option("--expect-violation", expect, "succeed only when this check fails");
-  run->add_option("--ops", ops, "operations (overrides the profile)");
-  run->add_option("--seconds", seconds, "workload duration (overrides the profile)");
-  run->add_option("--clients", clients, "client threads (overrides the profile)");
-  run->add_option("--faults", faults,
-                  "faults to inject (overrides the profile): kill pause "
-                  "pg_restart failover, or none")
+  run->add_option("--seed", a.seed, "workload and nemesis seed");
+  run->add_option("--bin", a.bin, "the onceorder binary to serve with (a naive variant's too)");
+  run->add_option("--check-bin", a.product_bin, "the onceorder binary for `check` (default --bin)");
+  run->add_option("--variant", a.variant,
+                  "a broken variant: its naive schema, or (poller) the naive outbox poller")
+      ->check(CLI::IsMember({"max_plus_one", "unfenced", "reserve_loop", "poller"}));
+  run->add_option("--expect-violation", a.expect,
+                  "succeed only when one of these checks (comma-separated) fails");
+  run->add_option("--ops", a.ops, "operations (overrides the profile)");
+  run->add_option("--seconds", a.seconds, "workload duration (overrides the profile)");
+  run->add_option("--clients", a.clients, "client threads (overrides the profile)");
+  run->add_option("--faults", a.faults,
+                  "faults to inject (overrides the profile): kill pause pg_restart failover "
+                  "receiver_fail receiver_stall receiver_drop poller_kill, or none")
       ->delimiter(',');
-  run->add_option("--settle-seconds", settle,
-                  "how long production may take to settle after healing");
-  run->add_option("--pace", pace,
+  run->add_option("--settle-seconds", a.settle,
+                  "how long production (and the outbox) may take to settle after healing");
+  run->add_option("--pace", a.pace,
                   "operations per second in all, 0 unlimited (overrides the profile)");
-  run->add_option("--preload", preload,
+  run->add_option("--preload", a.preload,
                   "source orders waiting at the start (overrides the profile)");
-  run->add_option("--dir", dir_s, "where the run keeps its files (default: a new temp dir)");
-  run->add_option("--pgcluster", pgcluster, "the pgcluster script");
-  auto* chk = app.add_subcommand("check", "check a kept run again");
-  chk->add_option("--dir", dir_s, "the run's directory")->required();
-  chk->add_option("--check-bin", product_bin, "the onceorder binary for `check`");
-  chk->add_option("--pgcluster", pgcluster, "the pgcluster script");
-  auto* pl = app.add_subcommand("plant", "plant violations into copies of a clean SQLite run");
-  pl->add_option("--dir", dir_s, "the clean run's directory")->required();
-  pl->add_option("--check-bin", product_bin, "the onceorder binary for `check`")->required();
-  CLI11_PARSE(app, argc, argv);
+  run->add_option("--dir", a.dir_s, "where the run keeps its files (default: a new temp dir)");
+  run->add_option("--pgcluster", a.pgcluster, "the pgcluster script");
+}
 
-  if (pl->parsed()) return plant(fs::absolute(dir_s), fs::absolute(product_bin));
-
-  if (chk->parsed()) {
-    const fs::path dir = dir_s;
-    Json meta = Json::parse(std::ifstream(dir / "run.json"));
-    Database db = meta["engine"] == "postgresql" ? Database::postgres(pgcluster, dir / "pg")
-                                                 : Database::sqlite(dir / "torture.db");
-    CheckOptions co{6, product_bin.empty() ? meta.value("check_bin", "") : product_bin, 5};
-    return print_report(check(load_history(dir / "history.jsonl"), db, co),
-                        meta.value("expect", ""), dir);
-  }
-
-  const bool postgres = engine == "postgresql";
-  Profile p = profile(profile_name, postgres);
-  if (ops > 0) p.ops = ops;
-  if (seconds > 0) p.seconds = seconds;
-  if (clients > 0) p.clients = clients;
-  if (preload >= 0) p.preload = preload;
-  if (pace >= 0) p.pace = pace;
-  if (settle >= 0) p.settle = settle;
-  if (!faults.empty())
-    p.faults = faults == std::vector<std::string>{"none"} ? std::vector<std::string>{} : faults;
-  if (product_bin.empty()) product_bin = bin;
-  bin = fs::absolute(bin);
-  product_bin = fs::absolute(product_bin);
-  fs::path dir = dir_s.empty()
-                     ? fs::path(fmt::format("/tmp/onceorder-torture-{}-{}", engine, getpid()))
-                     : fs::path(dir_s);
-  fs::create_directories(dir);
-  dir = fs::absolute(dir);
-  std::ofstream(dir / "run.json")
-      << Json{{"engine", engine}, {"profile", profile_name},  {"seed", seed},
-              {"bin", bin},       {"check_bin", product_bin}, {"variant", variant},
-              {"expect", expect}}
-             .dump(2);
-  std::cout << fmt::format(
-                   "torture: {} profile on {}, seed {}, {} clients, up to {} ops in {} s "
-                   "(pace {}/s), {} source orders preloaded, faults [{}]{}; files in {}\n",
-                   profile_name, engine, seed, p.clients, p.ops, p.seconds, p.pace, p.preload,
-                   fmt::join(p.faults, " "), variant.empty() ? "" : ", variant " + variant,
-                   dir.string())
-            << std::flush;
-
+// The database of a run, migrated, with the variant's schema and the preloaded source orders.
+std::optional<Database> make_database(const RunArgs& a, const Profile& p, const fs::path& dir) {
   std::optional<Database> db;
-  if (postgres) {
+  if (a.engine == "postgresql") {
     if (fs::exists(dir / "pg"))  // an earlier run's cluster in the same directory
-      run_command(fmt::format("'{}' destroy '{}' >&2", pgcluster, (dir / "pg").string()));
-    const std::string cmd = fmt::format("'{}' init '{}' {} {} >&2", pgcluster,
+      run_command(fmt::format("'{}' destroy '{}' >&2", a.pgcluster, (dir / "pg").string()));
+    const std::string cmd = fmt::format("'{}' init '{}' {} {} >&2", a.pgcluster,
                                         (dir / "pg").string(), free_port(), free_port());
     if (run_command(cmd) != 0) {
       std::cerr << "torture: the PostgreSQL cluster did not start\n";
-      return 2;
+      return std::nullopt;
     }
-    db = Database::postgres(pgcluster, dir / "pg");
+    db = Database::postgres(a.pgcluster, dir / "pg");
   } else {
     db = Database::sqlite(dir / "torture.db");
   }
-  if (run_command(fmt::format("'{}' --db '{}' migrate >&2", bin, db->url())) != 0) {
+  if (run_command(fmt::format("'{}' --db '{}' migrate >&2", a.bin, db->url())) != 0) {
     std::cerr << "torture: migrate failed\n";
-    return 2;
+    return std::nullopt;
   }
-  if (const std::string sql = naive_schema(variant); !sql.empty()) db->exec(sql);
+  if (const std::string sql = naive_schema(a.variant); !sql.empty()) db->exec(sql);
   if (p.preload > 0)  // as the source system would write them, from outside OnceOrder
     db->exec(
         fmt::format("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < "
                     "{}) INSERT INTO source_orders (site_code, order_no, lot_no, quantity) "
                     "SELECT 'P', 'P-' || i, '1', 1 FROM n",
                     p.preload));
+  return db;
+}
 
-  const std::chrono::milliseconds lease{2000};
+bool start_serves(const std::string& bin, const Database& db, const fs::path& dir,
+                  std::vector<std::unique_ptr<Serve>>& serves, Targets& targets) {
   const std::vector<std::string> serve_args = {
-      "--batch-interval",      "2s",  "--reap-interval", "1s",
-      "--run-timeout",         "4s",  "--lease",         "2s",
-      "--invariants-interval", "10s", "--pool-size",     "4",
+      "--batch-interval",      "2s",  "--reap-interval",  "1s",
+      "--run-timeout",         "4s",  "--lease",          "2s",
+      "--invariants-interval", "10s", "--pool-size",      "4",
+      "--delivery-timeout",    "1s",  "--delivery-lease", "3s",
       "--request-timeout-ms",  "4000"};
-  std::vector<std::unique_ptr<Serve>> serves;
-  Targets targets;
   for (int i = 0; i < 2; ++i) {
-    serves.push_back(std::make_unique<Serve>(bin, db->url(), free_port(), serve_args,
+    serves.push_back(std::make_unique<Serve>(bin, db.url(), free_port(), serve_args,
                                              (dir / fmt::format("serve-{}.log", i)).string()));
     if (!serves.back()->start()) {
       std::cerr << "torture: serve " << i << " did not start (see its log in " << dir << ")\n";
-      return 2;
+      return false;
     }
     targets.ports.push_back(serves.back()->port());
   }
+  return true;
+}
 
-  HistoryWriter history((dir / "history.jsonl").string());
-  WorkloadOptions wo;
-  wo.seed = seed;
-  wo.clients = p.clients;
-  wo.max_ops = p.ops;
-  wo.duration = std::chrono::seconds(p.seconds);
-  wo.pace = p.pace;
-  if (!set_up(targets, wo, history)) {
-    std::cerr << "torture: set-up failed\n";
-    return 2;
+// The outbox's side of a run: the endpoints' receivers and the feed consumer (a run of the
+// product), or the naive poller and its receiver (--variant poller).
+struct OutboxSide {
+  std::vector<std::unique_ptr<Receiver>> receivers;
+  std::unique_ptr<FeedConsumer> feed;
+  std::unique_ptr<PollerProcess> poller;
+  std::string poller_state;
+
+  std::vector<Receiver*> list() const {
+    std::vector<Receiver*> out;
+    for (const auto& r : receivers) out.push_back(r.get());
+    return out;
   }
-  Nemesis nemesis({seed, p.faults, std::chrono::milliseconds(p.min_gap_ms),
-                   std::chrono::milliseconds(p.max_gap_ms), lease},
-                  serves, *db, history);
-  std::thread nemesis_thread([&] { nemesis.run(); });
-  std::atomic<std::int64_t> next_id{0};
-  const auto started = std::chrono::steady_clock::now();
-  const std::int64_t invoked = run_workload(targets, wo, history, next_id);
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  nemesis.stop();
-  nemesis_thread.join();
-  const bool healed = nemesis.heal();
-  const bool settled = finish(
-      targets, (dir / "history.jsonl").string(), history, next_id,
-      [&] { return db->number(unsettled_sql(5)); }, std::chrono::seconds(p.settle));
-  const double finish_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() - elapsed;
-  for (auto& s : serves) s->terminate();
+  OutboxSpec spec() const {
+    OutboxSpec s;
+    for (const auto& r : receivers)
+      s.receivers.push_back({r->options().name, r->options().mode, r->options().secret});
+    s.feed = feed != nullptr;
+    return s;
+  }
+};
 
-  const History h = load_history((dir / "history.jsonl").string());
+bool start_outbox(const RunArgs& a, const Database& db, const fs::path& dir, const Targets& targets,
+                  HistoryWriter& history, OutboxSide& side) {
+  if (a.variant == "poller") {
+    // An at-most-once-style receiver behind the poller: it acts on every POST it reads.
+    side.receivers.push_back(std::make_unique<Receiver>(
+        ReceiverOptions{"poller", "poller", "", std::chrono::milliseconds(1500),
+                        std::chrono::milliseconds(5)},
+        history));
+    if (!side.receivers.back()->start()) return false;
+    side.poller_state = (dir / "poller.state").string();
+    side.poller = std::make_unique<PollerProcess>(
+        std::vector<std::string>{fs::read_symlink("/proc/self/exe").string(), "poll", "--db",
+                                 db.url(), "--port", std::to_string(side.receivers.back()->port()),
+                                 "--state", side.poller_state},
+        (dir / "poller.log").string());
+    return side.poller->start();
+  }
+  if (!a.variant.empty()) return true;  // the seeds' naive designs: no outbox
+  for (const char* mode : {"at_least_once", "at_most_once"}) {
+    const std::string name = std::string(mode) == "at_least_once" ? "alo" : "amo";
+    side.receivers.push_back(std::make_unique<Receiver>(
+        ReceiverOptions{name, mode, "torture-secret-" + name, std::chrono::milliseconds(1500),
+                        std::chrono::milliseconds(0)},
+        history));
+    if (!side.receivers.back()->start()) return false;
+  }
+  if (!set_up_endpoints(targets, side.list(), history)) return false;
+  side.feed = std::make_unique<FeedConsumer>(targets, history, a.seed);
+  side.feed->start();
+  return true;
+}
+
+// After the replays: no more batch runs (each would write a run.finished event), then the
+// operator settles the outbox and the readers stop. What was left ("" when nothing).
+std::string finish_outbox(OutboxSide& side, std::vector<std::unique_ptr<Serve>>& serves,
+                          const Targets& targets, const Database& db, HistoryWriter& history,
+                          std::chrono::seconds wait) {
+  if (side.receivers.empty()) return "";
+  for (auto& s : serves) {
+    s->set_option("--batch-interval", "24h");
+    s->terminate();
+    s->start();
+  }
+  const std::string left =
+      side.poller ? settle_poller(db, side.poller_state, wait)
+                  : settle_outbox(targets, side.list(), side.feed.get(), db, history, wait);
+  if (side.feed) side.feed->stop();
+  if (side.poller) side.poller->kill_hard();
+  return left;
+}
+
+void print_counts(const History& h, std::int64_t invoked, double elapsed, bool healed,
+                  double finish_s, bool settled, const Nemesis& nemesis) {
   std::map<std::string, std::map<std::string, int>> counts;
   for (const Op& op : h.ops)
     if (op.id >= 0 && !op.final_replay) ++counts[op.type][outcome_name(op.outcome)];
@@ -276,15 +294,146 @@ int main(int argc, char** argv) {
   std::cout << "  faults:";
   for (const auto& [f, n] : nemesis.counts()) std::cout << fmt::format(" {} {}", f, n);
   std::cout << '\n' << std::flush;
+}
 
-  CheckOptions co{wo.skus, product_bin, 5};
-  const int status = print_report(check(h, *db, co), expect, dir);
+// The workload under the nemesis, then healing, replays, the outbox settled; the checks.
+int run_and_check(const RunArgs& a, const Profile& p, const fs::path& dir, Database& db) {
+  std::vector<std::unique_ptr<Serve>> serves;
+  Targets targets;
+  if (!start_serves(a.bin, db, dir, serves, targets)) return 2;
+  HistoryWriter history((dir / "history.jsonl").string());
+  WorkloadOptions wo;
+  wo.seed = a.seed;
+  wo.clients = p.clients;
+  wo.max_ops = p.ops;
+  wo.duration = std::chrono::seconds(p.seconds);
+  wo.pace = p.pace;
+  OutboxSide side;
+  if (!set_up(targets, wo, history) || !start_outbox(a, db, dir, targets, history, side)) {
+    std::cerr << "torture: set-up failed\n";
+    return 2;
+  }
+  Nemesis nemesis({a.seed, p.faults, std::chrono::milliseconds(p.min_gap_ms),
+                   std::chrono::milliseconds(p.max_gap_ms), std::chrono::milliseconds(2000)},
+                  serves, db, history, {side.list(), side.poller.get()});
+  std::thread nemesis_thread([&] { nemesis.run(); });
+  std::atomic<std::int64_t> next_id{0};
+  const auto started = std::chrono::steady_clock::now();
+  const std::int64_t invoked = run_workload(targets, wo, history, next_id);
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  nemesis.stop();
+  nemesis_thread.join();
+  const bool healed = nemesis.heal();
+  const bool settled = finish(
+      targets, (dir / "history.jsonl").string(), history, next_id,
+      [&] { return db.number(unsettled_sql(5)); }, std::chrono::seconds(p.settle));
+  const double finish_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() - elapsed;
+  const auto outbox_started = std::chrono::steady_clock::now();
+  const std::string left = finish_outbox(side, serves, targets, db, history,
+                                         std::chrono::seconds(std::max(p.settle, 60)));
+  for (auto& s : serves) s->terminate();
+  for (auto& r : side.receivers) r->stop();
+
+  const History h = load_history((dir / "history.jsonl").string());
+  print_counts(h, invoked, elapsed, healed, finish_s, settled, nemesis);
+  if (!side.receivers.empty())
+    std::cout << fmt::format(
+        "torture: outbox settled in {:.1f} s{}\n",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - outbox_started).count(),
+        left.empty() ? "" : "; LEFT: " + left);
+  return print_report(check(h, db, {wo.skus, a.product_bin, 5, side.spec()}), a.expect, dir);
+}
+
+int run(RunArgs a) {
+  const bool postgres = a.engine == "postgresql";
+  Profile p = profile(a.profile_name, postgres, a.variant.empty());
+  if (a.ops > 0) p.ops = a.ops;
+  if (a.seconds > 0) p.seconds = a.seconds;
+  if (a.clients > 0) p.clients = a.clients;
+  if (a.preload >= 0) p.preload = a.preload;
+  if (a.pace >= 0) p.pace = a.pace;
+  if (a.settle >= 0) p.settle = a.settle;
+  if (!a.faults.empty())
+    p.faults = a.faults == std::vector<std::string>{"none"} ? std::vector<std::string>{} : a.faults;
+  if (a.product_bin.empty()) a.product_bin = a.bin;
+  a.bin = fs::absolute(a.bin);
+  a.product_bin = fs::absolute(a.product_bin);
+  fs::path dir = a.dir_s.empty()
+                     ? fs::path(fmt::format("/tmp/onceorder-torture-{}-{}", a.engine, getpid()))
+                     : fs::path(a.dir_s);
+  fs::create_directories(dir);
+  dir = fs::absolute(dir);
+  OutboxSpec planned;  // written before the run, so that `check --dir` knows it
+  if (a.variant.empty())
+    planned.receivers = {{"alo", "at_least_once", "torture-secret-alo"},
+                         {"amo", "at_most_once", "torture-secret-amo"}};
+  if (a.variant.empty()) planned.feed = true;
+  if (a.variant == "poller") planned.receivers = {{"poller", "poller", ""}};
+  std::ofstream(dir / "run.json")
+      << Json{{"engine", a.engine}, {"profile", a.profile_name},  {"seed", a.seed},
+              {"bin", a.bin},       {"check_bin", a.product_bin}, {"variant", a.variant},
+              {"expect", a.expect}, {"outbox", planned.to_json()}}
+             .dump(2);
+  std::cout << fmt::format(
+                   "torture: {} profile on {}, seed {}, {} clients, up to {} ops in {} s "
+                   "(pace {}/s), {} source orders preloaded, faults [{}]{}; files in {}\n",
+                   a.profile_name, a.engine, a.seed, p.clients, p.ops, p.seconds, p.pace, p.preload,
+                   fmt::join(p.faults, " "), a.variant.empty() ? "" : ", variant " + a.variant,
+                   dir.string())
+            << std::flush;
+  std::optional<Database> db = make_database(a, p, dir);
+  if (!db) return 2;
+  const int status = run_and_check(a, p, dir, *db);
   // A run that failed keeps its cluster running for a look (`check --dir` runs the checker
   // again); ONCEORDER_TORTURE_KEEP=1 keeps any run's.
   if (postgres && status == 0 && std::getenv("ONCEORDER_TORTURE_KEEP") == nullptr)
-    run_command(fmt::format("'{}' destroy '{}' >&2", pgcluster, (dir / "pg").string()));
+    run_command(fmt::format("'{}' destroy '{}' >&2", a.pgcluster, (dir / "pg").string()));
   else if (postgres)
     std::cout << fmt::format("torture: the cluster still runs; stop it with {} destroy {}\n",
-                             pgcluster, (dir / "pg").string());
+                             a.pgcluster, (dir / "pg").string());
   return status;
+}
+
+int check_again(const std::string& dir_s, const std::string& product_bin,
+                const std::string& pgcluster) {
+  const fs::path dir = dir_s;
+  Json meta = Json::parse(std::ifstream(dir / "run.json"));
+  Database db = meta["engine"] == "postgresql" ? Database::postgres(pgcluster, dir / "pg")
+                                               : Database::sqlite(dir / "torture.db");
+  CheckOptions co{6, product_bin.empty() ? meta.value("check_bin", "") : product_bin, 5,
+                  OutboxSpec::from_json(meta.value("outbox", Json()))};
+  return print_report(check(load_history(dir / "history.jsonl"), db, co), meta.value("expect", ""),
+                      dir);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);
+  CLI::App app{"onceorder-torture: faults under a mixed workload, and a checker of the promises"};
+  app.require_subcommand(1);
+  RunArgs a;
+  auto* run_cmd = app.add_subcommand("run", "run a profile and check it");
+  add_run_options(run_cmd, a);
+  auto* chk = app.add_subcommand("check", "check a kept run again");
+  chk->add_option("--dir", a.dir_s, "the run's directory")->required();
+  chk->add_option("--check-bin", a.product_bin, "the onceorder binary for `check`");
+  chk->add_option("--pgcluster", a.pgcluster, "the pgcluster script");
+  auto* pl = app.add_subcommand("plant", "plant violations into copies of a clean SQLite run");
+  pl->add_option("--dir", a.dir_s, "the clean run's directory")->required();
+  pl->add_option("--check-bin", a.product_bin, "the onceorder binary for `check`")->required();
+  PollerOptions po;
+  auto* poll = app.add_subcommand("poll", "the naive outbox poller (started by `run`)");
+  poll->add_option("--db", po.db_url, "libpq connection string")->required();
+  poll->add_option("--port", po.port, "the receiver's loopback port")->required();
+  poll->add_option("--state", po.state_path, "where the poller saves its last event id")
+      ->required();
+  CLI11_PARSE(app, argc, argv);
+
+  if (poll->parsed()) return poll_main(po);
+  if (pl->parsed()) return plant(fs::absolute(a.dir_s), fs::absolute(a.product_bin));
+  if (chk->parsed()) return check_again(a.dir_s, a.product_bin, a.pgcluster);
+  return run(a);
 }

@@ -18,11 +18,12 @@ std::int64_t ms_since(std::chrono::steady_clock::time_point t) {
 }  // namespace
 
 Nemesis::Nemesis(NemesisOptions options, std::vector<std::unique_ptr<Serve>>& serves,
-                 const Database& db, HistoryWriter& history)
+                 const Database& db, HistoryWriter& history, OutboxTargets outbox)
     : options_(std::move(options)),
       serves_(serves),
       db_(db),
       history_(history),
+      outbox_(std::move(outbox)),
       state_(options_.seed * 7919 + 17) {}
 
 bool Nemesis::sleep(std::chrono::milliseconds d) {
@@ -35,26 +36,48 @@ bool Nemesis::sleep(std::chrono::milliseconds d) {
 void Nemesis::run() {
   std::mt19937_64 rng(state_);
   if (options_.faults.empty()) return;
-  // Rounds of every listed fault in a seeded order: even a short run sees each kind.
+  // Rounds of every listed fault in a seeded order: even a short run sees each kind. A receiver
+  // fault lasts on its own while the nemesis goes on: a server's fault after it follows without
+  // a gap (the two overlap), another receiver fault waits for its end and the gap.
   std::vector<std::string> round;
-  while (sleep(std::chrono::milliseconds(std::uniform_int_distribution<std::int64_t>(
-      options_.min_gap.count(), options_.max_gap.count())(rng)))) {
+  const auto is_receiver = [](const std::string& f) { return f.rfind("receiver_", 0) == 0; };
+  bool after_receiver = false;
+  for (;;) {
     if (round.empty()) {
       round = options_.faults;
       std::shuffle(round.begin(), round.end(), rng);
     }
     const std::string fault = round.back();
     round.pop_back();
+    const auto gap = std::chrono::milliseconds(std::uniform_int_distribution<std::int64_t>(
+        options_.min_gap.count(), options_.max_gap.count())(rng));
+    if (!(after_receiver && !is_receiver(fault)) && !sleep(gap)) return;
+    if (is_receiver(fault) && !sleep(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  receivers_until_ - std::chrono::steady_clock::now())))
+      return;
     state_ = rng();
-    if (fault == "kill")
-      kill_one();
-    else if (fault == "pause")
-      pause_one();
-    else if (fault == "pg_restart")
-      database_fault("pg_restart", &Database::restart);
-    else if (fault == "failover")
-      database_fault("failover", &Database::failover);
+    after_receiver = is_receiver(fault);
+    inject(fault);
   }
+}
+
+void Nemesis::inject(const std::string& fault) {
+  if (fault == "kill")
+    kill_one();
+  else if (fault == "pause")
+    pause_one();
+  else if (fault == "pg_restart")
+    database_fault("pg_restart", &Database::restart);
+  else if (fault == "failover")
+    database_fault("failover", &Database::failover);
+  else if (fault == "receiver_fail")
+    receiver_fault(fault, ReceiverFault::fail);
+  else if (fault == "receiver_stall")
+    receiver_fault(fault, ReceiverFault::stall);
+  else if (fault == "receiver_drop")
+    receiver_fault(fault, ReceiverFault::drop);
+  else if (fault == "poller_kill")
+    kill_poller();
 }
 
 void Nemesis::kill_one() {
@@ -133,8 +156,32 @@ void Nemesis::database_fault(const char* name, bool (Database::*act)() const) {
   history_.note({{"fault", name}, {"ok", ok}, {"ms", ms_since(t)}});
 }
 
+// Every receiver at once, for 2–4 s; the nemesis goes on meanwhile (the fault ends on its own).
+void Nemesis::receiver_fault(const std::string& name, ReceiverFault fault) {
+  if (outbox_.receivers.empty()) return;
+  std::mt19937_64 rng(state_);
+  const std::chrono::milliseconds length(std::uniform_int_distribution<int>(2000, 4000)(rng));
+  for (Receiver* r : outbox_.receivers) r->fault(fault, length);
+  receivers_until_ = std::chrono::steady_clock::now() + length;
+  ++counts_[name];
+  history_.note({{"fault", name}, {"ms", length.count()}});
+}
+
+void Nemesis::kill_poller() {
+  if (!outbox_.poller || !outbox_.poller->running()) return;
+  std::mt19937_64 rng(state_);
+  const auto t = std::chrono::steady_clock::now();
+  outbox_.poller->kill_hard();
+  ++counts_["poller_kill"];
+  sleep(std::chrono::milliseconds(std::uniform_int_distribution<int>(200, 1000)(rng)));
+  const bool up = outbox_.poller->start();
+  history_.note({{"fault", "poller_kill"}, {"restarted", up}, {"ms", ms_since(t)}});
+}
+
 bool Nemesis::heal() {
   bool ok = true;
+  for (Receiver* r : outbox_.receivers) r->fault(ReceiverFault::none, std::chrono::milliseconds(0));
+  if (outbox_.poller) ok = outbox_.poller->start();
   for (auto& s : serves_) {
     if (s->paused()) s->resume();
     bool up = s->running();
