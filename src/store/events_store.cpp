@@ -328,7 +328,12 @@ Result<std::vector<std::int64_t>> EventsStore::redeliver(Connection& c, const st
 
 Result<bool> EventsStore::rebase_clock(Connection& c) {
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.rebase_clock, {}));
-  return !rows.empty();
+  if (rows.empty()) return false;
+  std::string script(sql_.set_shift);
+  const std::string shift = std::to_string(rows.front().i64(0));
+  script.replace(script.find("{shift}"), 7, shift);
+  OO_RETURN_IF_ERROR(c.exec_script(script));
+  return true;
 }
 
 Result<std::optional<Delivery>> EventsStore::delivery(Connection& c, const std::string& endpoint,

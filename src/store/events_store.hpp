@@ -92,10 +92,13 @@ struct EventsSql {
   // (endpoint, status or NULL ('pending' also lists 'sending'), after event_id, limit) →
   // delivery rows by event_id
   Statement delivery_list;
-  // () → shift, when it was raised: new events' tx would not sort after the stored ones (the
-  // database was restored into a new cluster, whose transaction ids start low again), so the
-  // clock's shift is raised past them. No row when nothing needed doing (always on SQLite).
+  // () → the shift new events need, when they would not sort after the stored ones (the
+  // database was restored into a new cluster, whose transaction ids start low again); no row
+  // when nothing needs doing (always on SQLite, whose tx is always 0).
   Statement rebase_clock;
+  // Script that makes "{shift}" the clock's shift (PostgreSQL: oo_event_shift(), a constant
+  // every plan folds in, so replacing it invalidates them). Never run on SQLite.
+  std::string_view set_shift;
 };
 
 struct ConsumerRow {

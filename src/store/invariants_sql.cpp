@@ -296,7 +296,7 @@ namespace {
   "<= " OO_SCHEMA_VERSION                                                                         \
   " AND NOT EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = "                                \
   "to_regclass('schedule_items') AND g.tgname = t.name AND g.tgenabled <> 'D') UNION ALL SELECT " \
-  "t.tbl || ': trigger ' || t.name || ' is missing or disabled' FROM (VALUES ('order_lines', "    \
+  "t.tbl || ': trigger ' || t.name || ' is missing or disabled' FROM (VALUES ('orders', "         \
   "'events_order_placed'), ('orders', 'events_order_cancelled'), ('production_orders', "          \
   "'events_production_order'), ('documents', 'events_document_issued'), ('schedule_runs', "       \
   "'events_run_finished')) AS t(tbl, name) WHERE 22 <= " OO_SCHEMA_VERSION                        \
@@ -330,7 +330,7 @@ namespace {
   "(5, 'source_orders', 'source_orders_cancel_unproduced'), "                                    \
   "(13, 'schedule_items', 'schedule_items_event_insert'), "                                      \
   "(13, 'schedule_items', 'schedule_items_event_update'), "                                      \
-  "(22, 'order_lines', 'events_order_placed'), (22, 'orders', 'events_order_cancelled'), "       \
+  "(22, 'orders', 'events_order_placed'), (22, 'orders', 'events_order_cancelled'), "            \
   "(22, 'production_orders', 'events_production_order'), "                                       \
   "(22, 'documents', 'events_document_issued'), (22, 'schedule_runs', 'events_run_finished')) "  \
   "SELECT u.tbl || ': ' || CASE u.origin WHEN 'pk' THEN 'PRIMARY KEY' ELSE 'UNIQUE' END || "     \

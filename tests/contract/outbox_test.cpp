@@ -384,8 +384,8 @@ TEST_F(OutboxFeedTest, NaiveIdCursorLosesAnEventCommittedLate) {
   Outbox outbox(*db);
   RawPg early(tdb.url()), late(tdb.url());
   early.exec("BEGIN");
-  early.exec("INSERT INTO events (type, key, data) VALUES ('run.finished', 'early', '{}')");
-  late.exec("INSERT INTO events (type, key, data) VALUES ('run.finished', 'late', '{}')");
+  early.exec("INSERT INTO events (type, key, ref) VALUES ('run.finished', 'early', 0)");
+  late.exec("INSERT INTO events (type, key, ref) VALUES ('run.finished', 'late', 0)");
   const auto naive = [&](std::int64_t after) {
     return tdb.sql("SELECT event_id, key FROM events WHERE event_id > " + std::to_string(after) +
                    " ORDER BY event_id");
@@ -414,7 +414,7 @@ TEST_F(OutboxFeedTest, MigrateKeepsTheFeedOrderPastARestore) {
   TestDb tdb(Engine::postgres);
   auto db = tdb.open();
   Outbox outbox(*db);
-  tdb.sql("INSERT INTO events (type, key, data) VALUES ('run.finished', 'old', '{}')");
+  tdb.sql("INSERT INTO events (type, key, ref) VALUES ('run.finished', 'old', 0)");
   // As if restored from a cluster a trillion transactions older: until the clock is raised, the
   // stored events sit above the horizon, held back rather than passed over.
   tdb.sql("UPDATE events SET tx = tx + 1000000000000");
@@ -424,7 +424,7 @@ TEST_F(OutboxFeedTest, MigrateKeepsTheFeedOrderPastARestore) {
   ASSERT_TRUE(head.ok());
   wait_feed_settled(tdb, Engine::postgres);
   EXPECT_EQ(outbox.read({}, {}, 100, soon())->events.size(), 1u);
-  tdb.sql("INSERT INTO events (type, key, data) VALUES ('run.finished', 'new', '{}')");
+  tdb.sql("INSERT INTO events (type, key, ref) VALUES ('run.finished', 'new', 0)");
   wait_feed_settled(tdb, Engine::postgres);
   auto after = outbox.read(*head, {}, 100, soon());
   ASSERT_TRUE(after.ok());

@@ -373,7 +373,7 @@ const Planted kPlanted[] = {
      "I18",
      "-",
      "ALTER TABLE events DROP CONSTRAINT events_type_key_key; INSERT INTO events (tx, type, key, "
-     "occurred_at, data) SELECT tx, type, key, occurred_at, data FROM events WHERE type = "
+     "occurred_at, ref) SELECT tx, type, key, occurred_at, ref FROM events WHERE type = "
      "'order.placed' AND key = '$D'",
      {"I10"},
      "is written 2 times"},
@@ -386,7 +386,7 @@ const Planted kPlanted[] = {
     // A cancel whose fact rolled back but whose event was written outside its transaction.
     {"CancelEventOfAPlacedOrder",
      "I19",
-     "INSERT INTO events (type, key, data) VALUES ('order.cancelled', '$D', '{}')",
+     "INSERT INTO events (type, key, ref) VALUES ('order.cancelled', '$D', $D)",
      nullptr,
      {},
      "has no cancelled order"},
@@ -400,7 +400,7 @@ const Planted kPlanted[] = {
     // committed.
     {"ProductionEventWithoutItsOrder",
      "I20",
-     "INSERT INTO events (type, key, data) VALUES ('production_order.created', 'F9/Z9/1', '{}')",
+     "INSERT INTO events (type, key, ref) VALUES ('production_order.created', 'F9/Z9/1', 0)",
      nullptr,
      {},
      "has no production order"},
@@ -420,7 +420,7 @@ const Planted kPlanted[] = {
     {"OrderEventTriggerDropped",
      "I10",
      "DROP TRIGGER events_order_placed",
-     "DROP TRIGGER events_order_placed ON order_lines",
+     "DROP TRIGGER events_order_placed ON orders",
      {},
      "events_order_placed"},
     // I23: a delivery worker that sent a key's later event while the earlier one still waited

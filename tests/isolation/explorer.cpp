@@ -162,8 +162,7 @@ Explorer::~Explorer() {
 namespace {
 
 // The script that empties the tables before every schedule, built once from the catalog:
-// every table but the schema's bookkeeping (and event_clock, whose one row the event triggers
-// read: without it every event's tx is NULL and every write of a fact fails), children before
+// every table but the schema's bookkeeping, children before
 // the tables they reference, and the sequences those tables own set back to their start. It
 // leaves the tables as TRUNCATE … RESTART IDENTITY did (run_id, item_id… start at 1 again in
 // every schedule), but TRUNCATE gives every table and index a new file and invalidates the
@@ -174,7 +173,7 @@ std::string reset_script(Fixture& f) {
   std::vector<std::string> tables;
   for (const auto& r : f.sql("SELECT quote_ident(tablename) FROM pg_tables WHERE schemaname = "
                              "current_schema() AND tablename NOT IN ('schema_migrations', "
-                             "'id_nodes', 'event_clock') ORDER BY tablename"))
+                             "'id_nodes') ORDER BY tablename"))
     tables.push_back(r.text(0));
   std::multimap<std::string, std::string> referenced_by;  // parent → child
   for (const auto& r :

@@ -23,7 +23,7 @@ Events stored_events(const Database& db) {
   Events out;
   size_t position = 0;
   for (const auto& row :
-       db.rows("SELECT event_id, tx, type, key, data FROM events ORDER BY tx, event_id")) {
+       db.rows("SELECT event_id, tx, type, key, data FROM event_feed ORDER BY tx, event_id")) {
     if (row.size() < 5) continue;
     const std::int64_t id = std::stoll(row[0]);
     out[id] = {std::stoll(row[1]), id, row[2], row[3], row[4], position++};

@@ -22,7 +22,7 @@ namespace {
 // The integrator's query: a plain id cursor.
 constexpr const char* kPollSql =
     "SELECT event_id, type, key, to_char(occurred_at AT TIME ZONE 'UTC', "
-    "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), data FROM events WHERE event_id > $1::bigint "
+    "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), data FROM event_feed WHERE event_id > $1::bigint "
     "ORDER BY event_id LIMIT $2::integer";
 
 // The event as OnceOrder sends it (the same fields and bytes for its data).

@@ -5,7 +5,8 @@ namespace onceorder::store::postgres {
 
 // An event row: event_id, tx, type, key, occurred_at, data (events_store.hpp).
 #define OO_PG_EVENT_COLUMNS(E) \
-  E ".event_id, " E ".tx, " E ".type, " E ".key, " OO_PG_UTC(E ".occurred_at") ", " E ".data"
+  E ".event_id, " E ".tx, " E ".type, " E ".key, " OO_PG_UTC(E ".occurred_at") ", "            \
+  "coalesce(oo_event_data(" E ".type, " E ".ref, " E ".ref_scope), 'null')"
 // The feed's visibility horizon (migration 22): no event of a transaction still running, nor of
 // one that began after the oldest one still running, is read.
 #define OO_PG_VISIBLE(E) E ".tx < oo_event_horizon()"
@@ -139,9 +140,11 @@ const EventsSql& events_sql() {
                         "d.status = $2::text OR ($2::text = 'pending' AND d.status = 'sending')) "
                         "AND d.event_id > $3 ORDER BY d.event_id LIMIT $4"},
       .rebase_clock = {"ev_rebase_clock",
-                       "UPDATE event_clock c SET shift = c.shift + m.top + 1 - oo_event_tx() FROM "
-                       "(SELECT max(tx) AS top FROM events) m WHERE m.top >= oo_event_tx() "
-                       "RETURNING c.shift"},
+                       "SELECT max(tx) + 1 - pg_current_xact_id()::text::bigint FROM events HAVING "
+                       "max(tx) >= pg_current_xact_id()::text::bigint + oo_event_shift()"},
+      .set_shift =
+          "CREATE OR REPLACE FUNCTION oo_event_shift() RETURNS bigint LANGUAGE sql "
+          "IMMUTABLE AS $$ SELECT {shift}::bigint $$",
   };
   return sql;
 }

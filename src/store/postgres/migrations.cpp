@@ -613,8 +613,14 @@ ALTER TABLE stock DROP COLUMN reserved;
 // by triggers in the statement that writes the fact, so that no path can forget it and no
 // event exists without its committed fact. Statement-level triggers over transition tables,
 // as the item events (migration 19): one INSERT … SELECT per statement, so a batch of orders
-// or documents stays one statement. `data` is compact JSON text built here once; the feed and
-// every delivery send these bytes as they are.
+// or documents stays one statement.
+//
+// An event row is thin: its position, type, key, time and `ref` (the fact's row: an order id,
+// a production order's item id, a run id, or a document's value with its scope). Its `data`,
+// what a receiver acts on, is built from the fact when it is read (oo_event_data, the view
+// event_feed): the facts are never changed afterwards in what data holds, so every read gives the
+// same bytes, and building the JSON, most of an event's cost, stays off the statement that
+// writes the fact (docs/BENCHMARKS.md, "What writing an event costs a placement").
 //
 // The feed's order is (tx, event_id): `tx` is the writing transaction's id, and a reader only
 // returns events whose transaction is below the oldest transaction still running
@@ -623,26 +629,22 @@ ALTER TABLE stock DROP COLUMN reserved;
 // Transactions are cluster-wide: one that pg_stat_activity shows in another database cannot
 // write these events and is left out; one it cannot place (another role's, without
 // pg_read_all_stats; a prepared transaction) holds the horizon, to be safe.
-// `event_clock.shift` keeps `tx` growing across a dump and restore into a new cluster, whose
-// transaction ids start again low: `onceorder migrate` raises it (store/migrate.cpp).
+// `oo_event_shift()` keeps `tx` growing across a dump and restore into a new cluster, whose
+// transaction ids start again low: `onceorder migrate` replaces it with a larger constant when it
+// must (store/migrate.cpp). A constant function, folded into every plan: a per-event lookup of a
+// settings row cost a fifth of a placement's statement.
 // UNIQUE (type, key): a fact has one event; a second would make its statement fail.
 constexpr std::string_view kEventsUp = R"sql(
-LOCK TABLE orders, order_lines, production_orders, documents, schedule_runs
-  IN SHARE ROW EXCLUSIVE MODE;
-CREATE TABLE event_clock (
-  one   boolean PRIMARY KEY DEFAULT true CHECK (one),
-  shift bigint NOT NULL DEFAULT 0 CHECK (shift >= 0)
-);
-INSERT INTO event_clock DEFAULT VALUES;
+LOCK TABLE orders, production_orders, documents, schedule_runs IN SHARE ROW EXCLUSIVE MODE;
+CREATE FUNCTION oo_event_shift() RETURNS bigint LANGUAGE sql IMMUTABLE AS $$ SELECT 0::bigint $$;
 CREATE FUNCTION oo_event_tx() RETURNS bigint LANGUAGE sql VOLATILE AS
-$$ SELECT pg_current_xact_id()::text::bigint + coalesce((SELECT shift FROM event_clock), 0) $$;
+$$ SELECT pg_current_xact_id()::text::bigint + oo_event_shift() $$;
 CREATE FUNCTION oo_event_horizon() RETURNS bigint LANGUAGE sql STABLE AS $$
   SELECT coalesce(
     (SELECT min(x)::text::bigint FROM pg_snapshot_xip(s) x
      WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a
                        WHERE a.backend_xid = xid(x) AND a.datname IS DISTINCT FROM current_database())),
-    pg_snapshot_xmax(s)::text::bigint)
-    + coalesce((SELECT shift FROM event_clock), 0)
+    pg_snapshot_xmax(s)::text::bigint) + oo_event_shift()
   FROM pg_current_snapshot() s
 $$;
 
@@ -653,7 +655,8 @@ CREATE TABLE events (
                 'production_order.created', 'document.issued', 'run.finished')),
   key         text NOT NULL,
   occurred_at timestamptz NOT NULL DEFAULT now(),
-  data        text NOT NULL,
+  ref         bigint NOT NULL,
+  ref_scope   text NOT NULL DEFAULT '',
   UNIQUE (type, key)
 );
 CREATE INDEX events_feed ON events (tx, event_id);
@@ -663,75 +666,74 @@ $$ SELECT coalesce(to_json(v)::text, 'null') $$;
 CREATE FUNCTION oo_utc(t timestamptz) RETURNS text LANGUAGE sql STABLE AS
 $$ SELECT coalesce('"' || to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"', 'null') $$;
 
-CREATE FUNCTION oo_order_placed_data(o orders) RETURNS text LANGUAGE sql STABLE AS $$
-SELECT '{"order_id":"' || o.order_id || '","order_no":' || oo_js(o.order_no) || ',"customer_id":'
-  || o.customer_id || ',"warehouse_id":' || o.warehouse_id || ',"total_cents":' || o.total_cents
-  || ',"created_at":' || oo_utc(o.created_at) || ',"lines":[' || coalesce((SELECT string_agg(
-    '{"line_no":' || l.line_no || ',"sku_id":' || l.sku_id || ',"quantity":' || l.quantity
-    || ',"unit_price_cents":' || l.unit_price_cents || '}', ',' ORDER BY l.line_no)
-    FROM order_lines l WHERE l.order_id = o.order_id), '') || ']}'
+-- Each event type's data, compact JSON text, from its fact (NULL when the fact is gone: I18–I22).
+CREATE FUNCTION oo_event_data(type text, ref bigint, ref_scope text) RETURNS text
+LANGUAGE sql STABLE AS $$
+SELECT CASE type
+  WHEN 'order.placed' THEN (SELECT '{"order_id":"' || o.order_id || '","order_no":'
+    || oo_js(o.order_no) || ',"customer_id":' || o.customer_id || ',"warehouse_id":'
+    || o.warehouse_id || ',"total_cents":' || o.total_cents || ',"lines":[' || coalesce((SELECT
+      string_agg('{"line_no":' || l.line_no || ',"sku_id":' || l.sku_id || ',"quantity":'
+      || l.quantity || ',"unit_price_cents":' || l.unit_price_cents || '}', ',' ORDER BY l.line_no)
+      FROM order_lines l WHERE l.order_id = o.order_id), '') || ']}'
+    FROM orders o WHERE o.order_id = ref)
+  WHEN 'order.cancelled' THEN (SELECT '{"order_id":"' || o.order_id || '","order_no":'
+    || oo_js(o.order_no) || ',"customer_id":' || o.customer_id || ',"warehouse_id":'
+    || o.warehouse_id || '}' FROM orders o WHERE o.order_id = ref)
+  WHEN 'production_order.created' THEN (SELECT '{"site_code":' || oo_js(p.site_code)
+    || ',"order_no":' || oo_js(p.order_no) || ',"lot_no":' || oo_js(p.lot_no) || ',"quantity":'
+    || p.quantity || ',"document_scope":' || oo_js(p.document_scope) || ',"document_number":'
+    || oo_js(p.document_number) || ',"run_id":' || coalesce(i.run_id::text, 'null')
+    || ',"item_id":' || p.item_id || '}'
+    FROM production_orders p LEFT JOIN schedule_items i ON i.item_id = p.item_id
+    WHERE p.item_id = ref)
+  WHEN 'document.issued' THEN (SELECT '{"scope":' || oo_js(d.scope) || ',"value":' || d.value
+    || ',"number":' || oo_js(d.number) || ',"title":' || oo_js(d.title) || '}'
+    FROM documents d WHERE d.scope = ref_scope AND d.value = ref)
+  WHEN 'run.finished' THEN (SELECT '{"run_id":' || r.run_id || ',"kind":' || oo_js(r.kind)
+    || ',"status":' || oo_js(r.status) || ',"error":' || oo_js(r.error) || ',"created_at":'
+    || oo_utc(r.created_at) || '}' FROM schedule_runs r WHERE r.run_id = ref)
+END
 $$;
-CREATE FUNCTION oo_order_cancelled_data(o orders) RETURNS text LANGUAGE sql STABLE AS $$
-SELECT '{"order_id":"' || o.order_id || '","order_no":' || oo_js(o.order_no) || ',"customer_id":'
-  || o.customer_id || ',"warehouse_id":' || o.warehouse_id || ',"cancelled_at":'
-  || oo_utc(o.cancelled_at) || '}'
-$$;
-CREATE FUNCTION oo_production_order_data(p production_orders) RETURNS text LANGUAGE sql STABLE AS $$
-SELECT '{"site_code":' || oo_js(p.site_code) || ',"order_no":' || oo_js(p.order_no) || ',"lot_no":'
-  || oo_js(p.lot_no) || ',"quantity":' || p.quantity || ',"document_scope":'
-  || oo_js(p.document_scope) || ',"document_number":' || oo_js(p.document_number) || ',"run_id":'
-  || coalesce((SELECT i.run_id::text FROM schedule_items i WHERE i.item_id = p.item_id), 'null')
-  || ',"item_id":' || p.item_id || ',"created_at":' || oo_utc(p.created_at) || '}'
-$$;
-CREATE FUNCTION oo_document_data(d documents) RETURNS text LANGUAGE sql STABLE AS $$
-SELECT '{"scope":' || oo_js(d.scope) || ',"value":' || d.value || ',"number":' || oo_js(d.number)
-  || ',"title":' || oo_js(d.title) || ',"created_at":' || oo_utc(d.created_at) || '}'
-$$;
-CREATE FUNCTION oo_run_finished_data(r schedule_runs) RETURNS text LANGUAGE sql STABLE AS $$
-SELECT '{"run_id":' || r.run_id || ',"kind":' || oo_js(r.kind) || ',"status":' || oo_js(r.status)
-  || ',"error":' || oo_js(r.error) || ',"created_at":' || oo_utc(r.created_at)
-  || ',"finished_at":' || oo_utc(r.finished_at) || '}'
-$$;
+-- The events as a reader outside OnceOrder sees them (the feed's rows with their data).
+CREATE VIEW event_feed AS
+SELECT e.event_id, e.tx, e.type, e.key, e.occurred_at,
+       coalesce(oo_event_data(e.type, e.ref, e.ref_scope), 'null') AS data
+FROM events e;
 
 -- Facts made before this migration get their events now, in the order they happened.
-INSERT INTO events (type, key, occurred_at, data)
-SELECT type, key, at, data FROM (
-  SELECT 'order.placed' AS type, o.order_id::text AS key, o.created_at AS at,
-         oo_order_placed_data(o) AS data FROM orders o
+INSERT INTO events (type, key, occurred_at, ref, ref_scope)
+SELECT type, key, at, ref, ref_scope FROM (
+  SELECT 'order.placed' AS type, o.order_id::text AS key, o.created_at AS at, o.order_id AS ref,
+         '' AS ref_scope FROM orders o
   UNION ALL SELECT 'order.cancelled', o.order_id::text, coalesce(o.cancelled_at, o.created_at),
-         oo_order_cancelled_data(o)
-    FROM orders o WHERE o.status = 'cancelled'
+         o.order_id, '' FROM orders o WHERE o.status = 'cancelled'
   UNION ALL SELECT 'production_order.created', p.site_code || '/' || p.order_no || '/' || p.lot_no,
-    p.created_at, oo_production_order_data(p) FROM production_orders p
-  UNION ALL SELECT 'document.issued', d.scope || '/' || d.number, d.created_at, oo_document_data(d)
+         p.created_at, p.item_id, '' FROM production_orders p
+  UNION ALL SELECT 'document.issued', d.scope || '/' || d.number, d.created_at, d.value, d.scope
     FROM documents d WHERE d.origin = 'issued'
   UNION ALL SELECT 'run.finished', r.run_id::text, coalesce(r.finished_at, r.created_at),
-         oo_run_finished_data(r)
-    FROM schedule_runs r WHERE r.status IN ('done', 'error') AND r.kind <> 'legacy') f
+         r.run_id, '' FROM schedule_runs r WHERE r.status IN ('done', 'error') AND r.kind <> 'legacy') f
 ORDER BY at, type, key;
 
--- order.placed: once an order's lines are in (one statement writes them all, with the order).
 CREATE FUNCTION oo_events_order_placed() RETURNS trigger LANGUAGE plpgsql SET jit = off AS $$
-DECLARE t constant bigint := oo_event_tx();
 BEGIN
-  INSERT INTO events (tx, type, key, occurred_at, data)
-  SELECT t, 'order.placed', o.order_id::text, o.created_at, oo_order_placed_data(o)
-  FROM orders o WHERE o.order_id IN (SELECT order_id FROM oo_new_lines) ORDER BY o.order_id;
+  INSERT INTO events (tx, type, key, occurred_at, ref)
+  SELECT pg_current_xact_id()::text::bigint + oo_event_shift(), 'order.placed',
+         n.order_id::text, n.created_at, n.order_id
+  FROM oo_new_orders n ORDER BY n.order_id;
   RETURN NULL;
 END $$;
-CREATE TRIGGER events_order_placed AFTER INSERT ON order_lines
-  REFERENCING NEW TABLE AS oo_new_lines FOR EACH STATEMENT EXECUTE FUNCTION oo_events_order_placed();
+CREATE TRIGGER events_order_placed AFTER INSERT ON orders
+  REFERENCING NEW TABLE AS oo_new_orders FOR EACH STATEMENT EXECUTE FUNCTION oo_events_order_placed();
 
 CREATE FUNCTION oo_events_order_cancelled() RETURNS trigger LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
-  IF EXISTS (SELECT 1 FROM oo_new_orders n JOIN oo_old_orders o ON o.order_id = n.order_id
-             WHERE n.status = 'cancelled' AND o.status <> 'cancelled') THEN
-    INSERT INTO events (tx, type, key, occurred_at, data)
-    SELECT oo_event_tx(), 'order.cancelled', n.order_id::text, coalesce(n.cancelled_at, now()),
-           oo_order_cancelled_data(n)
-    FROM oo_new_orders n JOIN oo_old_orders o ON o.order_id = n.order_id
-    WHERE n.status = 'cancelled' AND o.status <> 'cancelled' ORDER BY n.order_id;
-  END IF;
+  INSERT INTO events (tx, type, key, occurred_at, ref)
+  SELECT pg_current_xact_id()::text::bigint + oo_event_shift(), 'order.cancelled',
+         n.order_id::text, coalesce(n.cancelled_at, now()), n.order_id
+  FROM oo_new_orders n JOIN oo_old_orders o ON o.order_id = n.order_id
+  WHERE n.status = 'cancelled' AND o.status <> 'cancelled' ORDER BY n.order_id;
   RETURN NULL;
 END $$;
 CREATE TRIGGER events_order_cancelled AFTER UPDATE ON orders
@@ -739,11 +741,10 @@ CREATE TRIGGER events_order_cancelled AFTER UPDATE ON orders
   FOR EACH STATEMENT EXECUTE FUNCTION oo_events_order_cancelled();
 
 CREATE FUNCTION oo_events_production_order() RETURNS trigger LANGUAGE plpgsql SET jit = off AS $$
-DECLARE t constant bigint := oo_event_tx();
 BEGIN
-  INSERT INTO events (tx, type, key, occurred_at, data)
-  SELECT t, 'production_order.created', p.site_code || '/' || p.order_no || '/' || p.lot_no,
-         p.created_at, oo_production_order_data(p)
+  INSERT INTO events (tx, type, key, occurred_at, ref)
+  SELECT pg_current_xact_id()::text::bigint + oo_event_shift(), 'production_order.created',
+         p.site_code || '/' || p.order_no || '/' || p.lot_no, p.created_at, p.item_id
   FROM oo_new_production p ORDER BY p.item_id;
   RETURN NULL;
 END $$;
@@ -755,9 +756,9 @@ CREATE TRIGGER events_production_order AFTER INSERT ON production_orders
 -- the record of an old system's items (inserted finished): neither has an event.
 CREATE FUNCTION oo_events_document_issued() RETURNS trigger LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
-  INSERT INTO events (tx, type, key, occurred_at, data)
-  SELECT oo_event_tx(), 'document.issued', d.scope || '/' || d.number, d.created_at,
-         oo_document_data(d)
+  INSERT INTO events (tx, type, key, occurred_at, ref, ref_scope)
+  SELECT pg_current_xact_id()::text::bigint + oo_event_shift(), 'document.issued',
+         d.scope || '/' || d.number, d.created_at, d.value, d.scope
   FROM oo_new_documents d WHERE d.origin = 'issued' ORDER BY d.scope, d.value;
   RETURN NULL;
 END $$;
@@ -767,16 +768,12 @@ CREATE TRIGGER events_document_issued AFTER INSERT ON documents
 
 CREATE FUNCTION oo_events_run_finished() RETURNS trigger LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
-  IF EXISTS (SELECT 1 FROM oo_new_runs n JOIN oo_old_runs o ON o.run_id = n.run_id
-             WHERE n.status IN ('done', 'error') AND o.status NOT IN ('done', 'error')
-               AND n.kind <> 'legacy') THEN
-    INSERT INTO events (tx, type, key, occurred_at, data)
-    SELECT oo_event_tx(), 'run.finished', n.run_id::text, coalesce(n.finished_at, now()),
-           oo_run_finished_data(n)
-    FROM oo_new_runs n JOIN oo_old_runs o ON o.run_id = n.run_id
-    WHERE n.status IN ('done', 'error') AND o.status NOT IN ('done', 'error')
-      AND n.kind <> 'legacy' ORDER BY n.run_id;
-  END IF;
+  INSERT INTO events (tx, type, key, occurred_at, ref)
+  SELECT pg_current_xact_id()::text::bigint + oo_event_shift(), 'run.finished',
+         n.run_id::text, coalesce(n.finished_at, now()), n.run_id
+  FROM oo_new_runs n JOIN oo_old_runs o ON o.run_id = n.run_id
+  WHERE n.status IN ('done', 'error') AND o.status NOT IN ('done', 'error')
+    AND n.kind <> 'legacy' ORDER BY n.run_id;
   RETURN NULL;
 END $$;
 CREATE TRIGGER events_run_finished AFTER UPDATE ON schedule_runs
@@ -788,23 +785,20 @@ DROP TRIGGER events_run_finished ON schedule_runs;
 DROP TRIGGER events_document_issued ON documents;
 DROP TRIGGER events_production_order ON production_orders;
 DROP TRIGGER events_order_cancelled ON orders;
-DROP TRIGGER events_order_placed ON order_lines;
+DROP TRIGGER events_order_placed ON orders;
 DROP FUNCTION oo_events_run_finished();
 DROP FUNCTION oo_events_document_issued();
 DROP FUNCTION oo_events_production_order();
 DROP FUNCTION oo_events_order_cancelled();
 DROP FUNCTION oo_events_order_placed();
+DROP VIEW event_feed;
+DROP FUNCTION oo_event_data(text, bigint, text);
 DROP TABLE events;
-DROP FUNCTION oo_run_finished_data(schedule_runs);
-DROP FUNCTION oo_document_data(documents);
-DROP FUNCTION oo_production_order_data(production_orders);
-DROP FUNCTION oo_order_cancelled_data(orders);
-DROP FUNCTION oo_order_placed_data(orders);
 DROP FUNCTION oo_utc(timestamptz);
 DROP FUNCTION oo_js(text);
 DROP FUNCTION oo_event_horizon();
 DROP FUNCTION oo_event_tx();
-DROP TABLE event_clock;
+DROP FUNCTION oo_event_shift();
 )sql";
 
 // Readers of the outbox (docs/EVENTS.md): named feed consumers keep their position here;

@@ -22,14 +22,14 @@ namespace onceorder::store::sqlite {
 // RETURNING sees only the updated table: the endpoint's and the event's columns are read by
 // subqueries of the claimed row.
 #define OO_SQ_EP(COL) "(SELECT " COL " FROM endpoints ep WHERE ep.name = deliveries.endpoint)"
-#define OO_SQ_EV(COL) "(SELECT " COL " FROM events e WHERE e.event_id = deliveries.event_id)"
+#define OO_SQ_EV(COL) "(SELECT " COL " FROM event_feed e WHERE e.event_id = deliveries.event_id)"
 
 const EventsSql& events_sql() {
   static const EventsSql sql{
       .feed =
           {"ev_feed",
            "SELECT * FROM (SELECT 'e', " OO_SQ_EVENT_COLUMNS(
-               "e") " FROM events e WHERE "
+               "e") " FROM event_feed e WHERE "
                     "(e.tx, e.event_id) > (?1, ?2) AND (?3 = '' OR instr(',' || ?3 || ',', ',' || "
                     "e.type || ',') > 0) ORDER BY e.tx, e.event_id LIMIT ?4) UNION ALL SELECT * "
                     "FROM "
@@ -253,14 +253,15 @@ const EventsSql& events_sql() {
                     " WHERE endpoint = ?1 AND event_id IN (SELECT value FROM json_each(?2)) AND "
                     "status = 'dead' RETURNING event_id"},
       .delivery_get = {"ev_delivery_get",
-                       "SELECT " OO_SQ_DELIVERY_COLUMNS " FROM deliveries d JOIN events e ON "
+                       "SELECT " OO_SQ_DELIVERY_COLUMNS " FROM deliveries d JOIN event_feed e ON "
                        "e.event_id = d.event_id WHERE d.endpoint = ?1 AND d.event_id = ?2"},
       .delivery_list = {"ev_delivery_list",
-                        "SELECT " OO_SQ_DELIVERY_COLUMNS " FROM deliveries d JOIN events e ON "
+                        "SELECT " OO_SQ_DELIVERY_COLUMNS " FROM deliveries d JOIN event_feed e ON "
                         "e.event_id = d.event_id WHERE d.endpoint = ?1 AND (?2 IS NULL OR "
                         "d.status = ?2 OR (?2 = 'pending' AND d.status = 'sending')) AND "
                         "d.event_id > ?3 ORDER BY d.event_id LIMIT ?4"},
       .rebase_clock = {"ev_rebase_clock", "SELECT 0 WHERE 0"},
+      .set_shift = "SELECT 1",
   };
   return sql;
 }

@@ -571,39 +571,33 @@ FROM order_lines l JOIN orders o ON o.order_id = l.order_id;
 ALTER TABLE stock DROP COLUMN reserved;
 )sql";
 
-// PostgreSQL's migration 22 says what the outbox is (docs/EVENTS.md). SQLite has one writer
-// at a time: a transaction that writes an event holds the write lock until it commits, so
-// event_id order is commit order and `tx` is always 0. Row-level triggers; an order's event is
-// written with its first line and rewritten with each further line (SQLite inserts them one by
-// one), so it holds every line once the order commits. The JSON builders are shared by the
-// triggers (NEW) and the backfill of facts made before this migration.
-#define OO_ORDER_PLACED_DATA(O)                                                                  \
-  "json_object('order_id', CAST(" O ".order_id AS TEXT), 'order_no', " O                         \
-  ".order_no, 'customer_id', " O ".customer_id, 'warehouse_id', " O                              \
-  ".warehouse_id, 'total_cents', " O ".total_cents, 'created_at', " O                            \
-  ".created_at, 'lines', (SELECT json_group_array(json(x)) FROM (SELECT json_object('line_no', " \
-  "l.line_no, 'sku_id', l.sku_id, 'quantity', l.quantity, 'unit_price_cents', "                  \
-  "l.unit_price_cents) AS x FROM order_lines l WHERE l.order_id = " O                            \
-  ".order_id ORDER BY "                                                                          \
-  "l.line_no)))"
-#define OO_ORDER_CANCELLED_DATA(O)                                       \
-  "json_object('order_id', CAST(" O ".order_id AS TEXT), 'order_no', " O \
-  ".order_no, 'customer_id', " O ".customer_id, 'warehouse_id', " O      \
-  ".warehouse_id, "                                                      \
-  "'cancelled_at', " O ".cancelled_at)"
-#define OO_PRODUCTION_ORDER_DATA(P)                                                               \
-  "json_object('site_code', " P ".site_code, 'order_no', " P ".order_no, 'lot_no', " P            \
-  ".lot_no, 'quantity', " P ".quantity, 'document_scope', " P                                     \
-  ".document_scope, 'document_number', " P                                                        \
-  ".document_number, 'run_id', (SELECT i.run_id FROM "                                            \
-  "schedule_items i WHERE i.item_id = " P ".item_id), 'item_id', " P ".item_id, 'created_at', " P \
-  ".created_at)"
-#define OO_DOCUMENT_DATA(D)                                                                     \
-  "json_object('scope', " D ".scope, 'value', " D ".value, 'number', " D ".number, 'title', " D \
-  ".title, 'created_at', " D ".created_at)"
-#define OO_RUN_FINISHED_DATA(R)                                                                 \
-  "json_object('run_id', " R ".run_id, 'kind', " R ".kind, 'status', " R ".status, 'error', " R \
-  ".error, 'created_at', " R ".created_at, 'finished_at', " R ".finished_at)"
+// PostgreSQL's migration 22 says what the outbox is (docs/EVENTS.md): thin event rows written
+// by triggers with their facts, and the view event_feed that adds each event's data, built from
+// its fact when read. SQLite has one writer at a time: a transaction that writes an event holds
+// the write lock until it commits, so event_id order is commit order and `tx` is always 0.
+// Row-level triggers. The data builders are this engine's JSON functions; the shapes are
+// PostgreSQL's (oo_event_data there).
+#define OO_EVENT_DATA(E)                                                                          \
+  "CASE " E ".type WHEN 'order.placed' THEN (SELECT json_object('order_id', CAST(o.order_id AS "  \
+  "TEXT), 'order_no', o.order_no, 'customer_id', o.customer_id, 'warehouse_id', o.warehouse_id, " \
+  "'total_cents', o.total_cents, 'lines', (SELECT json_group_array(json(x)) FROM (SELECT "        \
+  "json_object('line_no', l.line_no, 'sku_id', l.sku_id, 'quantity', l.quantity, "               \
+  "'unit_price_cents', l.unit_price_cents) AS x FROM order_lines l WHERE l.order_id = "         \
+  "o.order_id ORDER BY l.line_no))) FROM orders o WHERE o.order_id = " E ".ref) "                 \
+  "WHEN 'order.cancelled' THEN (SELECT json_object('order_id', CAST(o.order_id AS TEXT), "        \
+  "'order_no', o.order_no, 'customer_id', o.customer_id, 'warehouse_id', o.warehouse_id) FROM "   \
+  "orders o WHERE o.order_id = " E ".ref) "                                                       \
+  "WHEN 'production_order.created' THEN (SELECT json_object('site_code', p.site_code, "          \
+  "'order_no', p.order_no, 'lot_no', p.lot_no, 'quantity', p.quantity, 'document_scope', "       \
+  "p.document_scope, 'document_number', p.document_number, 'run_id', i.run_id, 'item_id', "      \
+  "p.item_id) FROM production_orders p LEFT JOIN schedule_items i ON i.item_id = p.item_id "     \
+  "WHERE p.item_id = " E ".ref) "                                                                \
+  "WHEN 'document.issued' THEN (SELECT json_object('scope', d.scope, 'value', d.value, "         \
+  "'number', d.number, 'title', d.title) FROM documents d WHERE d.scope = " E                   \
+  ".ref_scope AND d.value = " E ".ref) "                                                          \
+  "WHEN 'run.finished' THEN (SELECT json_object('run_id', r.run_id, 'kind', r.kind, 'status', "   \
+  "r.status, 'error', r.error, 'created_at', r.created_at) FROM schedule_runs r WHERE r.run_id = " \
+  E ".ref) END"
 
 constexpr std::string_view kEventsUp = R"sql(
 CREATE TABLE events (
@@ -613,60 +607,59 @@ CREATE TABLE events (
                 'production_order.created', 'document.issued', 'run.finished')),
   key         TEXT NOT NULL,
   occurred_at TEXT NOT NULL )sql" OO_DEFAULT_NOW R"sql(,
-  data        TEXT NOT NULL,
+  ref         INTEGER NOT NULL,
+  ref_scope   TEXT NOT NULL DEFAULT '',
   UNIQUE (type, key)
 ) STRICT;
 CREATE INDEX events_feed ON events (tx, event_id);
+CREATE VIEW event_feed AS
+SELECT e.event_id, e.tx, e.type, e.key, e.occurred_at,
+       coalesce()sql" OO_EVENT_DATA("e") R"sql(, 'null') AS data
+FROM events e;
 
-INSERT INTO events (type, key, occurred_at, data)
-SELECT type, key, at, data FROM (
+INSERT INTO events (type, key, occurred_at, ref, ref_scope)
+SELECT type, key, at, ref, ref_scope FROM (
   SELECT 'order.placed' AS type, CAST(o.order_id AS TEXT) AS key, o.created_at AS at,
-         )sql" OO_ORDER_PLACED_DATA("o") R"sql( AS data FROM orders o
+         o.order_id AS ref, '' AS ref_scope FROM orders o
   UNION ALL SELECT 'order.cancelled', CAST(o.order_id AS TEXT), coalesce(o.cancelled_at, o.created_at),
-         )sql" OO_ORDER_CANCELLED_DATA("o") R"sql( FROM orders o WHERE o.status = 'cancelled'
+         o.order_id, '' FROM orders o WHERE o.status = 'cancelled'
   UNION ALL SELECT 'production_order.created', p.site_code || '/' || p.order_no || '/' || p.lot_no,
-         p.created_at, )sql" OO_PRODUCTION_ORDER_DATA("p") R"sql( FROM production_orders p
-  UNION ALL SELECT 'document.issued', d.scope || '/' || d.number, d.created_at,
-         )sql" OO_DOCUMENT_DATA("d") R"sql( FROM documents d WHERE d.origin = 'issued'
+         p.created_at, p.item_id, '' FROM production_orders p
+  UNION ALL SELECT 'document.issued', d.scope || '/' || d.number, d.created_at, d.value, d.scope
+    FROM documents d WHERE d.origin = 'issued'
   UNION ALL SELECT 'run.finished', CAST(r.run_id AS TEXT), coalesce(r.finished_at, r.created_at),
-         )sql" OO_RUN_FINISHED_DATA(
-    "r") R"sql( FROM schedule_runs r WHERE r.status IN ('done', 'error') AND r.kind <> 'legacy')
+         r.run_id, '' FROM schedule_runs r WHERE r.status IN ('done', 'error') AND r.kind <> 'legacy')
 ORDER BY at, type, key;
 
-CREATE TRIGGER events_order_placed AFTER INSERT ON order_lines
+CREATE TRIGGER events_order_placed AFTER INSERT ON orders
 BEGIN
-  INSERT INTO events (type, key, occurred_at, data)
-  SELECT 'order.placed', CAST(o.order_id AS TEXT), o.created_at, )sql" OO_ORDER_PLACED_DATA("o") R"sql(
-  FROM orders o WHERE o.order_id = NEW.order_id
-  ON CONFLICT (type, key) DO UPDATE SET data = excluded.data;
+  INSERT INTO events (type, key, occurred_at, ref)
+  VALUES ('order.placed', CAST(NEW.order_id AS TEXT), NEW.created_at, NEW.order_id);
 END;
 CREATE TRIGGER events_order_cancelled AFTER UPDATE OF status ON orders
 WHEN NEW.status = 'cancelled' AND OLD.status <> 'cancelled'
 BEGIN
-  INSERT INTO events (type, key, occurred_at, data)
-  VALUES ('order.cancelled', CAST(NEW.order_id AS TEXT), coalesce(NEW.cancelled_at, )sql" OO_SQLITE_NOW
-                                                                                                 R"sql(),
-          )sql" OO_ORDER_CANCELLED_DATA("NEW") R"sql();
+  INSERT INTO events (type, key, occurred_at, ref)
+  VALUES ('order.cancelled', CAST(NEW.order_id AS TEXT), coalesce(NEW.cancelled_at, )sql" OO_SQLITE_NOW R"sql(),
+          NEW.order_id);
 END;
 CREATE TRIGGER events_production_order AFTER INSERT ON production_orders
 BEGIN
-  INSERT INTO events (type, key, occurred_at, data)
+  INSERT INTO events (type, key, occurred_at, ref)
   VALUES ('production_order.created', NEW.site_code || '/' || NEW.order_no || '/' || NEW.lot_no,
-          NEW.created_at, )sql" OO_PRODUCTION_ORDER_DATA("NEW") R"sql();
+          NEW.created_at, NEW.item_id);
 END;
 CREATE TRIGGER events_document_issued AFTER INSERT ON documents WHEN NEW.origin = 'issued'
 BEGIN
-  INSERT INTO events (type, key, occurred_at, data)
-  VALUES ('document.issued', NEW.scope || '/' || NEW.number, NEW.created_at,
-          )sql" OO_DOCUMENT_DATA("NEW") R"sql();
+  INSERT INTO events (type, key, occurred_at, ref, ref_scope)
+  VALUES ('document.issued', NEW.scope || '/' || NEW.number, NEW.created_at, NEW.value, NEW.scope);
 END;
 CREATE TRIGGER events_run_finished AFTER UPDATE OF status ON schedule_runs
 WHEN NEW.status IN ('done', 'error') AND OLD.status NOT IN ('done', 'error') AND NEW.kind <> 'legacy'
 BEGIN
-  INSERT INTO events (type, key, occurred_at, data)
-  VALUES ('run.finished', CAST(NEW.run_id AS TEXT), coalesce(NEW.finished_at, )sql" OO_SQLITE_NOW
-                                        R"sql(),
-          )sql" OO_RUN_FINISHED_DATA("NEW") R"sql();
+  INSERT INTO events (type, key, occurred_at, ref)
+  VALUES ('run.finished', CAST(NEW.run_id AS TEXT), coalesce(NEW.finished_at, )sql" OO_SQLITE_NOW R"sql(),
+          NEW.run_id);
 END;
 )sql";
 constexpr std::string_view kEventsDown = R"sql(
@@ -675,6 +668,7 @@ DROP TRIGGER events_document_issued;
 DROP TRIGGER events_production_order;
 DROP TRIGGER events_order_cancelled;
 DROP TRIGGER events_order_placed;
+DROP VIEW event_feed;
 DROP TABLE events;
 )sql";
 
