@@ -4,8 +4,8 @@
 #include <map>
 #include <string>
 
-#include "store/dialect.hpp"
 #include "onceorder/text.hpp"
+#include "store/dialect.hpp"
 
 namespace onceorder::store {
 namespace {

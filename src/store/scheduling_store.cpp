@@ -3,8 +3,8 @@
 #include <map>
 #include <string>
 
-#include "store/dialect.hpp"
 #include "onceorder/text.hpp"
+#include "store/dialect.hpp"
 #include "store/numbering_store.hpp"
 
 namespace onceorder::store {

@@ -578,26 +578,31 @@ ALTER TABLE stock DROP COLUMN reserved;
 // Row-level triggers. The data builders are this engine's JSON functions; the shapes are
 // PostgreSQL's (oo_event_data there).
 #define OO_EVENT_DATA(E)                                                                          \
-  "CASE " E ".type WHEN 'order.placed' THEN (SELECT json_object('order_id', CAST(o.order_id AS "  \
+  "CASE " E                                                                                       \
+  ".type WHEN 'order.placed' THEN (SELECT json_object('order_id', CAST(o.order_id AS "            \
   "TEXT), 'order_no', o.order_no, 'customer_id', o.customer_id, 'warehouse_id', o.warehouse_id, " \
   "'total_cents', o.total_cents, 'lines', (SELECT json_group_array(json(x)) FROM (SELECT "        \
-  "json_object('line_no', l.line_no, 'sku_id', l.sku_id, 'quantity', l.quantity, "               \
-  "'unit_price_cents', l.unit_price_cents) AS x FROM order_lines l WHERE l.order_id = "         \
-  "o.order_id ORDER BY l.line_no))) FROM orders o WHERE o.order_id = " E ".ref) "                 \
+  "json_object('line_no', l.line_no, 'sku_id', l.sku_id, 'quantity', l.quantity, "                \
+  "'unit_price_cents', l.unit_price_cents) AS x FROM order_lines l WHERE l.order_id = "           \
+  "o.order_id ORDER BY l.line_no))) FROM orders o WHERE o.order_id = " E                          \
+  ".ref) "                                                                                        \
   "WHEN 'order.cancelled' THEN (SELECT json_object('order_id', CAST(o.order_id AS TEXT), "        \
   "'order_no', o.order_no, 'customer_id', o.customer_id, 'warehouse_id', o.warehouse_id) FROM "   \
-  "orders o WHERE o.order_id = " E ".ref) "                                                       \
-  "WHEN 'production_order.created' THEN (SELECT json_object('site_code', p.site_code, "          \
-  "'order_no', p.order_no, 'lot_no', p.lot_no, 'quantity', p.quantity, 'document_scope', "       \
-  "p.document_scope, 'document_number', p.document_number, 'run_id', i.run_id, 'item_id', "      \
-  "p.item_id) FROM production_orders p LEFT JOIN schedule_items i ON i.item_id = p.item_id "     \
-  "WHERE p.item_id = " E ".ref) "                                                                \
-  "WHEN 'document.issued' THEN (SELECT json_object('scope', d.scope, 'value', d.value, "         \
-  "'number', d.number, 'title', d.title) FROM documents d WHERE d.scope = " E                   \
-  ".ref_scope AND d.value = " E ".ref) "                                                          \
+  "orders o WHERE o.order_id = " E                                                                \
+  ".ref) "                                                                                        \
+  "WHEN 'production_order.created' THEN (SELECT json_object('site_code', p.site_code, "           \
+  "'order_no', p.order_no, 'lot_no', p.lot_no, 'quantity', p.quantity, 'document_scope', "        \
+  "p.document_scope, 'document_number', p.document_number, 'run_id', i.run_id, 'item_id', "       \
+  "p.item_id) FROM production_orders p LEFT JOIN schedule_items i ON i.item_id = p.item_id "      \
+  "WHERE p.item_id = " E                                                                          \
+  ".ref) "                                                                                        \
+  "WHEN 'document.issued' THEN (SELECT json_object('scope', d.scope, 'value', d.value, "          \
+  "'number', d.number, 'title', d.title) FROM documents d WHERE d.scope = " E                     \
+  ".ref_scope AND d.value = " E                                                                   \
+  ".ref) "                                                                                        \
   "WHEN 'run.finished' THEN (SELECT json_object('run_id', r.run_id, 'kind', r.kind, 'status', "   \
-  "r.status, 'error', r.error, 'created_at', r.created_at) FROM schedule_runs r WHERE r.run_id = " \
-  E ".ref) END"
+  "r.status, 'error', r.error, 'created_at', r.created_at) FROM schedule_runs r WHERE r.run_id "  \
+  "= " E ".ref) END"
 
 constexpr std::string_view kEventsUp = R"sql(
 CREATE TABLE events (
@@ -640,7 +645,8 @@ CREATE TRIGGER events_order_cancelled AFTER UPDATE OF status ON orders
 WHEN NEW.status = 'cancelled' AND OLD.status <> 'cancelled'
 BEGIN
   INSERT INTO events (type, key, occurred_at, ref)
-  VALUES ('order.cancelled', CAST(NEW.order_id AS TEXT), coalesce(NEW.cancelled_at, )sql" OO_SQLITE_NOW R"sql(),
+  VALUES ('order.cancelled', CAST(NEW.order_id AS TEXT), coalesce(NEW.cancelled_at, )sql" OO_SQLITE_NOW
+                                         R"sql(),
           NEW.order_id);
 END;
 CREATE TRIGGER events_production_order AFTER INSERT ON production_orders
@@ -658,7 +664,8 @@ CREATE TRIGGER events_run_finished AFTER UPDATE OF status ON schedule_runs
 WHEN NEW.status IN ('done', 'error') AND OLD.status NOT IN ('done', 'error') AND NEW.kind <> 'legacy'
 BEGIN
   INSERT INTO events (type, key, occurred_at, ref)
-  VALUES ('run.finished', CAST(NEW.run_id AS TEXT), coalesce(NEW.finished_at, )sql" OO_SQLITE_NOW R"sql(),
+  VALUES ('run.finished', CAST(NEW.run_id AS TEXT), coalesce(NEW.finished_at, )sql" OO_SQLITE_NOW
+                                         R"sql(),
           NEW.run_id);
 END;
 )sql";
