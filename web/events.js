@@ -128,7 +128,7 @@ function deliveryRow(d, ticked) {
   row.appendChild(box);
   [id, d.type, d.key, statusText(d), d.attempt, lastOutcome(d), d.blocked_by]
     .forEach((t) => cell(row, t === null || t === undefined ? "" : String(t)));
-  if (d.status === "pending") row.children[4].title = `next attempt at ${d.next_at}`;
+  if (d.status === "pending" && d.next_at) row.children[4].title = `next attempt at ${d.next_at}`;
   const actions = document.createElement("td");
   if (offer && d.status === "dead") {
     actionButton(actions, "Redeliver…", "redeliver", () => previewRedeliver([id]));

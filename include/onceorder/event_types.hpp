@@ -136,7 +136,7 @@ struct Delivery {
   int budget_from = 0;  // attempts made before the last redeliver or resend
   std::optional<std::string> owner;
   std::optional<std::string> lease_until;
-  std::string next_at;
+  std::optional<std::string> next_at;  // none while parked behind an earlier one of its key
   std::optional<std::string> last_error;
   std::optional<int> last_status;
   std::optional<std::string> resolution;  // "delivered", "resend" or "redeliver"

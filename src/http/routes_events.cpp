@@ -91,7 +91,7 @@ std::string delivery_text(const Delivery& d) {
                        {"status", to_string(d.status)},
                        {"mode", d.mode ? json(to_string(*d.mode)) : json(nullptr)},
                        {"attempt", d.attempt},
-                       {"next_at", d.next_at},
+                       {"next_at", or_null(d.next_at)},
                        {"last_error", or_null(d.last_error)},
                        {"last_status", or_null(d.last_status)},
                        {"resolution", or_null(d.resolution)},

@@ -71,7 +71,7 @@ Delivery decode_delivery(const Row& r) {
   d.budget_from = static_cast<int>(r.i64(i + 3));
   d.owner = opt_text(r, i + 4);
   d.lease_until = opt_text(r, i + 5);
-  d.next_at = r.text(i + 6);
+  d.next_at = opt_text(r, i + 6);
   d.last_error = opt_text(r, i + 7);
   if (!r.is_null(i + 8)) d.last_status = static_cast<int>(r.i64(i + 8));
   d.resolution = opt_text(r, i + 9);

@@ -5,6 +5,8 @@
 
 #include "contract/outbox_fixture.hpp"
 #include "onceorder/signature.hpp"
+#include "store/events_store.hpp"
+#include "store/postgres/statements.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -343,11 +345,73 @@ TEST_P(OutboxTest, AKeysEventsAreDeliveredInOrderAndOtherKeysDoNotWait) {
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed->size(), 2u);
   EXPECT_EQ(listed->at(1).blocked_by, events.at(0).id);
+  // PostgreSQL sets a waiting one aside (no next_at) until its key's earlier one is delivered.
+  if (GetParam() == Engine::postgres) {
+    EXPECT_FALSE(listed->at(1).next_at.has_value());
+  }
   make_due();
   ASSERT_TRUE(run(w).ok());  // placed(a) now; its cancel becomes free only after
   ASSERT_TRUE(run(w).ok());
   EXPECT_EQ(sender.sent_ids(), (std::vector<std::int64_t>{events.at(0).id, events.at(2).id,
                                                           events.at(0).id, events.at(1).id}));
+}
+
+// A delivery waiting behind one in doubt goes out once an operator says that one arrived: no
+// settle of a send releases it, the reaper's pass does.
+TEST_P(OutboxTest, AWordOnTheEarlierOneReleasesTheOneWaitingBehindIt) {
+  ASSERT_TRUE(outbox_.put_endpoint(endpoint("most", DeliveryMode::at_most_once), soon()).ok());
+  const std::int64_t order = place(7, "a");
+  ScriptedSender sender;
+  sender.otherwise = unknown_outcome();
+  auto w = worker(sender);
+  ASSERT_TRUE(run(w).ok());
+  ASSERT_TRUE(intake().cancel(order, soon()).ok());
+  ASSERT_TRUE(run(w).ok());
+  ASSERT_TRUE(run(w).ok());
+  const auto events = all_events();  // placed, cancelled
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(status_of("most", events.at(0).id), "in_doubt");
+  EXPECT_EQ(status_of("most", events.at(1).id), "pending");
+  EXPECT_EQ(sender.sent.size(), 1u);
+  ASSERT_TRUE(outbox_.resolve("most", events.at(0).id, true, soon()).ok());
+  sender.otherwise = answered(200);
+  ASSERT_TRUE(run(w).ok());
+  EXPECT_EQ(status_of("most", events.at(1).id), "delivered");
+  EXPECT_EQ(sender.sent_ids(), (std::vector<std::int64_t>{events.at(0).id, events.at(1).id}));
+}
+
+// The claim's plan reads a window from the front of deliveries_due and stops, whatever the
+// statistics of `deliveries` say. Planted: statistics taken while the table held only delivered
+// rows, then a backlog; an anti-join planned from them sorted every pending row and probed the
+// whole table for each, seconds per claim at a few thousand.
+TEST_P(OutboxTest, TheClaimReadsAWindowWhateverTheStatisticsSay) {
+  if (GetParam() != Engine::postgres) GTEST_SKIP() << "a PostgreSQL plan";
+  ASSERT_TRUE(outbox_.put_endpoint(endpoint("history"), soon()).ok());
+  ASSERT_TRUE(outbox_.put_endpoint(endpoint("backlog"), soon()).ok());
+  tdb_.sql(
+      "INSERT INTO events (type, key, ref) SELECT 'document.issued', 'S/' || g, g FROM "
+      "generate_series(1, 3000) g");
+  tdb_.sql(
+      "INSERT INTO deliveries (endpoint, event_id, ev_tx, key, status, delivered_at) SELECT "
+      "'history', event_id, tx, key, 'delivered', now() FROM events");
+  tdb_.sql("ANALYZE deliveries");
+  tdb_.sql(
+      "INSERT INTO deliveries (endpoint, event_id, ev_tx, key, status) SELECT 'backlog', "
+      "event_id, tx, key, 'pending' FROM events");
+  const auto& claim = store::postgres::events_sql().claim;
+  std::string sql(claim.sql);
+  for (const auto& [param, value] : {std::pair{"$1", "'w'"}, {"$2", "32"}, {"$3", "30000"}}) {
+    for (auto at = sql.find(param); at != std::string::npos; at = sql.find(param)) {
+      sql.replace(at, 2, value);
+    }
+  }
+  std::string plan;
+  for (const auto& row : tdb_.sql("EXPLAIN " + sql)) {
+    plan += row.text(0) + "\n";
+  }
+  EXPECT_NE(plan.find("Index Scan using deliveries_due"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("Sort"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("Anti Join"), std::string::npos) << plan;
 }
 
 TEST_P(OutboxTest, OutcomesFollowTheModeRule) {

@@ -850,7 +850,11 @@ CREATE TABLE deliveries (
   PRIMARY KEY (endpoint, event_id),
   CHECK ((status = 'sending') = (lease_until IS NOT NULL))
 );
-CREATE INDEX deliveries_due ON deliveries (next_at) WHERE status = 'pending';
+-- In the claim's order, so that a claim reads its window of due deliveries from the front of
+-- this index and stops: its plan cannot depend on the statistics of `deliveries`. A delivery
+-- that waits for an earlier one of its key is parked at next_at 'infinity' (outside every window)
+-- until that one is delivered (docs/EVENTS.md, "Order per key").
+CREATE INDEX deliveries_due ON deliveries (next_at, ev_tx, event_id) WHERE status = 'pending';
 CREATE INDEX deliveries_sending ON deliveries (lease_until) WHERE status = 'sending';
 CREATE INDEX deliveries_open_by_key ON deliveries (endpoint, key, ev_tx, event_id)
   WHERE status <> 'delivered';
