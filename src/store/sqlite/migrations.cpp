@@ -725,7 +725,7 @@ CREATE TABLE deliveries (
   PRIMARY KEY (endpoint, event_id),
   CHECK ((status = 'sending') = (lease_until IS NOT NULL))
 ) STRICT;
-CREATE INDEX deliveries_due ON deliveries (next_at) WHERE status = 'pending';
+CREATE INDEX deliveries_due ON deliveries (next_at, ev_tx, event_id) WHERE status = 'pending';
 CREATE INDEX deliveries_sending ON deliveries (lease_until) WHERE status = 'sending';
 CREATE INDEX deliveries_open_by_key ON deliveries (endpoint, key, ev_tx, event_id)
   WHERE status <> 'delivered';
