@@ -1,6 +1,8 @@
 // The audit trail of operator actions (API.md "The audit trail") and the per-minute activity
-// counts of the console's charts. The HTTP layer records one row per audited request right
-// after the request's own transaction (http/api.cpp); these functions are its store access.
+// counts of the console's charts. The HTTP layer sets each audited request's row on its thread
+// (store::AuditInTransaction), so the request's first committed write transaction carries it,
+// and writes the answer into it afterwards (finish_action); a request that committed nothing
+// leaves its row through record_action (http/api.cpp).
 //
 // Thread-safety: stateless; safe from any thread.
 #pragma once
@@ -20,6 +22,11 @@ inline constexpr int kMaxActivityMinutes = 1440;
 // new action_id.
 Result<std::int64_t> record_action(store::Database& db, const ActionRecord& action,
                                    store::Clock::time_point deadline);
+
+// Writes the answer (status, target, summary) into the row `action.action_id`, in a
+// transaction of its own.
+Status finish_action(store::Database& db, const ActionRecord& action,
+                     store::Clock::time_point deadline);
 
 // Audited actions newest first (action_id below `filter.before`, or from the newest when 0),
 // `filter.limit` (1–1000) at most.

@@ -10,7 +10,8 @@
 namespace onceorder {
 
 // One audited request: who (principal name and role), what (`action`, e.g. `order.cancel`, on
-// `target`, e.g. the order id), how it ended (the HTTP status) and a small JSON summary.
+// `target`, e.g. the order id), how it ended (the HTTP status, 0 while no answer was given, and
+// the `outcome`) and a small JSON summary.
 struct ActionRecord {
   std::int64_t action_id = 0;  // assigned on insert
   std::string at;              // ISO 8601 UTC, assigned on insert
@@ -18,8 +19,11 @@ struct ActionRecord {
   std::string role;
   std::string action;
   std::optional<std::string> target = std::nullopt;
-  int status = 0;
+  int status = 0;              // 0: none (stored as null)
   std::string summary = "{}";  // a JSON object
+  // applied: written in the transaction of the action's effect; unchanged, refused (4xx),
+  // failed (5xx): the request ended with no write of its own committed.
+  std::string outcome = "applied";
 };
 
 struct ActionFilter {

@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "onceorder/audit_types.hpp"
 #include "onceorder/db_url.hpp"
 #include "onceorder/status.hpp"
 
@@ -265,6 +266,32 @@ struct TxOptions {
   // The first attempt runs on the connection opened for this token (Connection::open_next),
   // if it is still there.
   std::uint64_t opened = 0;
+};
+
+// The audit row of the action this thread is carrying out (API.md "The audit trail"). While
+// one is alive, the first write transaction `transact` commits on this thread carries the row,
+// inserted right after BEGIN: it commits with that transaction's effect (however the body
+// commits) or not at all, and an attempt rolled back takes it back. The HTTP layer sets one
+// around an audited handler; work a handler hands to another thread does not see it. One per
+// thread at a time.
+class AuditInTransaction {
+ public:
+  explicit AuditInTransaction(const ActionRecord& row);
+  ~AuditInTransaction();
+  AuditInTransaction(const AuditInTransaction&) = delete;
+  AuditInTransaction& operator=(const AuditInTransaction&) = delete;
+
+  // The row's action_id once a committed transaction carried it; 0 before.
+  std::int64_t action_id() const { return action_id_; }
+
+  // The thread's row still waiting for a write transaction, or nullptr.
+  static AuditInTransaction* waiting();
+  const ActionRecord& row() const { return row_; }
+  void committed(std::int64_t action_id) { action_id_ = action_id; }
+
+ private:
+  const ActionRecord& row_;
+  std::int64_t action_id_ = 0;
 };
 
 // A request's transaction: up to three attempts within `deadline`.

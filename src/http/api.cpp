@@ -74,10 +74,9 @@ Response Api::handle(const Request& req, Deadline deadline, RequestLabels& label
             res.set(bhttp::field::www_authenticate, "Bearer");
           }
         } else {
-          res = dispatch(*m, *who, req, deadline, wait);
-          if (const AuditSpec* spec = route_audit(*m->route, req.method())) {
-            audit(*spec, *m, *who, req, res);
-          }
+          const AuditSpec* spec = route_audit(*m->route, req.method());
+          res = spec ? audited_dispatch(*spec, *m, *who, req, deadline, wait)
+                     : dispatch(*m, *who, req, deadline, wait);
         }
       }
     }
@@ -93,7 +92,7 @@ namespace {
 
 // The request or answer body as JSON for an audit summary, when it is JSON and small.
 constexpr size_t kSummaryBodyMax = 1024;
-// The longest an audit row may hold back the answer of its request.
+// The longest writing the answer into its audit row may hold back the answer.
 constexpr auto kAuditWait = std::chrono::seconds(1);
 
 std::optional<nlohmann::json> small_json(std::string_view body) {
@@ -101,6 +100,11 @@ std::optional<nlohmann::json> small_json(std::string_view body) {
   auto parsed = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) return std::nullopt;
   return parsed;
+}
+
+// Client text may be anything: invalid UTF-8 is replaced rather than refused.
+std::string dump_summary(const nlohmann::json& summary) {
+  return summary.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // What the audit row says the action was on: the path's scope or ids ("1/101" for a SKU), else
@@ -127,22 +131,18 @@ std::optional<std::string> audit_target(const AuditSpec& spec, const RouteMatch&
 
 }  // namespace
 
-void Api::audit(const AuditSpec& spec, const RouteMatch& m, const Principal& who,
-                const Request& req, const Response& res) {
+namespace {
+
+// The row of an audited request as it is known before its handler runs: who, what, on which
+// path target, and the request's part of the summary.
+ActionRecord audit_draft(const AuditSpec& spec, const RouteMatch& m, const Principal& who,
+                         const Request& req, nlohmann::json& summary) {
   ActionRecord row;
   row.principal = std::string(who.name);
   row.role = std::string(role_name(who.role));
   row.action = std::string(spec.action);
-  row.status = res.result_int();
-  // The answer is read in full for the target even when it is too big for the summary.
-  const std::string_view answer_text = res.body();
-  std::optional<nlohmann::json> answer;
-  if (!spec.target_field.empty() || answer_text.size() <= kSummaryBodyMax) {
-    auto parsed = nlohmann::json::parse(answer_text, nullptr, false);
-    if (!parsed.is_discarded()) answer = std::move(parsed);
-  }
-  row.target = audit_target(spec, m, answer);
-  nlohmann::json summary = nlohmann::json::object();
+  row.target = audit_target(spec, m, std::nullopt);
+  summary = nlohmann::json::object();
   summary["method"] = std::string(req.method_string());
   if (const auto query = split_target(sv(req.target())).second; !query.empty()) {
     summary["query"] = std::string(query.substr(0, 200));
@@ -160,6 +160,23 @@ void Api::audit(const AuditSpec& spec, const RouteMatch& m, const Principal& who
   if (auto it = req.find("Idempotency-Key"); it != req.end()) {
     summary["idempotency_key"] = std::string(sv(it->value()).substr(0, 255));
   }
+  row.summary = dump_summary(summary);
+  return row;
+}
+
+// Adds the answer to the draft: its status, the answer's target, the code of a refusal or
+// the small answer of a success.
+void audit_answer(ActionRecord& row, nlohmann::json& summary, const AuditSpec& spec,
+                  const RouteMatch& m, const Response& res) {
+  row.status = res.result_int();
+  // The answer is read in full for the target even when it is too big for the summary.
+  const std::string_view answer_text = res.body();
+  std::optional<nlohmann::json> answer;
+  if (!spec.target_field.empty() || answer_text.size() <= kSummaryBodyMax) {
+    auto parsed = nlohmann::json::parse(answer_text, nullptr, false);
+    if (!parsed.is_discarded()) answer = std::move(parsed);
+  }
+  row.target = audit_target(spec, m, answer);
   if (res.find("Idempotent-Replayed") != res.end()) summary["replayed"] = true;
   if (answer && answer->is_object()) {
     if (row.status >= 400) {
@@ -168,22 +185,51 @@ void Api::audit(const AuditSpec& spec, const RouteMatch& m, const Principal& who
       summary["answer"] = *answer;
     }
   }
-  // Client text may be anything: invalid UTF-8 is replaced rather than refused.
-  row.summary = summary.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  // The effect has committed and the answer is ready: the row may hold it back at most
-  // kAuditWait, whatever is left of the request's deadline (on SQLite a run's step holds the
-  // one write lock, and a writer waiting behind it would otherwise hold a `wait=false` answer
-  // until the run ends; a statement already waiting for that lock still waits out the lock
-  // timeout). Past it the row goes to the log instead.
+  row.summary = dump_summary(summary);
+}
+
+}  // namespace
+
+Response Api::audited_dispatch(const AuditSpec& spec, const RouteMatch& m, const Principal& who,
+                               const Request& req, Deadline deadline, FeedWait* wait) {
+  nlohmann::json summary;
+  ActionRecord row = audit_draft(spec, m, who, req, summary);
+  Response res;
+  {
+    // The handler's first committed write transaction carries the row (with no answer yet).
+    store::AuditInTransaction in_tx(row);
+    try {
+      res = dispatch(m, who, req, deadline, wait);
+    } catch (const std::exception& e) {
+      res =
+          problem_response(Status(Code::internal, std::string("unhandled exception: ") + e.what()));
+    } catch (...) {
+      res = problem_response(Status(Code::internal, "unhandled exception"));
+    }
+    row.action_id = in_tx.action_id();
+  }
+  audit_answer(row, summary, spec, m, res);
+  // The answer may wait for its row at most kAuditWait, whatever is left of the request's
+  // deadline (on SQLite a run's step holds the one write lock, and a writer waiting behind it
+  // would otherwise hold a `wait=false` answer until the run ends). Past it the answer goes
+  // to the log instead; a row written with its effect is there already.
   const Deadline until = store::Clock::now() + kAuditWait;
-  auto written = record_action(services_.db, row, until);
+  Status written;
+  if (row.action_id != 0) {
+    written = finish_action(services_.db, row, until);
+  } else {
+    row.outcome = row.status >= 500 ? "failed" : row.status >= 400 ? "refused" : "unchanged";
+    written = record_action(services_.db, row, until).status();
+  }
   if (!written.ok()) {
     metrics_.audit_failures().fetch_add(1, std::memory_order_relaxed);
     spdlog::error(
-        "audit write failed: {} (principal={} role={} action={} target={} status={} summary={})",
-        written.status().to_string(), row.principal, row.role, row.action, row.target.value_or("-"),
-        row.status, row.summary);
+        "audit write failed: {} (action_id={} principal={} role={} action={} target={} status={} "
+        "outcome={} summary={})",
+        written.to_string(), row.action_id, row.principal, row.role, row.action,
+        row.target.value_or("-"), row.status, row.outcome, row.summary);
   }
+  return res;
 }
 
 namespace {

@@ -43,9 +43,10 @@ class Api {
 
   // Answers `req` within `deadline`. Sets `labels` for logs and metrics. A request that
   // reaches the handler of a route marked for the audit trail (AuditSpec) leaves one
-  // operator_actions row, written after the handler's own transaction and before the answer
-  // is returned. Never throws. `wait`, when given, learns whether a long poll may wait
-  // (FeedWait); without it every request is answered as it is.
+  // operator_actions row: written by the handler's first committed write transaction, with
+  // its effect, and given the answer before the answer is returned; written with the answer
+  // when nothing of the request committed. Never throws. `wait`, when given, learns whether a long
+  // poll may wait (FeedWait); without it every request is answered as it is.
   Response handle(const Request& req, Deadline deadline, RequestLabels& labels,
                   FeedWait* wait = nullptr);
 
@@ -70,10 +71,10 @@ class Api {
  private:
   Response dispatch(const RouteMatch& m, const Principal& who, const Request& req,
                     Deadline deadline, FeedWait* wait);
-  // Writes the audit row of a handled request (see handle()); a failure is logged with the
-  // row's content and counted, and the answer stands (its effect has committed).
-  void audit(const AuditSpec& spec, const RouteMatch& m, const Principal& who, const Request& req,
-             const Response& res);
+  // dispatch() for an audited request, with its audit row (see handle()); a failure to write
+  // the row or its answer is logged with the row's content and counted, and the answer stands.
+  Response audited_dispatch(const AuditSpec& spec, const RouteMatch& m, const Principal& who,
+                            const Request& req, Deadline deadline, FeedWait* wait);
 
   Numbering numbering_;
   RunExecutor runs_;

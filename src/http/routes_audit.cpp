@@ -38,7 +38,8 @@ Response list_actions(Services& s, const Request& req, Deadline deadline) {
                    {"role", a.role},
                    {"action", a.action},
                    {"target", a.target ? json(*a.target) : json(nullptr)},
-                   {"status", a.status},
+                   {"status", a.status != 0 ? json(a.status) : json(nullptr)},
+                   {"outcome", a.outcome},
                    {"summary", summary.is_discarded() ? json::object() : std::move(summary)}});
   }
   const bool full = !actions->empty() && actions->size() == static_cast<size_t>(filter.limit);

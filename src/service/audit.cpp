@@ -27,6 +27,17 @@ Result<std::int64_t> record_action(store::Database& db, const ActionRecord& acti
       [&](store::Connection& c) -> Result<std::int64_t> { return audit.record(c, action); });
 }
 
+Status finish_action(store::Database& db, const ActionRecord& action,
+                     store::Clock::time_point deadline) {
+  store::AuditStore audit(db.dialect());
+  return store::transact<bool>(db, store::write_tx(deadline),
+                               [&](store::Connection& c) -> Result<bool> {
+                                 OO_RETURN_IF_ERROR(audit.finish(c, action));
+                                 return true;
+                               })
+      .status();
+}
+
 Result<std::vector<ActionRecord>> list_actions(store::Database& db, const ActionFilter& filter,
                                                store::Clock::time_point deadline) {
   if (filter.limit < 1 || filter.limit > 1000) {

@@ -19,10 +19,12 @@
 namespace onceorder::store {
 
 struct AuditSql {
-  // (principal, role, action, target|null, status, summary) → action_id
+  // (principal, role, action, target|null, status|null, summary, outcome) → action_id
   store::Statement record;
+  // (action_id, status, target|null, summary): the answer of a row written with its effect.
+  store::Statement finish;
   // (principal|null, action|null, before (action_id), limit) → action_id, at, principal, role,
-  // action, target|null, status, summary; newest first, over the primary key.
+  // action, target|null, status|null, summary, outcome; newest first, over the primary key.
   store::Statement list;
   // (since: ISO 8601 UTC text) → minute ("YYYY-MM-DDTHH:MM", UTC), count; one statement per
   // series, each a range over its created_at index (migrations 14–16).
@@ -35,6 +37,8 @@ class AuditStore {
  public:
   explicit AuditStore(const Dialect& dialect);
   Result<std::int64_t> record(store::Connection& c, const ActionRecord& a);
+  // Writes the answer (status, target, summary) into the row `a.action_id`.
+  Status finish(store::Connection& c, const ActionRecord& a);
   Result<std::vector<ActionRecord>> list(store::Connection& c, const ActionFilter& f);
   // The minutes since `since` that have rows, with their counts (minutes without rows are
   // absent: the caller fills in the zeros).

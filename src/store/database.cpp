@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "onceorder/store.hpp"
+#include "store/audit_store.hpp"
 #include "store/dialect.hpp"
 
 namespace onceorder::store {
@@ -159,6 +160,20 @@ Clock::duration backoff(int attempt) {
 
 }  // namespace
 
+namespace {
+thread_local AuditInTransaction* t_audit = nullptr;
+}  // namespace
+
+AuditInTransaction::AuditInTransaction(const ActionRecord& row) : row_(row) { t_audit = this; }
+
+AuditInTransaction::~AuditInTransaction() {
+  if (t_audit == this) t_audit = nullptr;
+}
+
+AuditInTransaction* AuditInTransaction::waiting() {
+  return t_audit && t_audit->action_id_ == 0 ? t_audit : nullptr;
+}
+
 Status transact_status(Database& db, const TxOptions& options,
                        const std::function<Status(Connection&)>& body) {
   // Twice: a restart leaves every idle connection dead, and the new connection taken after
@@ -168,6 +183,8 @@ Status transact_status(Database& db, const TxOptions& options,
   bool fresh = false;
   Status last;
   db.metrics().transactions.fetch_add(1, std::memory_order_relaxed);
+  AuditInTransaction* audit =
+      options.mode == TxMode::write ? AuditInTransaction::waiting() : nullptr;
   for (int attempt = 1; attempt <= options.max_attempts; ++attempt) {
     Status st;
     bool lost_before_commit = false;
@@ -178,9 +195,18 @@ Status transact_status(Database& db, const TxOptions& options,
       if (!conn.ok()) return conn.status();
       Connection& c = **conn;
       st = c.begin(options.mode);
+      std::int64_t audit_id = 0;
+      if (st.ok() && audit) {
+        auto recorded = AuditStore(db.dialect()).record(c, audit->row());
+        st = recorded.status();
+        if (recorded.ok()) audit_id = *recorded;
+      }
       if (st.ok()) st = body(c);
       if (st.ok() && c.in_transaction()) st = c.commit();
-      if (st.ok()) return st;
+      if (st.ok()) {
+        if (audit) audit->committed(audit_id);
+        return st;
+      }
       c.rollback();
       lost_before_commit = c.lost_before_commit();
     }

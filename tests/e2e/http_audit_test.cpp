@@ -187,6 +187,40 @@ TEST_P(AuditHttpTest, RefusalsAfterTheHandlerAreRecordedBeforeItNot) {
   EXPECT_EQ(actions().size(), count);
 }
 
+// Each row says what became of its action: `applied` (written in the effect's transaction),
+// `refused` (a 4xx decided inside, nothing written); a refused action changes nothing.
+TEST_P(AuditHttpTest, ARefusedActionLeavesItsRowAndNoEffect) {
+  const Headers admin = bearer("secret-admin-token");
+  ASSERT_EQ(client()
+                .put("/v1/warehouses/1/skus/101", R"({"price_cents": 100, "available": 1})", admin)
+                .status,
+            201);
+  auto rows = since(0);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["outcome"], "applied");
+  EXPECT_EQ(rows[0]["status"], 201);
+
+  expect_problem(client().post("/v1/warehouses/1/skus/101/adjustments",
+                               R"({"delta": -5, "reason": "x"})", admin),
+                 409, "insufficient_stock");
+  rows = since(1);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["action"], "stock.adjust");
+  EXPECT_EQ(rows[0]["outcome"], "refused");
+  EXPECT_EQ(rows[0]["status"], 409);
+  EXPECT_EQ(client().get("/v1/warehouses/1/skus/101", admin).json()["available"], 1);
+
+  ASSERT_EQ(
+      client()
+          .post("/v1/warehouses/1/skus/101/adjustments", R"({"delta": 2, "reason": "x"})", admin)
+          .status,
+      201);
+  rows = since(2);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["outcome"], "applied");
+  EXPECT_EQ(client().get("/v1/warehouses/1/skus/101", admin).json()["available"], 3);
+}
+
 TEST_P(AuditHttpTest, TheTrailFiltersAndPagesNewestFirst) {
   const Headers admin = bearer("secret-admin-token");
   const Headers op = bearer("secret-operator-token");

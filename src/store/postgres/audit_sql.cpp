@@ -13,11 +13,14 @@ namespace onceorder::store::postgres {
 const AuditSql& audit_sql() {
   static const AuditSql sql{
       .record = {"au_record",
-                 "INSERT INTO operator_actions (principal, role, action, target, status, summary) "
-                 "VALUES ($1, $2, $3, $4, $5, $6) RETURNING action_id"},
+                 "INSERT INTO operator_actions (principal, role, action, target, status, summary, "
+                 "outcome) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING action_id"},
+      .finish = {"au_finish",
+                 "UPDATE operator_actions SET status = $2, target = $3, summary = $4 WHERE "
+                 "action_id = $1 RETURNING action_id"},
       .list = {"au_list",
                "SELECT action_id, " OO_PG_UTC(
-                   "at") ", principal, role, action, target, status, summary FROM "
+                   "at") ", principal, role, action, target, status, summary, outcome FROM "
                          "operator_actions WHERE ($1::text IS NULL OR principal = $1) AND "
                          "($2::text IS NULL OR action = $2) AND action_id < $3 ORDER BY "
                          "action_id DESC LIMIT $4"},

@@ -1,4 +1,5 @@
 #include "store/migrations.hpp"
+#include "store/postgres/audit_migrations.hpp"
 
 namespace onceorder::store::postgres {
 namespace {
@@ -896,6 +897,7 @@ constexpr Migration kMigrations[] = {
     {21, "reserved_on_stock", kReservedOnStockUp, kReservedOnStockDown},
     {22, "events", kEventsUp, kEventsDown},
     {23, "deliveries", kDeliveriesUp, kDeliveriesDown},
+    {24, "audit_outcome", kAuditOutcomeUp, kAuditOutcomeDown},
 };
 
 }  // namespace

@@ -12,12 +12,16 @@ namespace onceorder::store::sqlite {
 const AuditSql& audit_sql() {
   static const AuditSql sql{
       .record = {"au_record",
-                 "INSERT INTO operator_actions (principal, role, action, target, status, summary) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING action_id"},
-      .list = {"au_list",
-               "SELECT action_id, at, principal, role, action, target, status, summary FROM "
-               "operator_actions WHERE (?1 IS NULL OR principal = ?1) AND (?2 IS NULL OR "
-               "action = ?2) AND action_id < ?3 ORDER BY action_id DESC LIMIT ?4"},
+                 "INSERT INTO operator_actions (principal, role, action, target, status, summary, "
+                 "outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING action_id"},
+      .finish = {"au_finish",
+                 "UPDATE operator_actions SET status = ?2, target = ?3, summary = ?4 WHERE "
+                 "action_id = ?1 RETURNING action_id"},
+      .list =
+          {"au_list",
+           "SELECT action_id, at, principal, role, action, target, status, summary, outcome FROM "
+           "operator_actions WHERE (?1 IS NULL OR principal = ?1) AND (?2 IS NULL OR "
+           "action = ?2) AND action_id < ?3 ORDER BY action_id DESC LIMIT ?4"},
       .orders_per_minute = {"au_orders_per_minute", OO_SQLITE_PER_MINUTE("orders", "")},
       .items_per_minute = {"au_items_per_minute", OO_SQLITE_PER_MINUTE("production_orders", "")},
       .numbers_per_minute = {"au_numbers_per_minute",

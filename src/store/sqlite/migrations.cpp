@@ -1,4 +1,5 @@
 #include "store/migrations.hpp"
+#include "store/sqlite/audit_migrations.hpp"
 #include "store/sqlite/sql_text.hpp"
 
 namespace onceorder::store::sqlite {
@@ -762,6 +763,7 @@ constexpr Migration kMigrations[] = {
     {21, "reserved_on_stock", kReservedOnStockUp, kReservedOnStockDown},
     {22, "events", kEventsUp, kEventsDown},
     {23, "deliveries", kDeliveriesUp, kDeliveriesDown},
+    {24, "audit_outcome", kAuditOutcomeUp, kAuditOutcomeDown},
 };
 
 }  // namespace

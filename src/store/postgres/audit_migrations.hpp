@@ -1,0 +1,26 @@
+// Migration 24 for PostgreSQL (included by postgres/migrations.cpp): the audit row is written
+// in the transaction of its action's effect (API.md "The audit trail"), before the answer
+// exists, so `status` may be null (no answer was given: the process ended first), and
+// `outcome` says what became of the action.
+#pragma once
+
+#include <string_view>
+
+namespace onceorder::store::postgres {
+
+inline constexpr std::string_view kAuditOutcomeUp = R"sql(
+ALTER TABLE operator_actions ALTER COLUMN status DROP NOT NULL;
+ALTER TABLE operator_actions ADD COLUMN outcome text NOT NULL DEFAULT 'applied'
+  CHECK (outcome IN ('applied', 'unchanged', 'refused', 'failed'));
+UPDATE operator_actions
+   SET outcome = CASE WHEN status >= 500 THEN 'failed' ELSE 'refused' END
+ WHERE status >= 400;
+)sql";
+
+inline constexpr std::string_view kAuditOutcomeDown = R"sql(
+UPDATE operator_actions SET status = 500 WHERE status IS NULL;
+ALTER TABLE operator_actions ALTER COLUMN status SET NOT NULL;
+ALTER TABLE operator_actions DROP COLUMN outcome;
+)sql";
+
+}  // namespace onceorder::store::postgres
