@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "onceorder/status.hpp"
 #include "onceorder/store.hpp"
@@ -42,6 +43,12 @@ inline constexpr int kWorkersPerConnection = 4;
 struct ServerOptions {
   std::string listen = "127.0.0.1:8080";   // host:port; port 0 picks a free one
   std::optional<std::string> tokens_file;  // none: loopback only, no auth
+  // Host names clients may call this server by, besides localhost, 127.0.0.1, [::1] and the
+  // listen address (any port); another Host is answered 421 (docs/API.md, "The HTTP edge").
+  std::vector<std::string> allowed_hosts;
+  // Origins (http[s]://host[:port]) that may send state-changing requests, besides those of
+  // the allowed hosts; another Origin is answered 403.
+  std::vector<std::string> allowed_origins;
   // Request workers; 0: kWorkersPerConnection per database connection.
   int workers = 0;
   std::chrono::milliseconds request_deadline{5000};
