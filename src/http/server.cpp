@@ -306,16 +306,7 @@ class ServerImpl final : public Server {
       http::add_common_headers(res);
       if (linger || stopping_) res.keep_alive(false);
 
-      const double seconds = std::chrono::duration<double>(store::Clock::now() - arrival).count();
-      api_.metrics().record(labels.route, method, res.result_int(), seconds);
-      // Only `busy` carries Retry-After (problem_response): told apart from `unavailable`.
-      if (res.result() == bhttp::status::service_unavailable &&
-          res.find(bhttp::field::retry_after) != res.end()) {
-        api_.metrics().count_busy();
-      }
-      // The principal's name, never the token: views, so the line costs no allocation more.
-      spdlog::info("http method={} route={} principal={} status={} duration_ms={:.2f}", method,
-                   labels.route, labels.principal, res.result_int(), seconds * 1000);
+      record_answer(labels, method, res, arrival);
 
       stream.expires_after(stopping_ ? kStopWriteTime : options_.idle_timeout);
       co_await bhttp::async_write(stream, res, asio::redirect_error(kUseAwaitable, ec));
@@ -326,6 +317,21 @@ class ServerImpl final : public Server {
     stream.socket().shutdown(tcp::socket::shutdown_send, ec);
     if (linger) co_await drain(stream);
     stream.socket().close(ec);
+  }
+
+  // The answer's metrics and access-log line.
+  void record_answer(const http::RequestLabels& labels, std::string_view method,
+                     const Response& res, store::Clock::time_point arrival) {
+    const double seconds = std::chrono::duration<double>(store::Clock::now() - arrival).count();
+    api_.metrics().record(labels.route, method, res.result_int(), seconds);
+    // Only `busy` carries Retry-After (problem_response): told apart from `unavailable`.
+    if (res.result() == bhttp::status::service_unavailable &&
+        res.find(bhttp::field::retry_after) != res.end()) {
+      api_.metrics().count_busy();
+    }
+    // The principal's name, never the token: views, so the line costs no allocation more.
+    spdlog::info("http method={} route={} principal={} status={} duration_ms={:.2f}", method,
+                 labels.route, labels.principal, res.result_int(), seconds * 1000);
   }
 
   // Reads one request's header: waits up to the idle timeout for its first byte, then gives

@@ -145,10 +145,10 @@ TEST_P(OpsHttpTest, UnknownPathsAndWrongMethods) {
 
   const auto del = client().request(Method::delete_, "/v1/scopes/S");
   expect_problem(del, 405, "method_not_allowed");
-  EXPECT_EQ(del.header("allow"), "GET, PUT");
+  EXPECT_EQ(del.header("allow"), "GET, HEAD, PUT");
   const auto post = client().post("/healthz", "{}");
   expect_problem(post, 405, "method_not_allowed");
-  EXPECT_EQ(post.header("allow"), "GET");
+  EXPECT_EQ(post.header("allow"), "GET, HEAD");
   expect_problem(client().put("/v1/scopes/S/documents", "{}"), 405, "method_not_allowed");
   expect_problem(client().post("/v1/invariants", "{}"), 405, "method_not_allowed");
 }
