@@ -84,6 +84,7 @@ set(ONCEORDER_SERVICE_SOURCES
 set(ONCEORDER_HTTP_SOURCES
   src/http/api.cpp
   src/http/auth.cpp
+  src/http/edge.cpp
   src/http/fd_limit.cpp
   src/http/json_input.cpp
   src/http/listen_address.cpp

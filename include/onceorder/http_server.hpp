@@ -7,10 +7,11 @@
 // readiness and metrics (from a cache the server refreshes in the background on connections
 // of its own), the embedded files, and refusals of requests without a valid token — is
 // answered on the I/O thread, so unauthenticated clients never take a worker or a pooled
-// connection. Bodies over 1 MiB are refused; a request's header must arrive within
-// `header_timeout`; idle keep-alive connections are closed. At most `max_connections`
-// connections are held (within the open-file limit, which start() raises to the hard
-// limit); at the cap the longest-idle, else the slowest-sending, connection is closed to
+// connection. A request's header is judged before its body is read (http/edge.hpp: Host,
+// Origin, Content-Type, framing; then route, method and token). Bodies over 1 MiB are refused; a
+// request's header must arrive within `header_timeout`; idle keep-alive connections are closed. At
+// most `max_connections` connections are held (within the open-file limit, which start() raises to
+// the hard limit); at the cap the longest-idle, else the slowest-sending, connection is closed to
 // serve a new one. stop() finishes requests being handled and closes the rest at once.
 // Manual schedule runs in progress (also `?wait=false` ones, on threads of their own) are
 // ended cleanly by stop(): set to `error` so that their orders are candidates again at once.
@@ -22,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "onceorder/status.hpp"
 #include "onceorder/store.hpp"
@@ -42,6 +44,12 @@ inline constexpr int kWorkersPerConnection = 4;
 struct ServerOptions {
   std::string listen = "127.0.0.1:8080";   // host:port; port 0 picks a free one
   std::optional<std::string> tokens_file;  // none: loopback only, no auth
+  // Host names clients may call this server by, besides localhost, 127.0.0.1, [::1] and the
+  // listen address (any port); another Host is answered 421 (docs/API.md, "The HTTP edge").
+  std::vector<std::string> allowed_hosts;
+  // Origins (http[s]://host[:port]) that may send state-changing requests, besides those of
+  // the allowed hosts; another Origin is answered 403.
+  std::vector<std::string> allowed_origins;
   // Request workers; 0: kWorkersPerConnection per database connection.
   int workers = 0;
   std::chrono::milliseconds request_deadline{5000};

@@ -83,6 +83,16 @@ int main(int argc, char** argv) {
   std::chrono::milliseconds header_timeout{10000};
   serve->add_option("--listen", server_options.listen, "host:port to listen on")
       ->capture_default_str();
+  serve
+      ->add_option("--allowed-hosts", server_options.allowed_hosts,
+                   "host names clients call this server by, besides localhost, 127.0.0.1, [::1] "
+                   "and the listen address (comma list; another Host is refused 421)")
+      ->delimiter(',');
+  serve
+      ->add_option("--allowed-origins", server_options.allowed_origins,
+                   "origins (http[s]://host[:port]) that may send changes, besides those of the "
+                   "allowed hosts (comma list; another Origin is refused 403)")
+      ->delimiter(',');
   auto* tokens_option =
       serve->add_option("--tokens", tokens, "tokens file: one 'token role [name]' per line");
   serve

@@ -43,42 +43,56 @@ bool Api::is_readiness_probe(const Request& req) {
   return m && m->route->id == RouteId::readyz && req.method() == bhttp::verb::get;
 }
 
-Response Api::handle(const Request& req, Deadline deadline, RequestLabels& labels, FeedWait* wait) {
+std::optional<Response> Api::gate(const Request& req, RequestLabels& labels,
+                                  std::optional<RouteMatch>& m, Principal& who) const {
   labels = RequestLabels{};
-  std::string_view& route = labels.route;
+  m = match_route(split_target(sv(req.target())).first);
+  if (!m) return problem_response(Status(Code::not_found, "no such resource"));
+  labels.route = m->route->pattern;
+  const auto& methods = m->route->methods;
+  if (std::find(methods.begin(), methods.end(), req.method()) == methods.end()) {
+    Response res = problem_response(Status(
+        Code::method_not_allowed, std::string(req.method_string()) + " is not allowed here"));
+    res.set(bhttp::field::allow, allow_header(*m->route));
+    return res;
+  }
+  std::optional<std::string_view> authorization;
+  if (auto it = req.find(bhttp::field::authorization); it != req.end()) {
+    authorization = sv(it->value());
+  }
+  std::string_view known;  // the caller's name once its token is recognised
+  auto allowed =
+      authorize(tokens_ ? &*tokens_ : nullptr, authorization, route_access(*m->route, req.method()),
+                req.method() == bhttp::verb::get, &known);
+  labels.principal = known.empty() ? std::string_view("-") : known;
+  if (!allowed.ok()) {
+    Response res = problem_response(allowed.status());
+    if (allowed.status().code() == Code::unauthorized) {
+      res.set(bhttp::field::www_authenticate, "Bearer");
+    }
+    return res;
+  }
+  who = *allowed;
+  return std::nullopt;
+}
+
+std::optional<Response> Api::refuse_header(const Request& header, RequestLabels& labels) const {
+  std::optional<RouteMatch> m;
+  Principal who;
+  return gate(header, labels, m, who);
+}
+
+Response Api::handle(const Request& req, Deadline deadline, RequestLabels& labels, FeedWait* wait) {
   Response res;
   try {
-    const auto m = match_route(split_target(sv(req.target())).first);
-    if (!m) {
-      res = problem_response(Status(Code::not_found, "no such resource"));
+    std::optional<RouteMatch> m;
+    Principal who;
+    if (auto refusal = gate(req, labels, m, who)) {
+      res = std::move(*refusal);
     } else {
-      route = m->route->pattern;
-      const auto& methods = m->route->methods;
-      if (std::find(methods.begin(), methods.end(), req.method()) == methods.end()) {
-        res = problem_response(Status(Code::method_not_allowed,
-                                      std::string(req.method_string()) + " is not allowed here"));
-        res.set(bhttp::field::allow, allow_header(*m->route));
-      } else {
-        std::optional<std::string_view> authorization;
-        if (auto it = req.find(bhttp::field::authorization); it != req.end()) {
-          authorization = sv(it->value());
-        }
-        std::string_view known;  // the caller's name once its token is recognised
-        auto who = authorize(tokens_ ? &*tokens_ : nullptr, authorization,
-                             route_access(*m->route, req.method()),
-                             req.method() == bhttp::verb::get, &known);
-        labels.principal = known.empty() ? std::string_view("-") : known;
-        if (!who.ok()) {
-          res = problem_response(who.status());
-          if (who.status().code() == Code::unauthorized) {
-            res.set(bhttp::field::www_authenticate, "Bearer");
-          }
-        } else {
-          const AuditSpec* spec = route_audit(*m->route, req.method());
-          res = spec ? audited_dispatch(*spec, *m, *who, req, deadline, wait)
-                     : dispatch(*m, *who, req, deadline, wait);
-        }
-      }
+      const AuditSpec* spec = route_audit(*m->route, req.method());
+      res = spec ? audited_dispatch(*spec, *m, who, req, deadline, wait)
+                 : dispatch(*m, who, req, deadline, wait);
     }
   } catch (const std::exception& e) {
     res = problem_response(Status(Code::internal, std::string("unhandled exception: ") + e.what()));

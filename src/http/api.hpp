@@ -50,6 +50,11 @@ class Api {
   Response handle(const Request& req, Deadline deadline, RequestLabels& labels,
                   FeedWait* wait = nullptr);
 
+  // The refusal `handle` would give a request on its header alone (no such route, wrong
+  // method, missing or bad token), so that the server reads no body it would refuse; nullopt
+  // when the request may go on. Sets `labels`. Needs no database; never throws.
+  std::optional<Response> refuse_header(const Request& header, RequestLabels& labels) const;
+
   // The route pattern of a target, for answers the server gives without handling the
   // request (body too large, queue full).
   static std::string_view route_label(std::string_view target);
@@ -69,6 +74,10 @@ class Api {
   OpsMonitor& monitor() { return monitor_; }
 
  private:
+  // Route, method and token: the refusal of a request that may not reach a handler, or
+  // nullopt with its route `m` and caller `who`.
+  std::optional<Response> gate(const Request& req, RequestLabels& labels,
+                               std::optional<RouteMatch>& m, Principal& who) const;
   Response dispatch(const RouteMatch& m, const Principal& who, const Request& req,
                     Deadline deadline, FeedWait* wait);
   // dispatch() for an audited request, with its audit row (see handle()); a failure to write

@@ -268,6 +268,7 @@ std::string allow_header(const Route& r) {
   for (verb v : r.methods) {
     if (!out.empty()) out += ", ";
     out += std::string(bhttp::to_string(v));
+    if (v == verb::get) out += ", HEAD";  // the server answers HEAD wherever GET is
   }
   return out;
 }
@@ -292,10 +293,13 @@ Result<std::vector<std::pair<std::string, std::string>>> parse_query(std::string
       return Status(Code::invalid_request, "the query string has a bad percent escape");
     }
     for (const auto& [seen, _] : out) {
-      if (seen == *name) {
-        return Status(Code::invalid_request, "a query parameter appears more than once",
-                      {FieldError{*name, "appears more than once"}});
+      if (seen != *name) continue;
+      // A name that is not text is never echoed back as a field (API.md).
+      if (text_problem(*name)) {
+        return Status(Code::invalid_request, "a query parameter appears more than once");
       }
+      return Status(Code::invalid_request, "a query parameter appears more than once",
+                    {FieldError{*name, "appears more than once"}});
     }
     out.emplace_back(std::move(*name), std::move(*value));
   }

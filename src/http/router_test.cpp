@@ -116,8 +116,8 @@ TEST(Router, UnknownApiPathsDoNotMatch) {
 }
 
 TEST(Router, AllowHeader) {
-  EXPECT_EQ(allow_header(*match_route("/v1/scopes/S")->route), "GET, PUT");
-  EXPECT_EQ(allow_header(*match_route("/v1/scopes/S/documents")->route), "GET, POST");
+  EXPECT_EQ(allow_header(*match_route("/v1/scopes/S")->route), "GET, HEAD, PUT");
+  EXPECT_EQ(allow_header(*match_route("/v1/scopes/S/documents")->route), "GET, HEAD, POST");
 }
 
 TEST(Query, SplitsAndDecodes) {

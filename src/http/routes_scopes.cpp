@@ -4,6 +4,7 @@
 #include "http/problem.hpp"
 #include "http/request_input.hpp"
 #include "http/routes.hpp"
+#include "onceorder/text.hpp"
 
 namespace onceorder::http {
 namespace {
@@ -47,7 +48,14 @@ Status no_query_parameters(std::string_view target) {
   if (!params.ok()) return params.status();
   if (params->empty()) return Status::Ok();
   std::vector<FieldError> errors;
-  for (const auto& [name, _] : *params) errors.push_back({name, "is not a known parameter"});
+  for (const auto& [name, _] : *params) {
+    // A name that is not text is never echoed back (API.md: 400 without a field).
+    if (text_problem(name)) {
+      return Status(Code::invalid_request,
+                    "a query parameter name is not UTF-8 text without control characters");
+    }
+    errors.push_back({name, "is not a known parameter"});
+  }
   return Status(Code::invalid_request, "this route takes no query parameters", std::move(errors));
 }
 

@@ -23,6 +23,7 @@
 #include <spdlog/spdlog.h>
 
 #include "http/api.hpp"
+#include "http/edge.hpp"
 #include "http/fd_limit.hpp"
 #include "http/listen_address.hpp"
 #include "http/problem.hpp"
@@ -101,8 +102,10 @@ struct SessionEntry {
 class ServerImpl final : public Server {
  public:
   ServerImpl(store::Database& db, Scheduler& scheduler, Intake& intake, ServerOptions options,
-             std::optional<http::TokenTable> tokens, int workers, int max_connections)
+             std::optional<http::TokenTable> tokens, http::EdgePolicy edge, int workers,
+             int max_connections)
       : options_(std::move(options)),
+        edge_(std::move(edge)),
         db_(db),
         workers_count_(workers),
         max_connections_(max_connections),
@@ -263,8 +266,8 @@ class ServerImpl final : public Server {
     while (!stopping_ && !linger) {
       bhttp::request_parser<bhttp::string_body> parser;
       parser.body_limit(options_.body_limit);
-      beast::error_code ec = co_await read_request(stream, buffer, parser, entry);
-      const auto arrival = store::Clock::now();
+      beast::error_code ec = co_await read_header(stream, buffer, parser, entry);
+      auto arrival = store::Clock::now();
       stream.expires_never();
 
       Response res;
@@ -273,32 +276,37 @@ class ServerImpl final : public Server {
       const std::string_view method = parser.get().method() == bhttp::verb::unknown
                                           ? "OTHER"
                                           : http::sv(bhttp::to_string(parser.get().method()));
+      // HEAD is answered as GET is, without the body (RFC 9110 9.3.2).
+      const bool head = !ec && parser.get().method() == bhttp::verb::head;
+      if (head) parser.get().method(bhttp::verb::get);
+      std::optional<Response> refusal;
+      if (!ec) {
+        refusal = refuse_header(parser.get(), !parser.is_done(), labels, linger);
+        if (!refusal) {
+          ec = co_await read_body(stream, buffer, parser);
+          arrival = store::Clock::now();  // the deadline is the handler's, not the upload's
+        }
+      }
       if (ec) {
-        auto refusal = refuse_unreadable(ec, parser, labels.route);
+        refusal = refuse_unreadable(ec, parser, labels.route);
         if (!refusal) break;  // closed, idle timeout, reset or stopped: nobody to answer
+        linger = true;        // the rest of the request was never read: close after answering
+      }
+      if (refusal) {
         res = std::move(*refusal);
-        linger = true;  // the rest of the request was never read: close after answering
       } else {
         entry.enter(SessionEntry::State::handling);
         Request req = parser.release();
         res = co_await answer(req, arrival, labels);
         res.keep_alive(req.keep_alive());
       }
+      if (head) res.body().clear();  // its Content-Length stays the GET's
       entry.enter(SessionEntry::State::answering);
       res.version(11);
       http::add_common_headers(res);
       if (linger || stopping_) res.keep_alive(false);
 
-      const double seconds = std::chrono::duration<double>(store::Clock::now() - arrival).count();
-      api_.metrics().record(labels.route, method, res.result_int(), seconds);
-      // Only `busy` carries Retry-After (problem_response): told apart from `unavailable`.
-      if (res.result() == bhttp::status::service_unavailable &&
-          res.find(bhttp::field::retry_after) != res.end()) {
-        api_.metrics().count_busy();
-      }
-      // The principal's name, never the token: views, so the line costs no allocation more.
-      spdlog::info("http method={} route={} principal={} status={} duration_ms={:.2f}", method,
-                   labels.route, labels.principal, res.result_int(), seconds * 1000);
+      record_answer(labels, method, res, arrival);
 
       stream.expires_after(stopping_ ? kStopWriteTime : options_.idle_timeout);
       co_await bhttp::async_write(stream, res, asio::redirect_error(kUseAwaitable, ec));
@@ -311,14 +319,27 @@ class ServerImpl final : public Server {
     stream.socket().close(ec);
   }
 
-  // Reads one request: waits up to the idle timeout for its first byte, then gives the
-  // whole header `header_timeout` (a total, not per byte: trickling does not extend it)
-  // and the body the idle timeout. Answers `Expect: 100-continue` so that such clients
-  // send their body.
-  asio::awaitable<beast::error_code> read_request(beast::tcp_stream& stream,
-                                                  beast::flat_buffer& buffer,
-                                                  bhttp::request_parser<bhttp::string_body>& parser,
-                                                  SessionEntry& entry) const {
+  // The answer's metrics and access-log line.
+  void record_answer(const http::RequestLabels& labels, std::string_view method,
+                     const Response& res, store::Clock::time_point arrival) {
+    const double seconds = std::chrono::duration<double>(store::Clock::now() - arrival).count();
+    api_.metrics().record(labels.route, method, res.result_int(), seconds);
+    // Only `busy` carries Retry-After (problem_response): told apart from `unavailable`.
+    if (res.result() == bhttp::status::service_unavailable &&
+        res.find(bhttp::field::retry_after) != res.end()) {
+      api_.metrics().count_busy();
+    }
+    // The principal's name, never the token: views, so the line costs no allocation more.
+    spdlog::info("http method={} route={} principal={} status={} duration_ms={:.2f}", method,
+                 labels.route, labels.principal, res.result_int(), seconds * 1000);
+  }
+
+  // Reads one request's header: waits up to the idle timeout for its first byte, then gives
+  // the whole header `header_timeout` (a total, not per byte: trickling does not extend it).
+  asio::awaitable<beast::error_code> read_header(beast::tcp_stream& stream,
+                                                 beast::flat_buffer& buffer,
+                                                 bhttp::request_parser<bhttp::string_body>& parser,
+                                                 SessionEntry& entry) const {
     beast::error_code ec;
     entry.enter(SessionEntry::State::idle);
     if (buffer.size() == 0) {
@@ -332,7 +353,31 @@ class ServerImpl final : public Server {
     stream.expires_after(options_.header_timeout);
     co_await bhttp::async_read_header(stream, buffer, parser,
                                       asio::redirect_error(kUseAwaitable, ec));
-    if (ec) co_return ec;
+    co_return ec;
+  }
+
+  // The refusal of a request on its header alone, before any of its body is read: the edge's
+  // rules (Host, framing, Origin, Content-Type; these close the connection), then the route,
+  // method and token (these close it only when a body was on its way). nullopt admits it.
+  std::optional<Response> refuse_header(http::Request& header, bool body_pending,
+                                        http::RequestLabels& labels, bool& close) const {
+    if (auto refusal = edge_.check(header)) {
+      labels.route = http::Api::route_label(http::sv(header.target()));
+      close = true;
+      return refusal;
+    }
+    auto refusal = api_.refuse_header(header, labels);
+    if (refusal && body_pending) close = true;
+    return refusal;
+  }
+
+  // Reads the body of an admitted request, within the idle timeout. Answers
+  // `Expect: 100-continue` (only now, once the request is admitted) so that such clients
+  // send their body.
+  asio::awaitable<beast::error_code> read_body(
+      beast::tcp_stream& stream, beast::flat_buffer& buffer,
+      bhttp::request_parser<bhttp::string_body>& parser) const {
+    beast::error_code ec;
     stream.expires_after(options_.idle_timeout);
     if (beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
       bhttp::response<bhttp::empty_body> go_on{bhttp::status::continue_, 11};
@@ -342,6 +387,7 @@ class ServerImpl final : public Server {
     if (!parser.is_done()) {
       co_await bhttp::async_read(stream, buffer, parser, asio::redirect_error(kUseAwaitable, ec));
     }
+    stream.expires_never();
     co_return ec;
   }
 
@@ -523,6 +569,7 @@ class ServerImpl final : public Server {
   }
 
   const ServerOptions options_;
+  const http::EdgePolicy edge_;
   store::Database& db_;
   const int workers_count_;
   const int max_connections_;
@@ -551,6 +598,8 @@ Result<std::unique_ptr<Server>> Server::start(store::Database& db, Scheduler& sc
                                               Intake& intake, ServerOptions options) {
   OO_ASSIGN_OR_RETURN(auto host_port, http::parse_listen(options.listen));
   OO_ASSIGN_OR_RETURN(auto endpoint, http::resolve_listen(host_port));
+  OO_ASSIGN_OR_RETURN(auto edge, http::EdgePolicy::make(host_port.host, options.allowed_hosts,
+                                                        options.allowed_origins));
   std::optional<http::TokenTable> tokens;
   if (options.tokens_file) {
     OO_ASSIGN_OR_RETURN(auto table, http::TokenTable::load(*options.tokens_file));
@@ -581,7 +630,7 @@ Result<std::unique_ptr<Server>> Server::start(store::Database& db, Scheduler& sc
   }
 
   auto server = std::make_unique<ServerImpl>(db, scheduler, intake, options, std::move(tokens),
-                                             workers, max_connections);
+                                             std::move(edge), workers, max_connections);
   OO_RETURN_IF_ERROR(server->listen(endpoint));
   server->run();
   if (auth) {

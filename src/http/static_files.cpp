@@ -42,8 +42,9 @@ Response get_embedded_file(const Request& req, std::string_view path) {
   Response res;
   const auto inm = req.find(bhttp::field::if_none_match);
   if (inm != req.end() && none_match_hits(sv(inm->value()), file->etag)) {
+    // No Content-Length: a 304's would have to be the 200's (RFC 9110 15.4.5), and none is
+    // needed (a 304 never has a body).
     res = Response{bhttp::status::not_modified, 11};
-    res.prepare_payload();
   } else {
     res = text_response(bhttp::status::ok, std::string(file->content_type),
                         std::string(file->content));

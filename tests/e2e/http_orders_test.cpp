@@ -355,11 +355,11 @@ TEST_P(OrdersHttpTest, OrderIdsInThePath) {
   expect_problem(client().get("/v1/orders/1/other"), 404, "not_found");
   const auto wrong = client().request(Method::delete_, "/v1/orders/1");
   expect_problem(wrong, 405, "method_not_allowed");
-  EXPECT_EQ(wrong.header("allow"), "GET");
+  EXPECT_EQ(wrong.header("allow"), "GET, HEAD");
   // GET /v1/orders lists orders (http_lists_test.cpp); other methods are still refused.
   const auto wrong_list = client().request(Method::delete_, "/v1/orders");
   expect_problem(wrong_list, 405, "method_not_allowed");
-  EXPECT_EQ(wrong_list.header("allow"), "GET, POST");
+  EXPECT_EQ(wrong_list.header("allow"), "GET, HEAD, POST");
 }
 
 class OrdersAuthHttpTest : public OrdersHttpTest {

@@ -41,7 +41,7 @@ TEST_P(ServeProcessTest, SlowClientsBeyondTheDescriptorLimitDoNotStallANewOne) {
 
   std::vector<SlowClient> slow;
   for (int i = 0; i < 400; ++i) {
-    slow.emplace_back(port, "GET /healthz HTTP/1.1\r\nHost: slow\r\nX-Pad: ");
+    slow.emplace_back(port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: ");
     ASSERT_GE(slow.back().fd(), 0) << "connection " << i;
   }
   std::this_thread::sleep_for(300ms);
@@ -126,7 +126,7 @@ TEST_P(ServeProcessTest, SigtermDoesNotWaitForAClientTricklingItsBody) {
   const std::uint16_t port = serve.port();
   ASSERT_NE(port, 0) << serve.output();
   SlowClient trickler(port,
-                      "POST /v1/scopes/S/documents HTTP/1.1\r\nHost: slow\r\n"
+                      "POST /v1/scopes/S/documents HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                       "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
                       "{\"title\": \"");
   ASSERT_GE(trickler.fd(), 0);
