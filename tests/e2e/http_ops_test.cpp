@@ -164,7 +164,7 @@ TEST_P(OpsHttpTest, AnonymousProbesDoNotStarveAuthenticatedRequests) {
   ServerOptions options;
   options.workers = 1;  // four more requests may wait for it
   options.request_deadline = 10s;
-  options.tokens_file = write_file("tokens", "admin-token admin\n");
+  options.tokens_file = write_tokens("admin-token admin\n");
   start_server(options);
   const Headers admin{{"Authorization", "Bearer admin-token"}};
 
