@@ -224,6 +224,7 @@ TEST_P(OpsHttpTest, AnUnreachableDatabaseIsNotDescribedToClients) {
   Intake intake(broken);
   ServerOptions options;
   options.listen = "127.0.0.1:0";
+  options.tokens_file = write_tokens(test_tokens_text());
   auto server = Server::start(broken, scheduler, intake, options);
   ASSERT_TRUE(server.ok()) << server.status().to_string();
   HttpClient c((*server)->port(), 10s);
