@@ -1,5 +1,7 @@
 #include "http/auth_throttle.hpp"
 
+#include <algorithm>
+#include <functional>
 #include <iterator>
 
 namespace onceorder::http {
@@ -13,7 +15,8 @@ std::optional<std::chrono::seconds> AuthThrottle::refused(const std::string& add
   return std::max(left, std::chrono::seconds(1));
 }
 
-bool AuthThrottle::record_failure(const std::string& address, Clock::time_point now) {
+bool AuthThrottle::record_failure(const std::string& address, std::size_t token_hash,
+                                  Clock::time_point now) {
   std::lock_guard lock(mu_);
   if (by_address_.size() >= kAuthThrottleAddresses && !by_address_.contains(address)) {
     forget_some(now);
@@ -22,11 +25,15 @@ bool AuthThrottle::record_failure(const std::string& address, Clock::time_point 
   if (f.count == 0 || now - f.window_start >= window_) {
     f.window_start = now;
     f.count = 0;
+    f.seen.clear();
   }
+  if (std::find(f.seen.begin(), f.seen.end(), token_hash) != f.seen.end()) return false;
+  f.seen.push_back(token_hash);
   ++f.count;
   if (f.count < limit_ || f.refused_until > now) return false;
   f.refused_until = now + window_;
   f.count = 0;  // a new window of failures starts once the refusal ends
+  f.seen.clear();
   return true;
 }
 

@@ -395,7 +395,8 @@ class ServerImpl final : public Server {
   }
 
   // answer(), unless `peer` sent too many bad tokens lately (AuthThrottle): then a request that
-  // needs a token gets 429 whatever it carries. Every 401 is counted against `peer`.
+  // needs a token gets 429 whatever it carries. A 401 to a request that carried a token counts
+  // that token against `peer` (one without any is no guess).
   asio::awaitable<Response> answer_throttled(const Request& req, store::Clock::time_point arrival,
                                              http::RequestLabels& labels, const std::string& peer) {
     if (http::Api::needs_token(req)) {
@@ -412,9 +413,12 @@ class ServerImpl final : public Server {
       }
     }
     Response res = co_await answer(req, arrival, labels);
-    if (res.result() == bhttp::status::unauthorized) {
-      api_.metrics().auth_failures().fetch_add(1);
-      if (throttle_.record_failure(peer, http::AuthThrottle::Clock::now())) {
+    const auto authorization = req.find(bhttp::field::authorization);
+    if (res.result() == bhttp::status::unauthorized) api_.metrics().auth_failures().fetch_add(1);
+    if (res.result() == bhttp::status::unauthorized && authorization != req.end()) {
+      const std::size_t token_hash =
+          std::hash<std::string_view>{}(http::sv(authorization->value()));
+      if (throttle_.record_failure(peer, token_hash, http::AuthThrottle::Clock::now())) {
         spdlog::warn(
             "msg=\"refusing an address after bad tokens\" address={} failures={} seconds={}", peer,
             options_.auth_failure_limit, options_.auth_failure_window.count());

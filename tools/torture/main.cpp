@@ -189,7 +189,7 @@ bool start_serves(const std::string& bin, const Database& db, const fs::path& di
                   std::vector<std::unique_ptr<Serve>>& serves, Targets& targets) {
   // The token the harness's clients send by default (testing::kTestAdminToken).
   const std::string tokens = (dir / "tokens").string();
-  std::ofstream(tokens) << testing::test_tokens_text();
+  std::ofstream(tokens) << onceorder::testing::test_tokens_text();
   fs::permissions(tokens, fs::perms::owner_read | fs::perms::owner_write);
   const std::vector<std::string> serve_args = {
       "--tokens",              tokens,
