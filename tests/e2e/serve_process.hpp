@@ -33,6 +33,18 @@
 
 namespace onceorder::testing {
 
+// A private temporary file (mode 0600) admitting kTestAdminToken, for `--tokens`; the caller
+// removes it. Empty when it could not be written.
+inline std::string write_test_tokens() {
+  char path[] = "/tmp/onceorder-test-tokens-XXXXXX";
+  const int fd = mkstemp(path);  // mode 0600
+  if (fd < 0) return {};
+  const std::string text = test_tokens_text();
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok ? std::string(path) : std::string();
+}
+
 enum class ServeTokens {
   test,  // --tokens with a file admitting kTestAdminToken, unless `extra` names one
   own,   // as `extra` says: without --tokens, serve finds or makes its own file
@@ -131,17 +143,6 @@ class ServeProcess {
   }
 
  private:
-  // A private temporary file admitting kTestAdminToken.
-  static std::string write_test_tokens() {
-    char path[] = "/tmp/onceorder-test-tokens-XXXXXX";
-    const int fd = mkstemp(path);  // mode 0600
-    if (fd < 0) return {};
-    const std::string text = test_tokens_text();
-    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    close(fd);
-    return ok ? std::string(path) : std::string();
-  }
-
   std::string tokens_file_;
   pid_t pid_ = -1;
   std::optional<int> exit_code_;
