@@ -219,19 +219,16 @@ int main(int argc, char** argv) {
 
   if (*token_new) return cli::token_new(token_role, token_name);
   // Every server has a tokens file: the one given (`--tokens ""`, an unset variable, is an
-  // error, not a default), or the one serve makes at first start. Checked before anything
-  // else happens.
+  // error, not a default), checked before anything else happens, or the one serve makes at
+  // first start once the database has opened (a mistyped --db makes no file).
   cli::ServeTokens serve_tokens;
-  if (*serve) {
-    if (tokens_option->count() > 0) {
-      serve_tokens.path = tokens;
-    } else {
-      auto found = cli::serve_tokens_file(db_url, state_dir);
-      if (!found.ok()) return cli::fail(found.status());
-      serve_tokens = std::move(found).value();
-    }
+  const bool tokens_given = *serve && tokens_option->count() > 0;
+  if (tokens_given) {
+    serve_tokens.path = tokens;
     auto table = http::TokenTable::load(serve_tokens.path);
     if (!table.ok()) return cli::fail(table.status());
+  }
+  if (*serve) {
     if (Status st = cli::check_delivery_flags(delivery_flags); !st.ok()) return cli::fail(st);
   }
 
@@ -264,6 +261,11 @@ int main(int argc, char** argv) {
   if (*requeue) return cli::schedule_requeue(database, sched, requeue_keys, requeue_dry_run);
   if (*endpoint_test) return cli::endpoint_test(database, endpoint_flags);
   if (*serve) {
+    if (!tokens_given) {
+      auto found = cli::serve_tokens_file(db_url, state_dir);
+      if (!found.ok()) return cli::fail(found.status());
+      serve_tokens = std::move(found).value();
+    }
     server_options.tokens_file = serve_tokens.path;
     server_options.request_deadline = std::chrono::milliseconds(request_timeout_ms);
     server_options.header_timeout = std::max(

@@ -301,7 +301,8 @@ TEST_F(CliTest, PasswordsInDatabaseUrlsAreNeverPrinted) {
   };
   for (const std::string& url : urls) {
     SCOPED_TRACE(url);
-    for (const std::string command : {"migrate", "check", "serve --listen 127.0.0.1:0"}) {
+    const std::string serve = "serve --listen 127.0.0.1:0 --state-dir " + dir_.string();
+    for (const std::string& command : {std::string("migrate"), std::string("check"), serve}) {
       auto r = run("--db " + url + " " + command, /*timeout_seconds=*/20);
       EXPECT_EQ(r.exit_code, 2) << r.output;
       EXPECT_EQ(r.output.find("hunter2"), std::string::npos) << r.output;
@@ -313,6 +314,8 @@ TEST_F(CliTest, PasswordsInDatabaseUrlsAreNeverPrinted) {
     EXPECT_EQ(from_env.exit_code, 2) << from_env.output;
     EXPECT_EQ(from_env.output.find("hunter2"), std::string::npos) << from_env.output;
   }
+  // A serve that could not open its database made no tokens file (and printed no token).
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "onceorder.tokens"));
   // The rest of the URL is still shown: the operator can tell which database it was.
   auto r = run("--db 'postgresql://u:hunter2secret@127.0.0.1:1/x?connect_timeout=2' migrate");
   EXPECT_NE(r.output.find("postgresql://u:***@127.0.0.1:1/x"), std::string::npos) << r.output;
