@@ -21,7 +21,7 @@ if [[ $FORM == orders ]]; then
   raw() { pgbench -n -f "$here/order5f.sql" -D nskus="$N" -c "$C" -j 2 -T "$T" bench; }
   batch_metric=onceorder_order_batch_size
 else
-  load() { SCOPES=$S wrk -t2 -c"$C" -d"${T}s" -s "$here/doc.lua" "http://127.0.0.1:$port"; }
+  load() { SCOPES=$S WRK_SCRIPT="$here/doc.lua" wrk -t2 -c"$C" -d"${T}s" -s "$(dirname "$0")/with-token.lua" "http://127.0.0.1:$port"; }
   raw() { pgbench -n -f "$here/gapless1.sql" -D nscopes="$S" -c "$C" -j 2 -T "$T" bench; }
   batch_metric=onceorder_numbering_batch_size
 fi

@@ -16,7 +16,7 @@ serve_start "$BIN" postgresql:///oo
 curl -sf -X PUT -H 'Content-Type: application/json' -d '{"width":9,"max":999999999}' \
   "localhost:$port/v1/scopes/HOT0" >/dev/null
 last() { psql -qAtX -d oo -c "SELECT last_value FROM doc_scopes WHERE scope = 'HOT0'"; }
-SCOPES=1 wrk -t2 -c"$C" -d8s -s "$here/doc.lua" "http://127.0.0.1:$port" >/dev/null &
+SCOPES=1 WRK_SCRIPT="$here/doc.lua" wrk -t2 -c"$C" -d8s -s "$(dirname "$0")/with-token.lua" "http://127.0.0.1:$port" >/dev/null &
 wrk_pid=$!
 sleep 2
 before=$(last)

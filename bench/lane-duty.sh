@@ -21,7 +21,7 @@ if [[ $FORM == orders ]]; then
 else
   for s in $(seq 0 $((S - 1))); do curl -sf -X PUT -H 'Content-Type: application/json' -d '{"width":9,"max":999999999}' "localhost:$port/v1/scopes/HOT$s" >/dev/null; done
   metric=onceorder_numbering_batch
-  load() { SCOPES=$S wrk --latency -t2 -c"$C" -d"${T}s" -s "$here/doc.lua" "http://127.0.0.1:$port"; }
+  load() { SCOPES=$S WRK_SCRIPT="$here/doc.lua" wrk --latency -t2 -c"$C" -d"${T}s" -s "$(dirname "$0")/with-token.lua" "http://127.0.0.1:$port"; }
 fi
 # requests (sum of batch sizes), batches, batch seconds
 sample() {

@@ -133,12 +133,20 @@ quietly() {
 # serve_start BIN URL [serve options...]: starts `onceorder serve` on a free loopback port
 # against URL and waits until it answers /readyz; sets $port and $serve_pid. Its output goes
 # to $tmp/serve.log, printed if it does not come up. Stop it with serve_stop (also from an
-# EXIT trap: it is a no-op when nothing runs).
+# EXIT trap: it is a no-op when nothing runs). The server admits one admin token, made here
+# and exported as ONCEORDER_TOKEN; curl sends it ($tmp/.curlrc through CURL_HOME), and so do
+# bench/orders.lua and bench/with-token.lua (which wraps another wrk script, WRK_SCRIPT).
 serve_start() {
-  local bin=$1 url=$2 _
+  local bin=$1 url=$2 _ made
   shift 2
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  "$bin" serve --db "$url" --listen "127.0.0.1:$port" --pool-size "${POOL:-16}" "$@" >"$tmp/serve.log" 2>&1 &
+  made=$("$bin" token new admin bench)
+  ONCEORDER_TOKEN=$(sed -n 's/^token: //p' <<<"$made")
+  export ONCEORDER_TOKEN
+  (umask 077 && sed -n 's/^line: //p' <<<"$made" >"$tmp/tokens")
+  printf 'header = "Authorization: Bearer %s"\n' "$ONCEORDER_TOKEN" >"$tmp/.curlrc"
+  export CURL_HOME=$tmp
+  "$bin" serve --db "$url" --listen "127.0.0.1:$port" --pool-size "${POOL:-16}" --tokens "$tmp/tokens" "$@" >"$tmp/serve.log" 2>&1 &
   serve_pid=$!
   for _ in $(seq 100); do
     curl -sf "localhost:$port/readyz" >/dev/null && return 0

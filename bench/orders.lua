@@ -33,5 +33,6 @@ request = function()
     fresh()
     if math.random() < q then left = 3 end
   end
-  return wrk.format("POST", "/v1/orders", {["Content-Type"] = "application/json", ["Idempotency-Key"] = key}, body)
+  return wrk.format("POST", "/v1/orders", {["Content-Type"] = "application/json", ["Idempotency-Key"] = key,
+    ["Authorization"] = "Bearer " .. (os.getenv("ONCEORDER_TOKEN") or "")}, body)
 end

@@ -22,7 +22,7 @@ echo "case clients raw oo ratio p99 (wrk) server p99/p99.9 non2xx"
 for s in ${SCOPESET:-1 64}; do
   raw=$(tps -f "$base/gapless1.sql" -D nscopes=$s -c $C -j 2)
   before=$(server_buckets "/v1/scopes/{scope}/documents")
-  read -r oo p99 bad < <(SCOPES=$s rps "$here/doc.lua")
+  read -r oo p99 bad < <(SCOPES=$s WRK_SCRIPT="$here/doc.lua" rps "$(dirname "$0")/with-token.lua")
   srv=$(server_quantiles "$before" "$(server_buckets "/v1/scopes/{scope}/documents")")
   echo "numbers-${s}scopes $C $raw $oo $(python3 -c "print(round($oo/$raw,2))") p99=$p99 $srv non2xx=$bad"
 done

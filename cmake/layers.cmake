@@ -85,6 +85,7 @@ set(ONCEORDER_HTTP_SOURCES
   src/http/api.cpp
   src/http/auth.cpp
   src/http/edge.cpp
+  src/http/auth_throttle.cpp
   src/http/fd_limit.cpp
   src/http/json_input.cpp
   src/http/listen_address.cpp
@@ -106,6 +107,7 @@ set(ONCEORDER_HTTP_SOURCES
   src/http/run_executor.cpp
   src/http/server.cpp
   src/http/static_files.cpp
+  src/http/tokens_file.cpp
   src/http/webhook_sender.cpp
 )
 set(ONCEORDER_CLI_SOURCES
@@ -114,4 +116,5 @@ set(ONCEORDER_CLI_SOURCES
   src/cli/demo.cpp
   src/cli/main.cpp
   src/cli/options.cpp
+  src/cli/tokens.cpp
 )

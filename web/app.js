@@ -20,6 +20,19 @@ function headers() {
   return token ? { Authorization: "Bearer " + token } : {};
 }
 
+// A token in the address's fragment (`/#token=…`, as `onceorder serve` and scripts/run-demo
+// print it; a browser never sends the fragment to the server) is kept for the tab as a typed
+// one is, and taken out of the address bar and its history entry at once.
+(function tokenFromFragment() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const token = params.get("token");
+  if (token === null) return;
+  if (token.trim()) sessionStorage.setItem(tokenKey, token.trim());
+  params.delete("token");
+  const rest = params.toString();
+  history.replaceState(history.state, "", location.pathname + location.search + (rest ? "#" + rest : ""));
+})();
+
 // Amounts are 64-bit (ids are sent as strings already): past 2^53 a JavaScript number would
 // change their last digits, so an integer a double cannot hold exactly stays the text sent.
 function parseJson(text) {

@@ -41,9 +41,19 @@ struct DeliveryMetrics;
 // "The cheap path").
 inline constexpr int kWorkersPerConnection = 4;
 
+// Bad tokens (401 answers) one client address may send within kAuthFailureWindow; past them,
+// its requests to routes that need a token are answered 429 until the window has passed.
+inline constexpr int kAuthFailureLimit = 10;
+inline constexpr std::chrono::seconds kAuthFailureWindow{60};
+
 struct ServerOptions {
-  std::string listen = "127.0.0.1:8080";   // host:port; port 0 picks a free one
-  std::optional<std::string> tokens_file;  // none: loopback only, no auth
+  std::string listen = "127.0.0.1:8080";  // host:port; port 0 picks a free one
+  // The tokens file (`onceorder serve` finds or creates one when --tokens is not given).
+  // Required: start() refuses to serve without it.
+  std::optional<std::string> tokens_file;
+  // Bad tokens one address may send within the window before it is refused (429).
+  int auth_failure_limit = kAuthFailureLimit;
+  std::chrono::seconds auth_failure_window = kAuthFailureWindow;
   // Host names clients may call this server by, besides localhost, 127.0.0.1, [::1] and the
   // listen address (any port); another Host is answered 421 (docs/API.md, "The HTTP edge").
   std::vector<std::string> allowed_hosts;
@@ -67,8 +77,8 @@ struct ServerOptions {
 
 class Server {
  public:
-  // Binds and starts serving. Fails (nothing started) on a bad address, an unreadable or
-  // malformed tokens file, or a non-loopback address without tokens. The process's one
+  // Binds and starts serving. Fails (nothing started) on a bad address, or a tokens file
+  // that is missing, unreadable, open to group or others, or malformed. The process's one
   // Scheduler and Intake (and `db`) must outlive the server.
   static Result<std::unique_ptr<Server>> start(store::Database& db, Scheduler& scheduler,
                                                Intake& intake, ServerOptions options);

@@ -35,6 +35,7 @@ enum class Code {
   use_adjustment,
   insufficient_stock,
   conflict,
+  too_many_requests,  // too many bad tokens from one address: retry after a while
   // Server side.
   busy,         // no connection or lock within the deadline; nothing was written
   unavailable,  // database unreachable or not migrated

@@ -13,6 +13,7 @@
 #include "cli/delivery.hpp"
 #include "cli/demo.hpp"
 #include "cli/options.hpp"
+#include "cli/tokens.hpp"
 #include "http/auth.hpp"
 #include "onceorder/db_url.hpp"
 #include "onceorder/duration.hpp"
@@ -93,8 +94,15 @@ int main(int argc, char** argv) {
                    "origins (http[s]://host[:port]) that may send changes, besides those of the "
                    "allowed hosts (comma list; another Origin is refused 403)")
       ->delimiter(',');
-  auto* tokens_option =
-      serve->add_option("--tokens", tokens, "tokens file: one 'token role [name]' per line");
+  auto* tokens_option = serve->add_option(
+      "--tokens", tokens,
+      "tokens file: one 'token role [name]' per line (default: made at first start, see "
+      "--state-dir)");
+  std::string state_dir;
+  serve->add_option("--state-dir", state_dir,
+                    "where serve makes its tokens file without --tokens: onceorder.tokens there "
+                    "(default: beside an SQLite database, else $STATE_DIRECTORY or the working "
+                    "directory)");
   serve
       ->add_option("--pool-size", pool_size,
                    "database connections (request workers: 4 per connection)")
@@ -203,6 +211,15 @@ int main(int argc, char** argv) {
   bool apply = false;
   dedup->add_flag("--apply", apply, "carry the plan out and move staged rows into the live table");
 
+  auto* token_cmd = app.add_subcommand("token", "API tokens");
+  token_cmd->require_subcommand(1);
+  auto* token_new = token_cmd->add_subcommand(
+      "new", "print a fresh token and its tokens-file line (sha256: form)");
+  std::string token_role, token_name;
+  token_new->add_option("ROLE", token_role, "admin | operator | viewer | customer:<id>")
+      ->required();
+  token_new->add_option("NAME", token_name, "who the token stands for (1-64 of [A-Za-z0-9._@-])");
+
   cli::EndpointTestFlags endpoint_flags;
   auto* endpoint_test = cli::add_endpoint_commands(app, endpoint_flags);
 
@@ -210,13 +227,16 @@ int main(int argc, char** argv) {
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z level=%l %v");
 
-  // `--tokens ""` (an unset variable) must not quietly mean "no authentication": a path
-  // given is a path to read, checked before anything else happens.
+  if (*token_new) return cli::token_new(token_role, token_name);
+  // Every server has a tokens file: the one given (`--tokens ""`, an unset variable, is an
+  // error, not a default), checked before anything else happens, or the one serve makes at
+  // first start once the database has opened (a mistyped --db makes no file).
+  cli::ServeTokens serve_tokens;
   const bool tokens_given = *serve && tokens_option->count() > 0;
   if (tokens_given) {
-    auto table = http::TokenTable::load(tokens);
+    serve_tokens.path = tokens;
+    auto table = http::TokenTable::load(serve_tokens.path);
     if (!table.ok()) return cli::fail(table.status());
-    if (auto warning = http::TokenTable::exposure_warning(tokens)) spdlog::warn("{}", *warning);
   }
   if (*serve) {
     if (Status st = cli::check_delivery_flags(delivery_flags); !st.ok()) return cli::fail(st);
@@ -251,7 +271,12 @@ int main(int argc, char** argv) {
   if (*requeue) return cli::schedule_requeue(database, sched, requeue_keys, requeue_dry_run);
   if (*endpoint_test) return cli::endpoint_test(database, endpoint_flags);
   if (*serve) {
-    if (tokens_given) server_options.tokens_file = tokens;
+    if (!tokens_given) {
+      auto found = cli::serve_tokens_file(db_url, state_dir);
+      if (!found.ok()) return cli::fail(found.status());
+      serve_tokens = std::move(found).value();
+    }
+    server_options.tokens_file = serve_tokens.path;
     server_options.request_deadline = std::chrono::milliseconds(request_timeout_ms);
     server_options.header_timeout = std::max(
         std::chrono::seconds(1), std::chrono::duration_cast<std::chrono::seconds>(header_timeout));
@@ -271,6 +296,7 @@ int main(int argc, char** argv) {
     deliveries.start();
     spdlog::info("msg=\"serving\" url=http://{}/ db={} port={}", server_options.listen,
                  engine_name(database.engine()), (*server)->port());
+    cli::print_console_url(serve_tokens, server_options.listen, (*server)->port());
     (*server)->wait();
     deliveries.stop();  // before the database closes
     maintenance.stop();

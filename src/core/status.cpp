@@ -44,6 +44,8 @@ std::string_view code_name(Code code) {
       return "insufficient_stock";
     case Code::conflict:
       return "conflict";
+    case Code::too_many_requests:
+      return "too_many_requests";
     case Code::busy:
       return "busy";
     case Code::unavailable:

@@ -38,6 +38,13 @@ bool Api::answers_inline(const Request& req) const {
               .ok();
 }
 
+bool Api::needs_token(const Request& req) {
+  const auto m = match_route(split_target(sv(req.target())).first);
+  if (!m || m->route->access == Access::open) return false;
+  const auto& methods = m->route->methods;
+  return std::find(methods.begin(), methods.end(), req.method()) != methods.end();
+}
+
 bool Api::is_readiness_probe(const Request& req) {
   const auto m = match_route(split_target(sv(req.target())).first);
   return m && m->route->id == RouteId::readyz && req.method() == bhttp::verb::get;

@@ -33,7 +33,7 @@ struct RequestLabels {
 
 class Api {
  public:
-  // `tokens`: nullopt turns authentication off. The services outlive the Api.
+  // `tokens`: nullopt admits no token (only open routes answer). The services outlive the Api.
   // `invariants_interval`: time between the background invariant runs /metrics shows.
   // `deliveries`: the delivery workers' counters /metrics shows (null: none; outlives the Api).
   Api(store::Database& db, Scheduler& scheduler, Intake& intake, std::optional<TokenTable> tokens,
@@ -65,6 +65,8 @@ class Api {
   // wrong method, missing or bad token). So nothing a client without a token sends can
   // take a worker or a connection that authenticated requests need.
   bool answers_inline(const Request& req) const;
+  // True when the request's route and method exist and need a token (not an open route).
+  static bool needs_token(const Request& req);
   // True for GET /readyz: the server first lets the monitor refresh a stale answer.
   static bool is_readiness_probe(const Request& req);
 

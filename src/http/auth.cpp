@@ -1,13 +1,14 @@
 #include "http/auth.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <cstring>
 
 namespace onceorder::http {
 namespace {
@@ -64,10 +65,48 @@ bool is_valid_name(std::string_view name) {
   });
 }
 
+bool is_lower_hex(std::string_view s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// Every message names the line and never quotes a word of it: any word may be a token.
 Status line_error(int line_no, std::string message) {
-  return Status(Code::invalid_request, fmt::format("tokens file line {}: {}", line_no, message),
+  // Formatted before the message moves into the field (arguments have no order).
+  std::string text = fmt::format("tokens file line {}: {}", line_no, message);
+  return Status(Code::invalid_request, std::move(text),
                 {FieldError{fmt::format("line {}", line_no), std::move(message)}});
 }
+
+// The SHA-256 (hex) a line's first word stands for: a `sha256:` entry's digest, or the digest
+// of a plain token long enough to be one.
+Result<std::string> entry_digest(std::string_view word, int line_no) {
+  if (word.starts_with(kSha256Prefix)) {
+    std::string digest(word.substr(kSha256Prefix.size()));
+    std::transform(digest.begin(), digest.end(), digest.begin(), [](char c) {
+      return c >= 'A' && c <= 'F' ? static_cast<char>(c - 'A' + 'a') : c;
+    });
+    if (digest.size() != 64 || !is_lower_hex(digest)) {
+      return line_error(line_no, "a sha256: entry needs exactly 64 hex digits");
+    }
+    return digest;
+  }
+  if (!std::all_of(word.begin(), word.end(), is_token_char)) {
+    return line_error(line_no, "the token must be printable ASCII without spaces");
+  }
+  if (word.size() < kMinPlainTokenLength) {
+    const bool swapped = parse_role(word).has_value();
+    return line_error(
+        line_no, swapped ? "the line starts with a role: write 'token role [name]'"
+                         : fmt::format("a plain token must be at least {} characters (make one "
+                                       "with 'onceorder token new ROLE')",
+                                       kMinPlainTokenLength));
+  }
+  return sha256_hex(word);
+}
+
+const char* const kLineShape =
+    "expected 'token role [name]' (role: admin, operator, viewer or customer:<id>)";
 
 }  // namespace
 
@@ -83,46 +122,33 @@ Result<TokenTable> TokenTable::parse(std::string_view text) {
 
     const auto w = words(line);
     if (w.empty() || w[0].starts_with('#')) continue;
-    if (w.size() != 2 && w.size() != 3) {
-      return line_error(line_no,
-                        "expected 'token role [name]' (role: admin, operator, viewer or "
-                        "customer:<id>)");
-    }
-    if (!std::all_of(w[0].begin(), w[0].end(), is_token_char)) {
-      return line_error(line_no, "the token must be printable ASCII without spaces");
-    }
+    if (w.size() != 2 && w.size() != 3) return line_error(line_no, kLineShape);
+    OO_ASSIGN_OR_RETURN(std::string digest, entry_digest(w[0], line_no));
     auto principal = parse_role(w[1]);
     if (!principal) {
-      return line_error(line_no, fmt::format("unknown role '{}' (expected admin, operator, viewer "
-                                             "or customer:<id> with id ≥ 1)",
-                                             w[1]));
+      return line_error(line_no,
+                        "the second word is not a role (expected admin, operator, "
+                        "viewer or customer:<id> with id ≥ 1)");
     }
-    for (const auto& [token, _] : table.entries_) {
-      if (token == w[0]) return line_error(line_no, "this token is already defined above");
+    for (const auto& [known, _] : table.entries_) {
+      if (known == digest) return line_error(line_no, "this token is already defined above");
     }
-    std::string name;
-    if (w.size() == 3) {
-      if (!is_valid_name(w[2])) {
-        return line_error(line_no, fmt::format("the name '{}' must be 1-64 characters of "
-                                               "[A-Za-z0-9._@-]",
-                                               w[2]));
-      }
-      name = std::string(w[2]);
-    } else {
-      name = derived_principal_name(w[1], w[0]);
+    if (w.size() == 3 && !is_valid_name(w[2])) {
+      return line_error(line_no,
+                        "the name (third word) must be 1-64 characters of [A-Za-z0-9._@-]");
     }
+    std::string name = w.size() == 3 ? std::string(w[2]) : unnamed_principal_name(w[1], line_no);
     for (const auto& [seen, seen_line] : names) {
       if (seen == name) {
-        return line_error(line_no,
-                          fmt::format("the name '{}' is already used on line {}: a name is one "
-                                      "principal, give each token its own",
-                                      name, seen_line));
+        return line_error(line_no, fmt::format("the same name as line {}: a name is one "
+                                               "principal, give each token its own",
+                                               seen_line));
       }
     }
     names.emplace_back(name, line_no);
     table.names_->push_back(std::move(name));
     principal->name = table.names_->back();
-    table.entries_.emplace_back(std::string(w[0]), *principal);
+    table.entries_.emplace_back(std::move(digest), *principal);
   }
   if (table.entries_.empty()) {
     return Status(Code::invalid_request, "the tokens file defines no token");
@@ -134,18 +160,34 @@ Result<TokenTable> TokenTable::load(const std::string& path) {
   if (path.empty()) {
     return Status(Code::invalid_request,
                   "the tokens file path is empty (an unset variable?): name the file, or leave "
-                  "--tokens out to serve on loopback without authentication");
+                  "--tokens out to use the one serve creates");
   }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return Status(Code::invalid_request, fmt::format("cannot read tokens file '{}': {}", path,
-                                                     ec ? ec.message() : "not a regular file"));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    return Status(Code::invalid_request,
+                  fmt::format("cannot read tokens file '{}': {}", path, std::strerror(errno)));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(Code::invalid_request, fmt::format("cannot read tokens file '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto table = parse(text.str());
+  struct stat st {};
+  std::string text;
+  std::optional<Status> refusal;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    refusal = Status(Code::invalid_request,
+                     fmt::format("cannot read tokens file '{}': not a regular file", path));
+  } else if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    refusal = Status(Code::invalid_request,
+                     fmt::format("tokens file '{}' may be read or written by group or others "
+                                 "(mode {:03o}): its tokens are passwords; chmod 600 it",
+                                 path, st.st_mode & 0777));
+  } else {
+    char buf[4096];
+    ssize_t n = 0;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+    if (n < 0)
+      refusal = Status(Code::invalid_request, fmt::format("cannot read tokens file '{}'", path));
+  }
+  ::close(fd);
+  if (refusal) return *refusal;
+  auto table = parse(text);
   if (!table.ok()) {
     return Status(table.status().code(),
                   fmt::format("tokens file '{}': {}", path, table.status().message()),
@@ -154,20 +196,11 @@ Result<TokenTable> TokenTable::load(const std::string& path) {
   return table;
 }
 
-std::optional<std::string> TokenTable::exposure_warning(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  if ((st.st_mode & (S_IRWXG | S_IRWXO)) == 0) return std::nullopt;
-  return fmt::format(
-      "tokens file '{}' is readable by group or others (mode {:03o}): its tokens are "
-      "passwords; chmod 600 it",
-      path, st.st_mode & 0777);
-}
-
 std::optional<Principal> TokenTable::find(std::string_view token) const {
+  const std::string digest = sha256_hex(token);
   std::optional<Principal> found;
   for (const auto& [known, principal] : entries_) {
-    if (constant_time_equal(known, token)) found = principal;
+    if (constant_time_equal(known, digest)) found = principal;
   }
   return found;
 }
@@ -188,12 +221,18 @@ std::string_view role_name(Role role) {
   return "anonymous";
 }
 
-std::string derived_principal_name(std::string_view role_word, std::string_view token) {
-  return fmt::format("{}#{}", role_word, sha256_hex(token).substr(0, 8));
+std::string unnamed_principal_name(std::string_view role_word, int line_no) {
+  return fmt::format("{}#{}", role_word, line_no);
 }
 
-// FIPS 180-4, for derived names only (not a security boundary: 32 bits of a token's hash
-// say nothing useful about a token of any real length).
+std::string digest_line(std::string_view token, std::string_view role_word, std::string_view name) {
+  std::string line = fmt::format("{}{} {}", kSha256Prefix, sha256_hex(token), role_word);
+  if (!name.empty()) line += fmt::format(" {}", name);
+  return line;
+}
+
+// FIPS 180-4. Tokens are compared by their digests, so this sees every token presented: it
+// uses no table lookup or branch that depends on the data.
 std::string sha256_hex(std::string_view data) {
   static constexpr std::uint32_t k[64] = {
       0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
@@ -278,10 +317,7 @@ Result<Principal> authorize(const TokenTable* tokens, std::optional<std::string_
     if (known) *known = kAnonymousPrincipal;
     return Principal{Role::anonymous, 0, kAnonymousPrincipal};
   }
-  if (tokens == nullptr) {
-    if (known) *known = kLocalPrincipal;
-    return Principal{Role::admin, 0, kLocalPrincipal};
-  }
+  if (tokens == nullptr) return Status(Code::unauthorized, "no token is configured");
   if (!authorization) {
     return Status(Code::unauthorized, "send 'Authorization: Bearer <token>'");
   }

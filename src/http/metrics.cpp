@@ -243,6 +243,12 @@ void HttpMetrics::render(std::string& out) const {
              "Audited requests whose operator_actions row could not be written (logged "
              "instead; the answer stood).",
              audit_failures_.load());
+  prom_value(out, "onceorder_auth_failures_total", "counter",
+             "Requests answered 401: no token, or one the tokens file does not hold.",
+             auth_failures_.load());
+  prom_value(out, "onceorder_auth_refusals_total", "counter",
+             "Requests answered 429 because their address sent too many bad tokens.",
+             auth_refusals_.load());
   prom_outcomes(out, "onceorder_documents_total",
                 "Requests for a document number by outcome (issued: a new number committed).",
                 kDocumentOutcomeNames, documents_.snapshot());

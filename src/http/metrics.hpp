@@ -59,6 +59,9 @@ class HttpMetrics {
   std::atomic<std::uint64_t>& busy() { return busy_; }
   // Audit rows that could not be written (the request's answer stood; the row is in the log).
   std::atomic<std::uint64_t>& audit_failures() { return audit_failures_; }
+  // Answers 401 (no or unknown token), and answers 429 to an address refused for them.
+  std::atomic<std::uint64_t>& auth_failures() { return auth_failures_; }
+  std::atomic<std::uint64_t>& auth_refusals() { return auth_refusals_; }
   OutcomeCounters<DocumentOutcome>& documents() { return documents_; }
   const OutcomeCounters<DocumentOutcome>& documents() const { return documents_; }
 
@@ -80,6 +83,8 @@ class HttpMetrics {
   std::atomic<std::uint64_t> connections_shed_{0};
   std::atomic<std::uint64_t> busy_{0};
   std::atomic<std::uint64_t> audit_failures_{0};
+  std::atomic<std::uint64_t> auth_failures_{0};
+  std::atomic<std::uint64_t> auth_refusals_{0};
   OutcomeCounters<DocumentOutcome> documents_;
   mutable std::mutex mu_;
   std::map<std::tuple<std::string, std::string, int>, std::uint64_t, std::less<>>

@@ -50,6 +50,8 @@ std::string_view title_of(Code code) {
       return "Not enough stock for the adjustment";
     case Code::conflict:
       return "Conflict";
+    case Code::too_many_requests:
+      return "Too many requests; retry later";
     case Code::busy:
       return "The server is busy; retry";
     case Code::unavailable:
@@ -122,6 +124,8 @@ bhttp::status http_status(Code code) {
     case Code::insufficient_stock:
     case Code::conflict:
       return bhttp::status::conflict;
+    case Code::too_many_requests:
+      return bhttp::status::too_many_requests;
     case Code::busy:
     case Code::unavailable:
       return bhttp::status::service_unavailable;

@@ -23,6 +23,7 @@
 #include <spdlog/spdlog.h>
 
 #include "http/api.hpp"
+#include "http/auth_throttle.hpp"
 #include "http/edge.hpp"
 #include "http/fd_limit.hpp"
 #include "http/listen_address.hpp"
@@ -111,6 +112,7 @@ class ServerImpl final : public Server {
         max_connections_(max_connections),
         api_(db, scheduler, intake, std::move(tokens), options_.invariants_interval,
              options_.delivery_metrics),
+        throttle_(options_.auth_failure_limit, options_.auth_failure_window),
         workers_(static_cast<std::size_t>(workers)),
         acceptor_(io_) {
     api_.metrics().max_connections().store(max_connections);
@@ -261,6 +263,8 @@ class ServerImpl final : public Server {
       ~Unregister() { server.unregister(entry); }
     } unregister{*this, &entry};
 
+    beast::error_code peer_ec;
+    const std::string peer = stream.socket().remote_endpoint(peer_ec).address().to_string();
     beast::flat_buffer buffer;
     bool linger = false;
     while (!stopping_ && !linger) {
@@ -297,7 +301,7 @@ class ServerImpl final : public Server {
       } else {
         entry.enter(SessionEntry::State::handling);
         Request req = parser.release();
-        res = co_await answer(req, arrival, labels);
+        res = co_await answer_throttled(req, arrival, labels, peer);
         res.keep_alive(req.keep_alive());
       }
       if (head) res.body().clear();  // its Content-Length stays the GET's
@@ -434,6 +438,39 @@ class ServerImpl final : public Server {
       drained += co_await stream.async_read_some(asio::buffer(sink),
                                                  asio::redirect_error(kUseAwaitable, ec));
     }
+  }
+
+  // answer(), unless `peer` sent too many bad tokens lately (AuthThrottle): then a request that
+  // needs a token gets 429 whatever it carries. A 401 to a request that carried a token counts
+  // that token against `peer` (one without any is no guess).
+  asio::awaitable<Response> answer_throttled(const Request& req, store::Clock::time_point arrival,
+                                             http::RequestLabels& labels, const std::string& peer) {
+    if (http::Api::needs_token(req)) {
+      if (const auto wait = throttle_.refused(peer, http::AuthThrottle::Clock::now())) {
+        labels.route = http::Api::route_label(http::sv(req.target()));
+        api_.metrics().auth_refusals().fetch_add(1);
+        Response res = http::problem_response(Status(
+            Code::too_many_requests,
+            fmt::format("too many requests with a missing or unknown token from this address; "
+                        "retry in {} s",
+                        wait->count())));
+        res.set(bhttp::field::retry_after, std::to_string(wait->count()));
+        co_return res;
+      }
+    }
+    Response res = co_await answer(req, arrival, labels);
+    const auto authorization = req.find(bhttp::field::authorization);
+    if (res.result() == bhttp::status::unauthorized) api_.metrics().auth_failures().fetch_add(1);
+    if (res.result() == bhttp::status::unauthorized && authorization != req.end()) {
+      const std::size_t token_hash =
+          std::hash<std::string_view>{}(http::sv(authorization->value()));
+      if (throttle_.record_failure(peer, token_hash, http::AuthThrottle::Clock::now())) {
+        spdlog::warn(
+            "msg=\"refusing an address after bad tokens\" address={} failures={} seconds={}", peer,
+            options_.auth_failure_limit, options_.auth_failure_window.count());
+      }
+    }
+    co_return res;
   }
 
   // Runs the request on a worker, unless too many already wait for one. What needs no
@@ -574,6 +611,7 @@ class ServerImpl final : public Server {
   const int workers_count_;
   const int max_connections_;
   http::Api api_;
+  http::AuthThrottle throttle_;
   asio::io_context io_{1};
   asio::thread_pool workers_;
   tcp::acceptor acceptor_;
@@ -600,20 +638,20 @@ Result<std::unique_ptr<Server>> Server::start(store::Database& db, Scheduler& sc
   OO_ASSIGN_OR_RETURN(auto endpoint, http::resolve_listen(host_port));
   OO_ASSIGN_OR_RETURN(auto edge, http::EdgePolicy::make(host_port.host, options.allowed_hosts,
                                                         options.allowed_origins));
-  std::optional<http::TokenTable> tokens;
-  if (options.tokens_file) {
-    OO_ASSIGN_OR_RETURN(auto table, http::TokenTable::load(*options.tokens_file));
-    tokens = std::move(table);
-  } else if (!http::is_loopback(endpoint.address())) {
+  if (!options.tokens_file) {
     return Status(Code::invalid_request,
-                  fmt::format("refusing to listen on {} without --tokens: without tokens the "
-                              "server only listens on loopback (127.0.0.1, ::1, localhost)",
-                              options.listen));
+                  "a tokens file is required: every request that is "
+                  "not to an open route needs a token");
   }
+  if (options.auth_failure_limit < 1 || options.auth_failure_window.count() < 1) {
+    return Status(Code::invalid_request,
+                  "auth_failure_limit and auth_failure_window must be "
+                  "at least 1");
+  }
+  OO_ASSIGN_OR_RETURN(auto tokens, http::TokenTable::load(*options.tokens_file));
   const int workers =
       options.workers > 0 ? options.workers : kWorkersPerConnection * db.options().pool_size;
-  const bool auth = tokens.has_value();
-  const std::size_t token_count = auth ? tokens->size() : 0;
+  const std::size_t token_count = tokens.size();
   if (options.max_connections < 1) {
     return Status(Code::invalid_request, "max_connections must be at least 1");
   }
@@ -633,16 +671,10 @@ Result<std::unique_ptr<Server>> Server::start(store::Database& db, Scheduler& sc
                                              std::move(edge), workers, max_connections);
   OO_RETURN_IF_ERROR(server->listen(endpoint));
   server->run();
-  if (auth) {
-    spdlog::info("listening on {} port {} ({} worker(s), {} token(s), at most {} connections)",
-                 endpoint.address().to_string(), server->port(), workers, token_count,
-                 max_connections);
-  } else {
-    spdlog::warn(
-        "listening on {} port {} on loopback WITHOUT authentication (no --tokens; at most {} "
-        "connections)",
-        endpoint.address().to_string(), server->port(), max_connections);
-  }
+  spdlog::info(
+      "listening on {} port {} ({} worker(s), {} token(s) from {}, at most {} connections)",
+      endpoint.address().to_string(), server->port(), workers, token_count, *options.tokens_file,
+      max_connections);
   return std::unique_ptr<Server>(std::move(server));
 }
 

@@ -49,12 +49,24 @@ function cli(...args) {
   return execFileSync(bin, ["--db", db, ...args], { encoding: "utf8" });
 }
 
-// `serve` on a free loopback port; resolves with the port from its log line.
+// Every request this script sends itself carries the admin token the server printed when it
+// made its tokens file (one place, rather than a header at each call).
+let apiToken = null;
+const plainFetch = globalThis.fetch;
+globalThis.fetch = (url, init = {}) => {
+  const headers = new Headers(init.headers || {});
+  if (apiToken && !headers.has("Authorization")) headers.set("Authorization", `Bearer ${apiToken}`);
+  return plainFetch(url, { ...init, headers });
+};
+
+// `serve` on a free loopback port; resolves with the port from its log line and the admin
+// token it printed when it made its tokens file (in the test's directory) at this start.
 function startServer(extra = []) {
   // One attempt per order: an order whose production fails once is at the attempt limit. A
   // delivery whose receiver does not answer is given up on after 300 ms (in doubt, at most once).
   const server = spawn(bin, ["--db", db, "serve", "--listen", "127.0.0.1:0", "--max-attempts", "1",
-                             "--delivery-timeout", "300ms", "--delivery-lease", "1s", ...extra],
+                             "--delivery-timeout", "300ms", "--delivery-lease", "1s",
+                             "--state-dir", dir, ...extra],
                        { stdio: ["ignore", "pipe", "pipe"] });
   return new Promise((resolve, reject) => {
     let log = "";
@@ -64,7 +76,8 @@ function startServer(extra = []) {
       const m = /listening on \S+ port (\d+)/.exec(log);
       if (m) {
         clearTimeout(timer);
-        resolve({ server, port: Number(m[1]) });
+        const made = /admin token: (\S+)\n/.exec(log);
+        resolve({ server, port: Number(m[1]), token: made ? made[1] : null });
       }
     };
     server.stdout.on("data", onData);
@@ -366,7 +379,7 @@ async function latestEvents(page, base) {
 // console then offers no more actions to that token. (No route tells the console its role.)
 async function viewerIsRefused(base) {
   const tokens = join(dir, "tokens");
-  writeFileSync(tokens, "viewer-token-0123456789 viewer watcher\n");
+  writeFileSync(tokens, "viewer-token-0123456789-0123456789-abc viewer watcher\n", { mode: 0o600 });
   const started = await startServer(["--tokens", tokens, "--delivery-workers", "0"]);
   viewerServer = started.server;
   const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
@@ -382,7 +395,7 @@ async function viewerIsRefused(base) {
   await page.waitForFunction(() => document.querySelector("#endpoints-summary").textContent.startsWith("401"));
   const noToken = await page.locator("#endpoints-summary").textContent();
   check(noToken.startsWith("401 unauthorized: "), `without a token the section says why: ${noToken}`);
-  await page.fill("#token", "viewer-token-0123456789");
+  await page.fill("#token", "viewer-token-0123456789-0123456789-abc");
   await page.click("#token-form button");
   await page.locator('#endpoints tr[data-name="down"]').click();
   await page.waitForSelector('#deliveries tr[data-status="dead"]');
@@ -411,6 +424,10 @@ try {
   const started = await startServer();
   server = started.server;
   const base = `http://127.0.0.1:${started.port}`;
+  apiToken = started.token;
+  check(apiToken !== null && apiToken.length >= 32, "serve made its tokens file and printed its admin token");
+  const refusedWithout = await plainFetch(`${base}/v1/schedule/runs`);
+  check(refusedWithout.status === 401, `a request without a token is refused (${refusedWithout.status})`);
 
   // An order of its own to cancel (the demo's are produced, so refused).
   const placed = await fetch(`${base}/v1/orders`, {
@@ -435,7 +452,9 @@ try {
     if (r.method() === "POST") posts.push({ path: new URL(r.url()).pathname, body: r.postData() });
   });
   const postsTo = (path) => posts.filter((p) => p.path === path);
-  await page.goto(`${base}/`);
+  // Logged in through the address's fragment, which the console then takes out of the address.
+  await page.goto(`${base}/#token=${apiToken}`);
+  check(!page.url().includes("token"), `the token is gone from the address bar (${page.url()})`);
 
   // The lists render without a click.
   await page.waitForSelector("#invariants tr");
@@ -574,13 +593,13 @@ try {
                              null, { timeout: 12000 });
   check(await page.locator("#runs tr").count() === 2, "live refresh shows the new run");
   // The recent actions: the cancel made through the page and the run, newest first, by the
-  // principal of a server without tokens.
+  // admin serve made at its first start.
   await page.waitForFunction(() => document.querySelectorAll("#actions tr").length === 2,
                              null, { timeout: 12000 });
   const actions = await page.locator("#actions tr").allInnerTexts();
   const fields = actions.map((r) => r.split("\t"));
   check(fields[0][4] === "run.create" && fields[1][4] === "order.cancel" &&
-        fields[1][5] === order.order_id && fields.every((f) => f[2] === "local"),
+        fields[1][5] === order.order_id && fields.every((f) => f[2] === "admin"),
         `the recent actions list the run and the cancel: ${JSON.stringify(fields)}`);
   const orderBars = await page.locator("#chart-orders rect.bar").count();
   check(orderBars >= 1, `the charts are still drawn after live refreshes (${orderBars} bars)`);

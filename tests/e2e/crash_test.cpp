@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "common/test_db.hpp"
+#include "e2e/serve_process.hpp"
 
 namespace {
 
@@ -54,14 +55,17 @@ class EngineDb {
 };
 
 pid_t start_serve(const std::string& url) {
+  // A tokens file of the test's own: without one, serve would make its own in the working
+  // directory (PostgreSQL) and print a token there.
+  static const std::string tokens = onceorder::testing::write_test_tokens();
   const pid_t pid = fork();
   if (pid == 0) {
     const std::string log = "/tmp/onceorder-crash-serve-" + std::to_string(getppid()) + ".log";
     freopen(log.c_str(), "a", stderr);
     execl(onceorder_bin().c_str(), onceorder_bin().c_str(), "--db", url.c_str(), "serve",
           "--listen", "127.0.0.1:0", "--batch-interval", "300ms", "--reap-interval", "200ms",
-          "--run-timeout", "1s", "--lease", "2s", "--leader-lease", "3s",
-          static_cast<char*>(nullptr));
+          "--run-timeout", "1s", "--lease", "2s", "--leader-lease", "3s", "--tokens",
+          tokens.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   return pid;

@@ -143,7 +143,7 @@ TEST_P(ActionsHttpTest, BadActionRequestsChangeNothing) {
 TEST_P(ActionsHttpTest, AViewerReadsTheListAndMayNotAct) {
   ASSERT_NO_FATAL_FAILURE(exhaust());
   ServerOptions options;
-  options.tokens_file = write_file("tokens", "a admin\no operator\nv viewer\nc customer:1\n");
+  options.tokens_file = write_tokens("a admin\no operator\nv viewer\nc customer:1\n");
   start_server(options);
   const Headers viewer = {{"Authorization", "Bearer v"}}, op = {{"Authorization", "Bearer o"}},
                 customer = {{"Authorization", "Bearer c"}};

@@ -1,4 +1,6 @@
 // Bearer tokens and the loopback-only rule without them.
+#include <sys/stat.h>
+
 #include "e2e/http_fixture.hpp"
 
 namespace onceorder::testing {
@@ -9,7 +11,7 @@ class AuthHttpTest : public HttpTest {
   void start_with_tokens(const std::string& listen = "127.0.0.1:0") {
     ServerOptions options;
     options.listen = listen;
-    options.tokens_file = write_file("tokens", R"(# OnceOrder tokens
+    options.tokens_file = write_tokens(R"(# OnceOrder tokens
 admin-secret admin
 
 operator-secret   operator
@@ -119,21 +121,72 @@ TEST_P(AuthHttpTest, WithTokensAnyAddressIsAllowed) {
   EXPECT_EQ(client().get("/healthz").status, 200);
 }
 
-TEST_P(AuthHttpTest, RefusesNonLoopbackWithoutTokens) {
-  for (const std::string listen : {"0.0.0.0:0", "[::]:0"}) {
+// No open admin: without a tokens file the server does not start, loopback or not.
+TEST_P(AuthHttpTest, RefusesToStartWithoutTokens) {
+  for (const std::string listen : {"127.0.0.1:0", "localhost:0", "0.0.0.0:0"}) {
     ServerOptions options;
     options.listen = listen;
     auto server = Server::start(db(), scheduler(), intake(), options);
     ASSERT_FALSE(server.ok()) << listen;
-    EXPECT_NE(server.status().message().find("--tokens"), std::string::npos)
+    EXPECT_NE(server.status().message().find("tokens file is required"), std::string::npos)
         << server.status().to_string();
   }
-  for (const std::string listen : {"127.0.0.1:0", "127.1.2.3:0", "localhost:0"}) {
-    ServerOptions options;
-    options.listen = listen;
+}
+
+// A tokens file others may read is a start error, and so is a plain token too short to be one.
+TEST_P(AuthHttpTest, ExposedFilesAndShortTokensAreStartErrors) {
+  const std::string long_token(http::kMinPlainTokenLength, 'k');
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.tokens_file = write_file("tokens", long_token + " admin\n");
+  for (const auto mode : {0640, 0604, 0620, 0602}) {
+    ASSERT_EQ(::chmod(options.tokens_file->c_str(), static_cast<mode_t>(mode)), 0);
     auto server = Server::start(db(), scheduler(), intake(), options);
-    EXPECT_TRUE(server.ok()) << listen << ": " << server.status().to_string();
+    ASSERT_FALSE(server.ok()) << mode;
+    EXPECT_NE(server.status().message().find("group or others"), std::string::npos)
+        << server.status().to_string();
   }
+  ASSERT_EQ(::chmod(options.tokens_file->c_str(), 0600), 0);
+  EXPECT_TRUE(Server::start(db(), scheduler(), intake(), options).ok());
+  const std::string short_token = long_token.substr(1);
+  options.tokens_file = write_file("tokens", "# c\n" + short_token + " admin\n");
+  ASSERT_EQ(::chmod(options.tokens_file->c_str(), 0600), 0);
+  auto server = Server::start(db(), scheduler(), intake(), options);
+  ASSERT_FALSE(server.ok());
+  EXPECT_NE(server.status().message().find("line 2"), std::string::npos);
+  EXPECT_NE(server.status().message().find("at least 32"), std::string::npos);
+  EXPECT_EQ(server.status().to_string().find(short_token), std::string::npos);
+}
+
+// After `limit` different unknown tokens from one address, 429 with Retry-After for every
+// request that needs a token, a valid one included, until the window has passed; open routes
+// still answer.
+TEST_P(AuthHttpTest, ManyBadTokensFromOneAddressAreRefusedForAWhile) {
+  ServerOptions options;
+  options.auth_failure_limit = 3;
+  options.auth_failure_window = std::chrono::seconds(2);
+  options.tokens_file = write_tokens("admin-secret admin\n");
+  start_server(options);
+  // No token, or the same wrong one again and again, is no guess: a console without a token,
+  // or with a stale one, sends a dozen requests at once.
+  for (int i = 0; i < 5; ++i) {
+    expect_problem(client().get("/v1/scopes/A"), 401, "unauthorized");
+    expect_problem(client().get("/v1/scopes/A", bearer("wrong-0")), 401, "unauthorized");
+  }
+  for (int i = 1; i < 3; ++i) {
+    expect_problem(client().get("/v1/scopes/A", bearer("wrong-" + std::to_string(i))), 401,
+                   "unauthorized");
+  }
+  const auto refused = client().get("/v1/scopes/A", bearer("admin-secret"));
+  expect_problem(refused, 429, "too_many_requests");
+  EXPECT_EQ(refused.header("retry-after"), "2");
+  expect_problem(client().get("/v1/scopes/A", bearer("wrong-3")), 429, "too_many_requests");
+  EXPECT_EQ(client().get("/healthz").status, 200);
+  const std::string metrics = client().get("/metrics").body;
+  EXPECT_NE(metrics.find("onceorder_auth_failures_total 12\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("onceorder_auth_refusals_total 2\n"), std::string::npos) << metrics;
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  expect_problem(client().get("/v1/scopes/A", bearer("admin-secret")), 404, "not_found");
 }
 
 TEST_P(AuthHttpTest, MalformedTokensFileIsAStartError) {
@@ -150,7 +203,7 @@ TEST_P(AuthHttpTest, MalformedTokensFileIsAStartError) {
        }) {
     ServerOptions options;
     options.listen = "127.0.0.1:0";
-    options.tokens_file = write_file("tokens", c.text);
+    options.tokens_file = write_tokens(c.text);
     auto server = Server::start(db(), scheduler(), intake(), options);
     ASSERT_FALSE(server.ok()) << c.text;
     EXPECT_NE(server.status().message().find(c.expect), std::string::npos)

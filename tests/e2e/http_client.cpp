@@ -2,6 +2,7 @@
 
 #include <utility>  // before any Asio header (Boost 1.74)
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
@@ -156,7 +157,13 @@ HttpClient::~HttpClient() = default;
 
 HttpResponse HttpClient::request(Method method, const std::string& target, const std::string& body,
                                  const Headers& headers) {
-  return connection_->request(method, target, body, headers);
+  const bool own = std::any_of(headers.begin(), headers.end(), [](const auto& h) {
+    return boost::beast::iequals(h.first, "authorization");
+  });
+  if (own || !token_) return connection_->request(method, target, body, headers);
+  Headers with_token = headers;
+  with_token.emplace_back("Authorization", "Bearer " + *token_);
+  return connection_->request(method, target, body, with_token);
 }
 
 HttpResponse HttpClient::raw(const std::string& bytes) { return connection_->raw(bytes); }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,15 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 // The Authorization header of an API token.
 inline Headers bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
 
+// The admin token every harness that starts a server without a tokens file of the test's own
+// gives it (the in-process fixture, ServeProcess, the torture cluster), and that a client sends
+// unless told otherwise: one place, so that tests need not each carry a token.
+inline constexpr const char* kTestAdminToken = "oo_test-admin-token-0123456789abcdefghijkl";
+// A tokens file's text admitting kTestAdminToken as admin `test-admin`.
+inline std::string test_tokens_text() {
+  return std::string(kTestAdminToken) + " admin test-admin\n";
+}
+
 enum class Method { get, head, post, put, patch, delete_, options };
 
 class HttpClient {
@@ -46,8 +56,13 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
+  // Sends `headers`, and `Authorization: Bearer <token()>` unless they name Authorization.
   HttpResponse request(Method method, const std::string& target, const std::string& body = {},
                        const Headers& headers = {});
+
+  // The token sent by default (kTestAdminToken unless set; nullopt: none).
+  const std::optional<std::string>& token() const { return token_; }
+  void set_token(std::optional<std::string> token) { token_ = std::move(token); }
 
   HttpResponse get(const std::string& target, const Headers& headers = {}) {
     return request(Method::get, target, {}, headers);
@@ -73,6 +88,7 @@ class HttpClient {
  private:
   class Connection;
   std::unique_ptr<Connection> connection_;
+  std::optional<std::string> token_ = std::string(kTestAdminToken);
 };
 
 }  // namespace onceorder::testing

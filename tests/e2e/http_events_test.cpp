@@ -269,7 +269,7 @@ TEST_P(EventsHttpTest, WaitingLongPollsHoldNoWorker) {
 
 TEST_P(EventsHttpTest, RolesDecideWhoReadsAndWhoChanges) {
   ServerOptions options;
-  options.tokens_file = write_file("tokens", "a admin\no operator\nv viewer\nc customer:7\n");
+  options.tokens_file = write_tokens("a admin\no operator\nv viewer\nc customer:7\n");
   start_server(options);
   for (const std::string path : {"/v1/events", "/v1/consumers", "/v1/endpoints"}) {
     EXPECT_EQ(client().get(path, bearer("v")).status, 200) << path;

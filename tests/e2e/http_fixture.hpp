@@ -10,6 +10,7 @@
 #include <fstream>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +20,7 @@
 
 #include "common/test_db.hpp"
 #include "e2e/http_client.hpp"
+#include "http/auth.hpp"
 #include "onceorder/http_server.hpp"
 #include "onceorder/intake.hpp"
 #include "onceorder/scheduling.hpp"
@@ -93,15 +95,23 @@ class HttpTest : public ::testing::TestWithParam<Engine> {
     intake_ = std::make_unique<Intake>(*db_);
   }
 
-  // (Re)starts the server on a free loopback port.
+  // (Re)starts the server on a free loopback port; without a tokens file of the test's own,
+  // with one admitting kTestAdminToken, which the client then sends by default.
   void start_server(ServerOptions options) {
     client_.reset();
     server_.reset();
     if (options.listen == ServerOptions{}.listen) options.listen = "127.0.0.1:0";
+    const bool own_tokens = options.tokens_file.has_value();
+    if (!own_tokens) options.tokens_file = write_tokens(test_tokens_text());
+    // Tests send 401s on purpose: the refusal after many (AuthThrottle) is tested where a
+    // test sets its own limit.
+    if (options.auth_failure_limit == kAuthFailureLimit) options.auth_failure_limit = 1000000;
     auto server = Server::start(*db_, *scheduler_, *intake_, std::move(options));
     ASSERT_TRUE(server.ok()) << server.status().to_string();
     server_ = std::move(server).value();
     client_ = std::make_unique<HttpClient>(server_->port());
+    // With the test's own tokens, a request without a header of its own carries none.
+    if (own_tokens) client_->set_token(std::nullopt);
   }
 
   HttpClient& client() { return *client_; }
@@ -117,6 +127,27 @@ class HttpTest : public ::testing::TestWithParam<Engine> {
             .string();
     std::ofstream(path) << text;
     files_.push_back(path);
+    return path;
+  }
+
+  // A tokens file (mode 0600) from `text` in `token role [name]` lines, each token too short
+  // to rest in a file in plain text written in its sha256: form: tests keep short, readable
+  // tokens and the sha256: entries are exercised everywhere.
+  std::string write_tokens(const std::string& text) {
+    std::string out;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      const auto space = line.find(' ');
+      const std::string token = line.substr(0, space);
+      if (space != std::string::npos && !token.starts_with("#") && !token.starts_with("sha256:") &&
+          token.size() < http::kMinPlainTokenLength) {
+        line = "sha256:" + http::sha256_hex(token) + line.substr(space);
+      }
+      out += line + "\n";
+    }
+    const std::string path = write_file("tokens", out);
+    std::filesystem::permissions(
+        path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     return path;
   }
 

@@ -135,7 +135,7 @@ TEST_P(ListsHttpTest, ACustomerSeesItsOwnOrdersOnly) {
   const std::string mine = place(7, 1, "a");
   const std::string theirs = place(8, 1, "b");
   ServerOptions options;
-  options.tokens_file = write_file("tokens", "a admin\no operator\nc customer:7\n");
+  options.tokens_file = write_tokens("a admin\no operator\nc customer:7\n");
   start_server(options);
 
   const auto own = client().get("/v1/orders", bearer("c"));
@@ -204,7 +204,7 @@ TEST_P(ListsHttpTest, TimelinesShowTheOrderAndItsItems) {
   ASSERT_TRUE(run.ok()) << run.status().to_string();
   ASSERT_TRUE(worker.process_run(run->run.run_id).ok());
   ServerOptions options;
-  options.tokens_file = write_file("tokens", "o operator\nv viewer\nc customer:7\n");
+  options.tokens_file = write_tokens("o operator\nv viewer\nc customer:7\n");
   start_server(options);
 
   const auto staff = client().get("/v1/orders/" + mine + "/timeline", bearer("o"));

@@ -539,7 +539,7 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
 
   // With tokens: who may do what.
   ServerOptions options;
-  options.tokens_file = write_file("tokens", "a admin\no operator\nc customer:7\nv viewer\n");
+  options.tokens_file = write_tokens("a admin\no operator\nc customer:7\nv viewer\n");
   start_server(options);
   EXPECT_EQ(get("/v1/scopes/S").status, 401);
   EXPECT_EQ(get("/v1/scopes/S", bearer("wrong")).status, 401);

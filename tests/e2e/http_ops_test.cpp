@@ -164,7 +164,7 @@ TEST_P(OpsHttpTest, AnonymousProbesDoNotStarveAuthenticatedRequests) {
   ServerOptions options;
   options.workers = 1;  // four more requests may wait for it
   options.request_deadline = 10s;
-  options.tokens_file = write_file("tokens", "admin-token admin\n");
+  options.tokens_file = write_tokens("admin-token admin\n");
   start_server(options);
   const Headers admin{{"Authorization", "Bearer admin-token"}};
 
@@ -224,6 +224,7 @@ TEST_P(OpsHttpTest, AnUnreachableDatabaseIsNotDescribedToClients) {
   Intake intake(broken);
   ServerOptions options;
   options.listen = "127.0.0.1:0";
+  options.tokens_file = write_tokens(test_tokens_text());
   auto server = Server::start(broken, scheduler, intake, options);
   ASSERT_TRUE(server.ok()) << server.status().to_string();
   HttpClient c((*server)->port(), 10s);

@@ -368,9 +368,9 @@ class OrdersAuthHttpTest : public OrdersHttpTest {
     OrdersHttpTest::SetUp();
     if (HasFatalFailure()) return;
     ServerOptions options;
-    options.tokens_file = write_file("tokens",
-                                     "adm admin\nop operator\nc7 customer:7\n"
-                                     "c8 customer:8\n");
+    options.tokens_file = write_tokens(
+        "adm admin\nop operator\nc7 customer:7\n"
+        "c8 customer:8\n");
     start_server(options);
   }
 };

@@ -171,7 +171,7 @@ TEST(EmbeddedFilesProcess, ABinaryAloneInAnEmptyDirectoryServesItsDashboard) {
   fs::copy_file(onceorder_bin(), binary);
   {
     ServeProcess serve("sqlite:" + (dir / "alone.db").string(), {}, 0, binary.string(),
-                       dir.string());
+                       dir.string(), ServeTokens::own);
     const std::uint16_t port = serve.port();
     ASSERT_NE(port, 0) << serve.output();
     HttpClient c(port, 5s);

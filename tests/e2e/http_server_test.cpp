@@ -155,11 +155,15 @@ TEST_P(ServerHttpTest, BadListenAddressesAreRefused) {
        {"127.0.0.1", "127.0.0.1:99999", ":8080", "[::1:80", "::1:80", "127.0.0.1:port"}) {
     ServerOptions options;
     options.listen = listen;
-    EXPECT_FALSE(Server::start(db(), scheduler(), intake(), options).ok()) << listen;
+    options.tokens_file = write_tokens(test_tokens_text());  // refused for the address alone
+    const auto server = Server::start(db(), scheduler(), intake(), options);
+    ASSERT_FALSE(server.ok()) << listen;
+    EXPECT_EQ(server.status().message().find("tokens"), std::string::npos) << listen;
   }
   // A port already in use.
   ServerOptions taken;
   taken.listen = fmt::format("127.0.0.1:{}", port());
+  taken.tokens_file = write_tokens(test_tokens_text());
   EXPECT_FALSE(Server::start(db(), scheduler(), intake(), taken).ok());
 }
 

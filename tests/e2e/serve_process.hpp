@@ -2,6 +2,8 @@
 // loopback port, for what only a real process shows: signals and the descriptor limit.
 // Its output is collected on a thread of its own so that logging never blocks it.
 // Also raw "slow client" sockets that send part of a request and then keep quiet.
+// Unless told otherwise, it is given a tokens file admitting kTestAdminToken (which HttpClient
+// sends by default) when `extra` names none.
 // Not thread-safe: one test thread drives a ServeProcess.
 #pragma once
 
@@ -13,9 +15,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -25,17 +29,42 @@
 #include <utility>
 #include <vector>
 
+#include "e2e/http_client.hpp"
+
 namespace onceorder::testing {
+
+// A private temporary file (mode 0600) admitting kTestAdminToken, for `--tokens`; the caller
+// removes it. Empty when it could not be written.
+inline std::string write_test_tokens() {
+  char path[] = "/tmp/onceorder-test-tokens-XXXXXX";
+  const int fd = mkstemp(path);  // mode 0600
+  if (fd < 0) return {};
+  const std::string text = test_tokens_text();
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok ? std::string(path) : std::string();
+}
+
+enum class ServeTokens {
+  test,  // --tokens with a file admitting kTestAdminToken, unless `extra` names one
+  own,   // as `extra` says: without --tokens, serve finds or makes its own file
+};
 
 class ServeProcess {
  public:
   // `nofile` > 0 sets the child's RLIMIT_NOFILE (soft and hard) before it starts. `binary`
   // (default: ONCEORDER_BIN) runs in `directory` (default: this process's).
   explicit ServeProcess(const std::string& db_url, std::vector<std::string> extra = {},
-                        rlim_t nofile = 0, std::string binary = {}, std::string directory = {}) {
+                        rlim_t nofile = 0, std::string binary = {}, std::string directory = {},
+                        ServeTokens tokens = ServeTokens::test) {
     const char* b = std::getenv("ONCEORDER_BIN");
     if (binary.empty()) binary = b ? b : "./onceorder";
     std::vector<std::string> args = {binary, "--db", db_url, "serve", "--listen", "127.0.0.1:0"};
+    if (tokens == ServeTokens::test &&
+        std::find(extra.begin(), extra.end(), "--tokens") == extra.end()) {
+      tokens_file_ = write_test_tokens();
+      args.insert(args.end(), {"--tokens", tokens_file_});
+    }
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -76,6 +105,7 @@ class ServeProcess {
       waitpid(pid_, &status, 0);
     }
     if (reader_.joinable()) reader_.join();
+    if (!tokens_file_.empty()) std::remove(tokens_file_.c_str());
   }
 
   ServeProcess(const ServeProcess&) = delete;
@@ -113,6 +143,7 @@ class ServeProcess {
   }
 
  private:
+  std::string tokens_file_;
   pid_t pid_ = -1;
   std::optional<int> exit_code_;
   std::thread reader_;

@@ -25,6 +25,7 @@
 
 #include "checker.hpp"
 #include "cluster.hpp"
+#include "e2e/http_client.hpp"
 #include "feed.hpp"
 #include "history.hpp"
 #include "nemesis.hpp"
@@ -186,12 +187,16 @@ std::optional<Database> make_database(const RunArgs& a, const Profile& p, const 
 
 bool start_serves(const std::string& bin, const Database& db, const fs::path& dir,
                   std::vector<std::unique_ptr<Serve>>& serves, Targets& targets) {
+  // The token the harness's clients send by default (testing::kTestAdminToken).
+  const std::string tokens = (dir / "tokens").string();
+  std::ofstream(tokens) << onceorder::testing::test_tokens_text();
+  fs::permissions(tokens, fs::perms::owner_read | fs::perms::owner_write);
   const std::vector<std::string> serve_args = {
-      "--batch-interval",      "2s",  "--reap-interval",  "1s",
-      "--run-timeout",         "4s",  "--lease",          "2s",
-      "--invariants-interval", "10s", "--pool-size",      "4",
-      "--delivery-timeout",    "1s",  "--delivery-lease", "3s",
-      "--request-timeout-ms",  "4000"};
+      "--tokens",         tokens, "--batch-interval",      "2s",
+      "--reap-interval",  "1s",   "--run-timeout",         "4s",
+      "--lease",          "2s",   "--invariants-interval", "10s",
+      "--pool-size",      "4",    "--delivery-timeout",    "1s",
+      "--delivery-lease", "3s",   "--request-timeout-ms",  "4000"};
   for (int i = 0; i < 2; ++i) {
     serves.push_back(std::make_unique<Serve>(bin, db.url(), free_port(), serve_args,
                                              (dir / fmt::format("serve-{}.log", i)).string()));
