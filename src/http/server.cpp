@@ -285,7 +285,7 @@ class ServerImpl final : public Server {
       if (head) parser.get().method(bhttp::verb::get);
       std::optional<Response> refusal;
       if (!ec) {
-        refusal = refuse_header(parser.get(), !parser.is_done(), labels, linger);
+        refusal = refuse_header(parser.get(), !parser.is_done(), labels, linger, peer);
         if (!refusal) {
           ec = co_await read_body(stream, buffer, parser);
           arrival = store::Clock::now();  // the deadline is the handler's, not the upload's
@@ -301,7 +301,7 @@ class ServerImpl final : public Server {
       } else {
         entry.enter(SessionEntry::State::handling);
         Request req = parser.release();
-        res = co_await answer_throttled(req, arrival, labels, peer);
+        res = co_await answer(req, arrival, labels);
         res.keep_alive(req.keep_alive());
       }
       if (head) res.body().clear();  // its Content-Length stays the GET's
@@ -364,15 +364,51 @@ class ServerImpl final : public Server {
   // rules (Host, framing, Origin, Content-Type; these close the connection), then the route,
   // method and token (these close it only when a body was on its way). nullopt admits it.
   std::optional<Response> refuse_header(http::Request& header, bool body_pending,
-                                        http::RequestLabels& labels, bool& close) const {
+                                        http::RequestLabels& labels, bool& close,
+                                        const std::string& peer) {
     if (auto refusal = edge_.check(header)) {
       labels.route = http::Api::route_label(http::sv(header.target()));
       close = true;
       return refusal;
     }
-    auto refusal = api_.refuse_header(header, labels);
+    auto refusal = refuse_throttled(header, labels, peer);
+    if (!refusal) refusal = api_.refuse_header(header, labels);
+    if (refusal && refusal->result() == bhttp::status::unauthorized) {
+      count_bad_token(header, peer);
+    }
     if (refusal && body_pending) close = true;
     return refusal;
+  }
+
+  // 429 when `peer` sent too many bad tokens lately (AuthThrottle) and the request needs a
+  // token, whatever it carries.
+  std::optional<Response> refuse_throttled(const http::Request& header, http::RequestLabels& labels,
+                                           const std::string& peer) {
+    if (!http::Api::needs_token(header)) return std::nullopt;
+    const auto wait = throttle_.refused(peer, http::AuthThrottle::Clock::now());
+    if (!wait) return std::nullopt;
+    labels.route = http::Api::route_label(http::sv(header.target()));
+    api_.metrics().auth_refusals().fetch_add(1);
+    Response res = http::problem_response(
+        Status(Code::too_many_requests,
+               fmt::format("too many requests with a missing or unknown token from this address; "
+                           "retry in {} s",
+                           wait->count())));
+    res.set(bhttp::field::retry_after, std::to_string(wait->count()));
+    return res;
+  }
+
+  // A 401: counted, and the token it carried counted against `peer` (one without any is no
+  // guess).
+  void count_bad_token(const http::Request& header, const std::string& peer) {
+    api_.metrics().auth_failures().fetch_add(1);
+    const auto authorization = header.find(bhttp::field::authorization);
+    if (authorization == header.end()) return;
+    const std::size_t token_hash = std::hash<std::string_view>{}(http::sv(authorization->value()));
+    if (throttle_.record_failure(peer, token_hash, http::AuthThrottle::Clock::now())) {
+      spdlog::warn("msg=\"refusing an address after bad tokens\" address={} failures={} seconds={}",
+                   peer, options_.auth_failure_limit, options_.auth_failure_window.count());
+    }
   }
 
   // Reads the body of an admitted request, within the idle timeout. Answers
@@ -438,39 +474,6 @@ class ServerImpl final : public Server {
       drained += co_await stream.async_read_some(asio::buffer(sink),
                                                  asio::redirect_error(kUseAwaitable, ec));
     }
-  }
-
-  // answer(), unless `peer` sent too many bad tokens lately (AuthThrottle): then a request that
-  // needs a token gets 429 whatever it carries. A 401 to a request that carried a token counts
-  // that token against `peer` (one without any is no guess).
-  asio::awaitable<Response> answer_throttled(const Request& req, store::Clock::time_point arrival,
-                                             http::RequestLabels& labels, const std::string& peer) {
-    if (http::Api::needs_token(req)) {
-      if (const auto wait = throttle_.refused(peer, http::AuthThrottle::Clock::now())) {
-        labels.route = http::Api::route_label(http::sv(req.target()));
-        api_.metrics().auth_refusals().fetch_add(1);
-        Response res = http::problem_response(Status(
-            Code::too_many_requests,
-            fmt::format("too many requests with a missing or unknown token from this address; "
-                        "retry in {} s",
-                        wait->count())));
-        res.set(bhttp::field::retry_after, std::to_string(wait->count()));
-        co_return res;
-      }
-    }
-    Response res = co_await answer(req, arrival, labels);
-    const auto authorization = req.find(bhttp::field::authorization);
-    if (res.result() == bhttp::status::unauthorized) api_.metrics().auth_failures().fetch_add(1);
-    if (res.result() == bhttp::status::unauthorized && authorization != req.end()) {
-      const std::size_t token_hash =
-          std::hash<std::string_view>{}(http::sv(authorization->value()));
-      if (throttle_.record_failure(peer, token_hash, http::AuthThrottle::Clock::now())) {
-        spdlog::warn(
-            "msg=\"refusing an address after bad tokens\" address={} failures={} seconds={}", peer,
-            options_.auth_failure_limit, options_.auth_failure_window.count());
-      }
-    }
-    co_return res;
   }
 
   // Runs the request on a worker, unless too many already wait for one. What needs no

@@ -137,6 +137,11 @@ std::string edge_code(const EdgeReply& r) {
   return body.is_object() ? body.value("code", "") : "";
 }
 
+// The Authorization line of the harness's admin token (http_client.hpp).
+std::string test_bearer() {
+  return std::string("Authorization: Bearer ") + kTestAdminToken + "\r\n";
+}
+
 class EdgeHttpTest : public HttpTest {
  protected:
   std::string host() const { return fmt::format("127.0.0.1:{}", port()); }
@@ -148,6 +153,8 @@ class EdgeHttpTest : public HttpTest {
     const bool framed = headers.find("Content-Length") != std::string::npos ||
                         headers.find("Transfer-Encoding") != std::string::npos;
     std::string out = start + " HTTP/1.1\r\n" + headers;
+    // The test's admin token unless the test sends its own: each refusal is the edge's own.
+    if (headers.find("Authorization") == std::string::npos) out += test_bearer();
     if (!framed && !body.empty()) out += fmt::format("Content-Length: {}\r\n", body.size());
     return out + "Connection: close\r\n\r\n" + body;
   }
@@ -314,11 +321,12 @@ TEST_P(EdgeHttpTest, SmuggledRequestsNeverRun) {
       const std::string inner_body = json{{"orders", orders}}.dump();
       const std::string inner = fmt::format(
           "POST /v1/source-orders HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-          "Content-Length: {}\r\n\r\n{}",
-          inner_body.size(), inner_body);
+          "{}Content-Length: {}\r\n\r\n{}",
+          test_bearer(), inner_body.size(), inner_body);
       const std::string te = "Transfer-Encoding: " + coding + "\r\n";
       const std::string cl = fmt::format("Content-Length: {}\r\n", inner.size());
-      std::string headers = "Host: " + host() + "\r\nContent-Type: application/json\r\n";
+      std::string headers =
+          "Host: " + host() + "\r\nContent-Type: application/json\r\n" + test_bearer();
       headers += order == "te-only" ? te : order == "cl-first" ? cl + te : te + cl;
       const std::string outer =
           "POST /v1/scopes/EDGE/documents HTTP/1.1\r\n" + headers + "\r\n" + inner;
@@ -424,7 +432,7 @@ class EdgeAuthHttpTest : public EdgeHttpTest {
     EdgeHttpTest::SetUp();
     if (HasFatalFailure()) return;
     ServerOptions options;
-    options.tokens_file = write_file("tokens", kAdminToken + " admin edge-admin\n");
+    options.tokens_file = write_tokens(kAdminToken + " admin edge-admin\n");
     start_server(options);
   }
   std::string bearer_line() const { return "Authorization: Bearer " + kAdminToken + "\r\n"; }
@@ -503,7 +511,8 @@ TEST_P(EdgeServeTest, ServeTakesAllowedHostsAndOrigins) {
   const std::uint16_t p = serve.port();
   ASSERT_NE(p, 0) << serve.output();
   auto status = [&](const std::string& start, const std::string& headers) {
-    const std::string req = start + " HTTP/1.1\r\n" + headers + "Connection: close\r\n\r\n";
+    const std::string req =
+        start + " HTTP/1.1\r\n" + headers + test_bearer() + "Connection: close\r\n\r\n";
     return edge_parse(edge_exchange(p, req).bytes).status;
   };
   EXPECT_EQ(status("GET /healthz", "Host: orders.example:8080\r\n"), 200);

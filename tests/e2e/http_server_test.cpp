@@ -53,7 +53,8 @@ TEST_P(ServerHttpTest, BodyOverOneMebibyteIs413) {
 TEST_P(ServerHttpTest, ChunkedBodyOverTheLimitIs413) {
   std::string request =
       "POST /v1/scopes/S/documents HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-      "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+      "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\nAuthorization: Bearer " +
+      std::string(kTestAdminToken) + "\r\n\r\n";
   const std::string chunk(64 * 1024, 'z');
   for (int i = 0; i < 17; ++i) request += fmt::format("{:x}\r\n{}\r\n", chunk.size(), chunk);
   request += "0\r\n\r\n";
