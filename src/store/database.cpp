@@ -161,6 +161,9 @@ Clock::duration backoff(int attempt) {
 
 Status transact_status(Database& db, const TxOptions& options,
                        const std::function<Status(Connection&)>& body) {
+  constexpr std::string_view kReadPastDeadline =
+      "the read did not finish within the request's deadline and was cancelled; nothing was "
+      "changed: narrow it (filters, a smaller limit) or retry";
   // Twice: a restart leaves every idle connection dead, and the new connection taken after
   // the first dead one may itself meet the server going away once more.
   constexpr int kMaxReconnects = 2;
@@ -178,11 +181,17 @@ Status transact_status(Database& db, const TxOptions& options,
       if (!conn.ok()) return conn.status();
       Connection& c = **conn;
       st = c.begin(options.mode);
+      const bool bounded = options.mode == TxMode::read;
+      if (st.ok()) c.bound_statements(bounded ? std::optional(options.deadline) : std::nullopt);
       if (st.ok()) st = body(c);
       if (st.ok() && c.in_transaction()) st = c.commit();
       if (st.ok()) return st;
       c.rollback();
       lost_before_commit = c.lost_before_commit();
+      // A read cancelled at its deadline: say so, rather than the engine's words.
+      if (bounded && st.code() == Code::busy && Clock::now() >= options.deadline) {
+        return Status(Code::busy, std::string(kReadPastDeadline));
+      }
     }
     // Nothing of this transaction can have committed: replay it on a new connection.
     // Invisible to the caller.
