@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/delivery.hpp"
 #include "cli/demo.hpp"
+#include "cli/edge.hpp"
 #include "cli/options.hpp"
 #include "http/auth.hpp"
 #include "onceorder/db_url.hpp"
@@ -132,6 +133,7 @@ int main(int argc, char** argv) {
   add_sched_options(serve);
   cli::DeliveryFlags delivery_flags;
   cli::add_delivery_options(serve, delivery_flags);
+  cli::add_edge_options(serve, server_options);
 
   auto* migrate = app.add_subcommand("migrate", "bring the schema up to date");
   store::MigrateOptions migrate_options;
@@ -199,6 +201,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z level=%l %v");
+
+  if (*serve) cli::harden_process();  // before the tokens and the database password are read
 
   // `--tokens ""` (an unset variable) must not quietly mean "no authentication": a path
   // given is a path to read, checked before anything else happens.

@@ -59,6 +59,11 @@ class HttpMetrics {
   std::atomic<std::uint64_t>& busy() { return busy_; }
   // Audit rows that could not be written (the request's answer stood; the row is in the log).
   std::atomic<std::uint64_t>& audit_failures() { return audit_failures_; }
+  // Requests refused 429 by the per-principal rate limit, by the principal's role (one series
+  // per role, never per principal: names would multiply the series).
+  static constexpr std::array<std::string_view, 5> kRateLimitedRoles{"admin", "operator", "viewer",
+                                                                     "customer", "anonymous"};
+  void count_rate_limited(std::string_view role);
   OutcomeCounters<DocumentOutcome>& documents() { return documents_; }
   const OutcomeCounters<DocumentOutcome>& documents() const { return documents_; }
 
@@ -80,6 +85,7 @@ class HttpMetrics {
   std::atomic<std::uint64_t> connections_shed_{0};
   std::atomic<std::uint64_t> busy_{0};
   std::atomic<std::uint64_t> audit_failures_{0};
+  std::array<std::atomic<std::uint64_t>, kRateLimitedRoles.size()> rate_limited_{};
   OutcomeCounters<DocumentOutcome> documents_;
   mutable std::mutex mu_;
   std::map<std::tuple<std::string, std::string, int>, std::uint64_t, std::less<>>
