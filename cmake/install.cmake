@@ -37,6 +37,9 @@ install(CODE [[
     "${onceorder_work}/onceorder.service" @ONLY)
   # file(INSTALL) puts $DESTDIR in front of these absolute paths, as install() does.
   file(INSTALL DESTINATION "${onceorder_units}" TYPE FILE FILES "${onceorder_work}/onceorder.service")
+  # 0600: it is where a PGPASSWORD goes (systemd reads it as root before dropping to the
+  # service's user).
   file(INSTALL DESTINATION "${onceorder_etc}/onceorder" TYPE FILE
+    PERMISSIONS OWNER_READ OWNER_WRITE
     FILES "${onceorder_source}/deploy/onceorder.env")
 ]])

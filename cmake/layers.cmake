@@ -91,9 +91,11 @@ set(ONCEORDER_HTTP_SOURCES
   src/http/listen_address.cpp
   src/http/message.cpp
   src/http/metrics.cpp
+  src/http/metrics_listener.cpp
   src/http/ops_monitor.cpp
   src/http/order_json.cpp
   src/http/problem.cpp
+  src/http/rate_limit.cpp
   src/http/request_input.cpp
   src/http/router.cpp
   src/http/routes_audit.cpp
@@ -114,6 +116,7 @@ set(ONCEORDER_CLI_SOURCES
   src/cli/commands.cpp
   src/cli/delivery.cpp
   src/cli/demo.cpp
+  src/cli/edge.cpp
   src/cli/main.cpp
   src/cli/options.cpp
   src/cli/tokens.cpp

@@ -73,6 +73,13 @@ struct ServerOptions {
   // What this process's delivery workers have done, for /metrics (null: nothing to show).
   // Owned by the caller; outlives the server.
   DeliveryMetrics* delivery_metrics = nullptr;
+  // Requests a second each principal may make, and its burst (docs/SECURITY.md); 0: no limit.
+  // A burst of 0 means one second's worth.
+  double rate_limit = 0;
+  double rate_burst = 0;
+  // Serve /metrics on this address instead ("PORT" alone: 127.0.0.1:PORT); the main listener
+  // then answers /metrics 404. None: /metrics on the main listener.
+  std::optional<std::string> metrics_listen;
 };
 
 class Server {

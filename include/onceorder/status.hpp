@@ -25,6 +25,7 @@ enum class Code {
   not_found,
   method_not_allowed,
   payload_too_large,
+  rate_limited,  // the principal's request rate is over its limit (serve --rate-limit)
   scope_exhausted,
   scope_conflict,
   request_in_progress,

@@ -99,6 +99,11 @@ class Connection {
   }
   virtual void rollback() = 0;  // never fails: a connection it cannot roll back is broken()
   virtual bool in_transaction() const = 0;
+  // Bounds every statement of the transaction begun next (called between begin() and its
+  // first statement) to end by `until`; nullopt: no bound but the session's. A statement
+  // still running then is cancelled and fails with Code::busy. `transact` bounds each read
+  // transaction by its deadline, so no read outlives the request that asked for it.
+  virtual void bound_statements(std::optional<Clock::time_point> until) { (void)until; }
   // Lost its server or its state is unknown: the pool drops it.
   virtual bool broken() const = 0;
   // True when the last failure broke the connection at a point where nothing of the

@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/delivery.hpp"
 #include "cli/demo.hpp"
+#include "cli/edge.hpp"
 #include "cli/options.hpp"
 #include "cli/tokens.hpp"
 #include "http/auth.hpp"
@@ -150,6 +151,7 @@ int main(int argc, char** argv) {
   add_sched_options(serve);
   cli::DeliveryFlags delivery_flags;
   cli::add_delivery_options(serve, delivery_flags);
+  cli::add_edge_options(serve, server_options);
 
   auto* migrate = app.add_subcommand("migrate", "bring the schema up to date");
   store::MigrateOptions migrate_options;
@@ -228,6 +230,7 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z level=%l %v");
 
   if (*token_new) return cli::token_new(token_role, token_name);
+  if (*serve) cli::harden_process();  // before the tokens and the database password are read
   // Every server has a tokens file: the one given (`--tokens ""`, an unset variable, is an
   // error, not a default), checked before anything else happens, or the one serve makes at
   // first start once the database has opened (a mistyped --db makes no file).

@@ -24,6 +24,8 @@ std::string_view code_name(Code code) {
       return "method_not_allowed";
     case Code::payload_too_large:
       return "payload_too_large";
+    case Code::rate_limited:
+      return "rate_limited";
     case Code::scope_exhausted:
       return "scope_exhausted";
     case Code::scope_conflict:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "http/problem.hpp"
@@ -33,9 +34,13 @@ bool Api::answers_inline(const Request& req) const {
   if (auto it = req.find(bhttp::field::authorization); it != req.end()) {
     authorization = sv(it->value());
   }
-  return !authorize(tokens_ ? &*tokens_ : nullptr, authorization,
-                    route_access(*m->route, req.method()), req.method() == bhttp::verb::get)
-              .ok();
+  std::string_view known;
+  const bool refused =
+      !authorize(tokens_ ? &*tokens_ : nullptr, authorization,
+                 route_access(*m->route, req.method()), req.method() == bhttp::verb::get, &known)
+           .ok();
+  // A principal over its rate limit is refused here too: its requests take no worker.
+  return refused || (limiter_ && !known.empty() && limiter_->exhausted(known, store::Clock::now()));
 }
 
 bool Api::needs_token(const Request& req) {
@@ -44,6 +49,23 @@ bool Api::needs_token(const Request& req) {
   const auto& methods = m->route->methods;
   return std::find(methods.begin(), methods.end(), req.method()) != methods.end();
 }
+
+std::optional<Response> Api::over_rate_limit(const Principal& who) {
+  if (!limiter_) return std::nullopt;
+  const auto wait = limiter_->take(who.name, store::Clock::now());
+  if (!wait) return std::nullopt;
+  metrics_.count_rate_limited(role_name(who.role));
+  // Whole seconds, rounded up, at least one: a client that waits that long is admitted.
+  const auto seconds =
+      std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::seconds>(*wait).count());
+  Response res = problem_response(
+      Status(Code::rate_limited,
+             fmt::format("this principal is over its rate limit; retry in {} s", seconds)));
+  res.set(bhttp::field::retry_after, std::to_string(seconds));
+  return res;
+}
+
+Response Api::metrics_response() { return get_metrics(services_); }
 
 bool Api::is_readiness_probe(const Request& req) {
   const auto m = match_route(split_target(sv(req.target())).first);
@@ -96,6 +118,11 @@ Response Api::handle(const Request& req, Deadline deadline, RequestLabels& label
     Principal who;
     if (auto refusal = gate(req, labels, m, who)) {
       res = std::move(*refusal);
+    } else if (m->route->id == RouteId::metrics && metrics_elsewhere_) {
+      res = problem_response(Status(Code::not_found, "no such resource"));
+    } else if (auto refused =
+                   m->route->access == Access::open ? std::nullopt : over_rate_limit(who)) {
+      res = std::move(*refused);
     } else {
       const AuditSpec* spec = route_audit(*m->route, req.method());
       res = spec ? audited_dispatch(*spec, *m, who, req, deadline, wait)

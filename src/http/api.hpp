@@ -14,6 +14,7 @@
 #include "http/message.hpp"
 #include "http/metrics.hpp"
 #include "http/ops_monitor.hpp"
+#include "http/rate_limit.hpp"
 #include "http/routes.hpp"
 #include "http/run_executor.hpp"
 #include "onceorder/intake.hpp"
@@ -70,6 +71,15 @@ class Api {
   // True for GET /readyz: the server first lets the monitor refresh a stale answer.
   static bool is_readiness_probe(const Request& req);
 
+  // Edge settings, set once before the server answers its first request (not thread-safe).
+  // A principal over `limit` gets 429 with Retry-After (RateLimiter); open routes are not
+  // limited. `metrics_elsewhere`: /metrics is served on its own listener (serve
+  // --metrics-listen), so this one answers it 404.
+  void set_rate_limit(RateLimit limit) { limiter_.emplace(limit); }
+  void set_metrics_elsewhere(bool elsewhere) { metrics_elsewhere_ = elsewhere; }
+  // The /metrics answer, for the separate metrics listener.
+  Response metrics_response();
+
   HttpMetrics& metrics() { return metrics_; }
   // Manual runs in progress: the server stops them before it stops itself.
   RunExecutor& runs() { return runs_; }
@@ -87,12 +97,17 @@ class Api {
   Response audited_dispatch(const AuditSpec& spec, const RouteMatch& m, const Principal& who,
                             const Request& req, Deadline deadline, FeedWait* wait);
 
+  // The 429 answer when `who` is over its rate limit; nullopt when admitted (or no limit).
+  std::optional<Response> over_rate_limit(const Principal& who);
+
   Numbering numbering_;
   RunExecutor runs_;
   std::optional<TokenTable> tokens_;
   HttpMetrics metrics_;
   OpsMonitor monitor_;
   Services services_;
+  std::optional<RateLimiter> limiter_;
+  bool metrics_elsewhere_ = false;
 };
 
 }  // namespace onceorder::http

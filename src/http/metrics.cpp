@@ -174,6 +174,11 @@ HttpMetrics::MinuteSlot& HttpMetrics::slot_for(std::int64_t minute) {
   return slot;
 }
 
+void HttpMetrics::count_rate_limited(std::string_view role) {
+  const auto it = std::find(kRateLimitedRoles.begin(), kRateLimitedRoles.end(), role);
+  if (it != kRateLimitedRoles.end()) rate_limited_[it - kRateLimitedRoles.begin()].fetch_add(1);
+}
+
 void HttpMetrics::count_busy() {
   busy_.fetch_add(1, std::memory_order_relaxed);
   const std::int64_t minute = minute_of(std::chrono::system_clock::now());
@@ -249,6 +254,13 @@ void HttpMetrics::render(std::string& out) const {
   prom_value(out, "onceorder_auth_refusals_total", "counter",
              "Requests answered 429 because their address sent too many bad tokens.",
              auth_refusals_.load());
+  prom_header(out, "onceorder_rate_limited_total", "counter",
+              "Requests refused 429 by the per-principal rate limit (serve --rate-limit), by the "
+              "principal's role.");
+  for (std::size_t i = 0; i < kRateLimitedRoles.size(); ++i) {
+    fmt::format_to(put, "onceorder_rate_limited_total{{principal_role={}}} {}\n",
+                   prom_label(kRateLimitedRoles[i]), rate_limited_[i].load());
+  }
   prom_outcomes(out, "onceorder_documents_total",
                 "Requests for a document number by outcome (issued: a new number committed).",
                 kDocumentOutcomeNames, documents_.snapshot());

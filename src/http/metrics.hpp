@@ -62,6 +62,11 @@ class HttpMetrics {
   // Answers 401 (no or unknown token), and answers 429 to an address refused for them.
   std::atomic<std::uint64_t>& auth_failures() { return auth_failures_; }
   std::atomic<std::uint64_t>& auth_refusals() { return auth_refusals_; }
+  // Requests refused 429 by the per-principal rate limit, by the principal's role (one series
+  // per role, never per principal: names would multiply the series).
+  static constexpr std::array<std::string_view, 5> kRateLimitedRoles{"admin", "operator", "viewer",
+                                                                     "customer", "anonymous"};
+  void count_rate_limited(std::string_view role);
   OutcomeCounters<DocumentOutcome>& documents() { return documents_; }
   const OutcomeCounters<DocumentOutcome>& documents() const { return documents_; }
 
@@ -85,6 +90,7 @@ class HttpMetrics {
   std::atomic<std::uint64_t> audit_failures_{0};
   std::atomic<std::uint64_t> auth_failures_{0};
   std::atomic<std::uint64_t> auth_refusals_{0};
+  std::array<std::atomic<std::uint64_t>, kRateLimitedRoles.size()> rate_limited_{};
   OutcomeCounters<DocumentOutcome> documents_;
   mutable std::mutex mu_;
   std::map<std::tuple<std::string, std::string, int>, std::uint64_t, std::less<>>

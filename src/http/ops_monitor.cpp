@@ -60,7 +60,7 @@ OpsMonitor::OpsMonitor(store::Database& db, std::chrono::milliseconds interval,
   // Its own connections, opened like the request pool's: a slow invariant query or an
   // unreachable database never holds a connection a request is waiting for.
   store::DatabaseOptions options = db.options();
-  options.pool_size = 3;  // one per thread
+  options.pool_size = 4;  // one per thread, and one for invariants_now()'s run
   own_ = std::make_unique<store::Database>(db.engine(), options,
                                            [&db] { return db.connect_dedicated(); });
   readiness_thread_ = std::thread([this] { readiness_loop(); });
@@ -103,6 +103,29 @@ OpsMonitor::Readiness OpsMonitor::readiness() const {
 
 OpsMonitor::Invariants OpsMonitor::invariants() const {
   std::lock_guard lock(mu_);
+  return invariants_;
+}
+
+Result<OpsMonitor::Invariants> OpsMonitor::invariants_now(store::Clock::time_point deadline) {
+  auto fresh = [&](const Invariants& inv) {
+    if (!inv.results || !inv.at) return false;
+    return interval_.count() > 0 || store::Clock::now() - *inv.at < kLiveResultsMaxAge;
+  };
+  if (Invariants cached = invariants(); fresh(cached)) return cached;
+  std::unique_lock live(live_mu_, std::try_to_lock);
+  if (!live.owns_lock()) {
+    return Status(Code::busy, "an invariant run is in progress; retry for its results");
+  }
+  // Another caller's run may have ended between the two looks.
+  if (Invariants cached = invariants(); fresh(cached)) return cached;
+  const auto started = store::Clock::now();
+  OO_ASSIGN_OR_RETURN(auto results, check_invariants(*own_, deadline));
+  const auto at = store::Clock::now();
+  std::lock_guard lock(mu_);
+  invariants_.results = std::move(results);
+  invariants_.at = at;
+  invariants_.last_run_ok = true;
+  invariants_.last_run_seconds = std::chrono::duration<double>(at - started).count();
   return invariants_;
 }
 

@@ -1,12 +1,12 @@
 // Readiness, invariant results and the outbox's gauges for the unauthenticated operations
-// endpoints, computed in the background on a private pool of three database connections (one
-// per thread), so that no probe or scrape ever holds a request worker or one of the request
-// pool's connections: invariants and the outbox's gauges each on a schedule of their own (one
-// run at a time), readiness on demand but at most about once a second. /readyz and /metrics
-// only read what is cached here; `GET /v1/invariants` (authenticated) still runs the queries
-// live. The monitor also carries the process's delivery counters (DeliveryMetrics, kept by the
-// delivery workers) to /metrics.
-// Thread-safety: every member may be called from any thread.
+// endpoints, computed in the background on a private pool of four database connections (one
+// per thread, one for invariants_now()), so that no probe or scrape ever holds a request worker or
+// one of the request pool's connections: invariants and the outbox's gauges each on a schedule of
+// their own (one run at a time), readiness on demand but at most about once a second. /readyz and
+// /metrics only read what is cached here, and so does `GET /v1/invariants` while the scheduled runs
+// are on (invariants_now() runs them itself, one run at a time, when they are off). The monitor
+// also carries the process's delivery counters (DeliveryMetrics, kept by the delivery workers) to
+// /metrics. Thread-safety: every member may be called from any thread.
 #pragma once
 
 #include <chrono>
@@ -91,6 +91,14 @@ class OpsMonitor {
   bool readiness_fresh();
   Readiness readiness() const;
   Invariants invariants() const;
+  // The results `GET /v1/invariants` answers: the scheduled run's while runs are scheduled
+  // (however old: the run's own rest sets their age); before the first one succeeded, or with
+  // runs off, a run made here on the monitor's connections, at most one at a time, whose
+  // results others share (for kLiveResultsMaxAge when runs are off). A caller that finds a
+  // run in progress is told Code::busy at once: waiting for it would hold a request worker,
+  // and a viewer's parallel calls must not take the workers other requests need.
+  Result<Invariants> invariants_now(store::Clock::time_point deadline);
+  static constexpr auto kLiveResultsMaxAge = std::chrono::seconds(10);
   OutboxGauges outbox() const;
   const DeliveryMetrics* deliveries() const { return deliveries_; }
 
@@ -112,6 +120,7 @@ class OpsMonitor {
   Invariants invariants_;          // guarded by mu_
   OutboxGauges outbox_;            // guarded by mu_
 
+  std::mutex live_mu_;  // held by the one run invariants_now() makes at a time
   std::mutex join_mu_;
   std::thread readiness_thread_;
   std::thread invariants_thread_;

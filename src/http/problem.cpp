@@ -30,6 +30,8 @@ std::string_view title_of(Code code) {
       return "Method not allowed";
     case Code::payload_too_large:
       return "The body is too large";
+    case Code::rate_limited:
+      return "Too many requests";
     case Code::scope_exhausted:
       return "The scope has no numbers left";
     case Code::scope_conflict:
@@ -111,6 +113,8 @@ bhttp::status http_status(Code code) {
       return bhttp::status::method_not_allowed;
     case Code::payload_too_large:
       return bhttp::status::payload_too_large;
+    case Code::rate_limited:
+      return bhttp::status::too_many_requests;
     case Code::idempotency_key_reused:
     case Code::unknown_sku:
       return bhttp::status::unprocessable_entity;

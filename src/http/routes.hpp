@@ -40,7 +40,7 @@ struct Services {
   Intake& intake;
   RunExecutor& runs;
   HttpMetrics& metrics;
-  const OpsMonitor& monitor;  // cached readiness and invariants for the open endpoints
+  OpsMonitor& monitor;  // cached readiness and invariants; runs GET /v1/invariants's checks
 };
 
 using Deadline = store::Clock::time_point;

@@ -1,5 +1,8 @@
 #include <fmt/format.h>
 
+#include <chrono>
+#include <ctime>
+
 #include "http/problem.hpp"
 #include "http/routes.hpp"
 #include "onceorder/invariants.hpp"
@@ -9,17 +12,41 @@ namespace onceorder::http {
 
 using json = nlohmann::json;
 
+namespace {
+
+// A wall-clock time as the API writes them: "YYYY-MM-DDTHH:MM:SS.mmmZ".
+std::string wall_clock_text(std::chrono::system_clock::time_point t) {
+  const auto ms = std::chrono::time_point_cast<std::chrono::milliseconds>(t);
+  const std::time_t secs = std::chrono::system_clock::to_time_t(ms);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     ms.time_since_epoch().count() % 1000);
+}
+
+}  // namespace
+
+// From the monitor (OpsMonitor::invariants_now): a request never runs the queries on the
+// request pool, and parallel calls cost at most one run.
 Response get_invariants(Services& s, Deadline deadline) {
-  auto results = check_invariants(s.db, deadline);
-  if (!results.ok()) return problem_response(results.status());
+  auto inv = s.monitor.invariants_now(deadline);
+  if (!inv.ok()) return problem_response(inv.status());
+  const auto age = store::Clock::now() - *inv->at;
   json checks = json::array();
   bool ok = true;
-  for (const InvariantResult& r : *results) {
+  for (const InvariantResult& r : *inv->results) {
     ok = ok && r.violations == 0;
     checks.push_back(
         {{"id", r.id}, {"name", r.name}, {"violations", r.violations}, {"sample", r.sample}});
   }
-  return json_response(bhttp::status::ok, {{"ok", ok}, {"checks", std::move(checks)}});
+  const auto checked_at = std::chrono::system_clock::now() -
+                          std::chrono::duration_cast<std::chrono::system_clock::duration>(age);
+  return json_response(bhttp::status::ok,
+                       {{"ok", ok},
+                        {"checks", std::move(checks)},
+                        {"checked_at", wall_clock_text(checked_at)},
+                        {"age_seconds", std::chrono::duration<double>(age).count()}});
 }
 
 Response get_healthz() { return json_response(bhttp::status::ok, {{"status", "ok"}}); }

@@ -27,6 +27,7 @@
 #include "http/edge.hpp"
 #include "http/fd_limit.hpp"
 #include "http/listen_address.hpp"
+#include "http/metrics_listener.hpp"
 #include "http/problem.hpp"
 #include "onceorder/outbox.hpp"
 
@@ -116,6 +117,8 @@ class ServerImpl final : public Server {
         workers_(static_cast<std::size_t>(workers)),
         acceptor_(io_) {
     api_.metrics().max_connections().store(max_connections);
+    api_.set_rate_limit({options_.rate_limit, options_.rate_burst});
+    api_.set_metrics_elsewhere(options_.metrics_listen.has_value());
   }
 
   ~ServerImpl() override {
@@ -137,6 +140,13 @@ class ServerImpl final : public Server {
     return Status::Ok();
   }
 
+  // The separate /metrics listener (ServerOptions::metrics_listen), when asked for.
+  Status listen_metrics() {
+    if (!options_.metrics_listen) return Status::Ok();
+    metrics_listener_.emplace([this] { return api_.metrics_response(); });
+    return metrics_listener_->start(*options_.metrics_listen);
+  }
+
   void run() {
     asio::co_spawn(io_, accept_loop(), log_failure("acceptor"));
     io_thread_ = std::thread([this] { io_.run(); });
@@ -156,6 +166,7 @@ class ServerImpl final : public Server {
     workers_.join();
     api_.runs().join();
     api_.monitor().join();
+    if (metrics_listener_) metrics_listener_->stop();
   }
 
   void handle_signals() override {
@@ -619,6 +630,7 @@ class ServerImpl final : public Server {
   asio::thread_pool workers_;
   tcp::acceptor acceptor_;
   std::uint16_t port_ = 0;
+  std::optional<http::MetricsListener> metrics_listener_;
   std::thread io_thread_;
   std::mutex wait_mu_;
 
@@ -673,6 +685,7 @@ Result<std::unique_ptr<Server>> Server::start(store::Database& db, Scheduler& sc
   auto server = std::make_unique<ServerImpl>(db, scheduler, intake, options, std::move(tokens),
                                              std::move(edge), workers, max_connections);
   OO_RETURN_IF_ERROR(server->listen(endpoint));
+  OO_RETURN_IF_ERROR(server->listen_metrics());
   server->run();
   spdlog::info(
       "listening on {} port {} ({} worker(s), {} token(s) from {}, at most {} connections)",

@@ -176,6 +176,9 @@ AuditInTransaction* AuditInTransaction::waiting() {
 
 Status transact_status(Database& db, const TxOptions& options,
                        const std::function<Status(Connection&)>& body) {
+  constexpr std::string_view kReadPastDeadline =
+      "the read did not finish within the request's deadline and was cancelled; nothing was "
+      "changed: narrow it (filters, a smaller limit) or retry";
   // Twice: a restart leaves every idle connection dead, and the new connection taken after
   // the first dead one may itself meet the server going away once more.
   constexpr int kMaxReconnects = 2;
@@ -195,6 +198,8 @@ Status transact_status(Database& db, const TxOptions& options,
       if (!conn.ok()) return conn.status();
       Connection& c = **conn;
       st = c.begin(options.mode);
+      const bool bounded = options.mode == TxMode::read;
+      if (st.ok()) c.bound_statements(bounded ? std::optional(options.deadline) : std::nullopt);
       std::int64_t audit_id = 0;
       if (st.ok() && audit) {
         auto recorded = AuditStore(db.dialect()).record(c, audit->row());
@@ -209,6 +214,10 @@ Status transact_status(Database& db, const TxOptions& options,
       }
       c.rollback();
       lost_before_commit = c.lost_before_commit();
+      // A read cancelled at its deadline: say so, rather than the engine's words.
+      if (bounded && st.code() == Code::busy && Clock::now() >= options.deadline) {
+        return Status(Code::busy, std::string(kReadPastDeadline));
+      }
     }
     // Nothing of this transaction can have committed: replay it on a new connection.
     // Invisible to the caller.

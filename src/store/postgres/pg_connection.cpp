@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <thread>
@@ -39,8 +41,8 @@ class PgConnection final : public Connection {
   // `tx_settings`: behind a transaction-mode pooler, the statement that sets the timeouts
   // for one transaction (sent after each BEGIN); empty on a direct connection, where they
   // were set once for the session.
-  PgConnection(PGconn* conn, std::string tx_settings)
-      : conn_(conn), tx_settings_(std::move(tx_settings)) {}
+  PgConnection(PGconn* conn, std::string tx_settings, std::chrono::milliseconds statement_timeout)
+      : conn_(conn), tx_settings_(std::move(tx_settings)), statement_timeout_(statement_timeout) {}
   ~PgConnection() override { PQfinish(conn_); }
 
   Engine engine() const override { return Engine::postgres; }
@@ -48,7 +50,8 @@ class PgConnection final : public Connection {
   Status begin(TxMode) override {
     lost_before_commit_ = false;
     opener_ = nullptr;
-    if (opened_) {  // BEGIN went out behind the last COMMIT; its answers wait unread
+    bound_.clear();  // set again by bound_statements for this transaction
+    if (opened_) {   // BEGIN went out behind the last COMMIT; its answers wait unread
       held_.clear();
       in_tx_ = true;
       return Status::Ok();
@@ -98,6 +101,18 @@ class PgConnection final : public Connection {
       if (!r || PQresultStatus(r.get()) != PGRES_COMMAND_OK) broken_ = true;
     }
     in_tx_ = false;
+  }
+
+  // SET LOCAL statement_timeout, sent with the transaction's BEGIN (in the same round trip):
+  // what is left until `until`, at most the session's statement_timeout.
+  void bound_statements(std::optional<Clock::time_point> until) override {
+    if (!until) {
+      bound_.clear();
+      return;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*until - Clock::now());
+    const auto ms = std::clamp(left, std::chrono::milliseconds(1), statement_timeout_);
+    bound_ = fmt::format("SELECT set_config('statement_timeout', '{}ms', true)", ms.count());
   }
 
   bool in_transaction() const override { return in_tx_; }
@@ -186,7 +201,8 @@ class PgConnection final : public Connection {
     pending_begin_ = false;
     const bool with_held = !held_.empty();
     // Behind a pooler even a lone statement needs its transaction's settings.
-    if (send_begin && send_commit && !pooled() && !with_held && !opener_) return alone(out);
+    if (send_begin && send_commit && !pooled() && bound_.empty() && !with_held && !opener_)
+      return alone(out);
     if (!send_begin && !send_commit && !with_held) {
       ResultPtr r(exec(out));
       if (Status st = check(r.get(), out.label); !st.ok()) return st;
@@ -276,7 +292,7 @@ class PgConnection final : public Connection {
     return rows_of(r.get());
   }
 
-  // BEGIN? + settings? + the held statements + `stmt`? + COMMIT? in one pipeline: one
+  // BEGIN? + settings? + bound? + the held statements + `stmt`? + COMMIT? in one pipeline: one
   // network round trip. The rows are `stmt`'s; the first error, whoever met it, is the answer
   // (PostgreSQL skips the rest of the pipeline after it).
   Result<Rows> pipelined(const Outgoing* stmt, bool send_begin, bool send_commit) {
@@ -284,12 +300,16 @@ class PgConnection final : public Connection {
     held_.clear();
     if (PQenterPipelineMode(conn_) != 1) return lost("cannot enter pipeline mode");
     const bool send_settings = send_begin && pooled();
+    const bool send_bound = send_begin && !bound_.empty();
     bool sent = true;
     if (send_begin)
       sent = sent && PQsendQueryParams(conn_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0);
     if (send_settings)
       sent = sent && PQsendQueryParams(conn_, tx_settings_.c_str(), 0, nullptr, nullptr, nullptr,
                                        nullptr, 0);
+    if (send_bound)
+      sent = sent &&
+             PQsendQueryParams(conn_, bound_.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0);
     for (const Outgoing& h : held) sent = sent && send(h);
     if (stmt) sent = sent && send(*stmt);
     // The next transaction opens behind this one's COMMIT once `stmt` ran: its answer is
@@ -309,6 +329,7 @@ class PgConnection final : public Connection {
     std::vector<std::string_view> labels;
     if (send_begin) labels.emplace_back("BEGIN");
     if (send_settings) labels.emplace_back("SET");
+    if (send_bound) labels.emplace_back("SET statement_timeout");
     for (const Outgoing& h : held) labels.emplace_back(h.label);
     const std::size_t at_stmt = labels.size();
     if (stmt) labels.emplace_back(stmt->label);
@@ -421,7 +442,11 @@ class PgConnection final : public Connection {
   }
 
   bool pooled() const { return !tx_settings_.empty(); }
-  std::string settings_script() const { return pooled() ? tx_settings_ + "; " : std::string(); }
+  std::string settings_script() const {
+    std::string out = pooled() ? tx_settings_ + "; " : std::string();
+    if (!bound_.empty()) out += bound_ + "; ";
+    return out;
+  }
 
   // An idle connection has nothing to say but the server's goodbye: any input waiting
   // (the FATAL message of a shut-down backend, then end of file) means it is gone. A
@@ -476,6 +501,8 @@ class PgConnection final : public Connection {
 
   PGconn* conn_;
   const std::string tx_settings_;
+  const std::chrono::milliseconds statement_timeout_;  // the session's
+  std::string bound_;  // this transaction's statement bound (bound_statements); empty: none
   bool pending_begin_ = false;
   bool in_tx_ = false;
   bool broken_ = false;
@@ -516,7 +543,8 @@ Result<std::unique_ptr<Connection>> connect(const std::string& uri,
       "set_config('client_min_messages', 'warning', {2})",
       options.lock_timeout.count(), options.statement_timeout.count(),
       options.transaction_pooler ? "true" : "false");
-  auto c = std::make_unique<PgConnection>(conn, options.transaction_pooler ? timeouts : "");
+  auto c = std::make_unique<PgConnection>(conn, options.transaction_pooler ? timeouts : "",
+                                          options.statement_timeout);
   if (!options.transaction_pooler) {
     Status st = c->exec_script(timeouts);
     if (!st.ok()) return st;

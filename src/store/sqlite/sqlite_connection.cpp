@@ -22,6 +22,8 @@ Code classify(int rc) {
       if (rc == SQLITE_CONSTRAINT_FOREIGNKEY || rc == SQLITE_CONSTRAINT_TRIGGER)
         return Code::reference_violation;
       return Code::conflict;
+    case SQLITE_INTERRUPT:  // cancelled at its deadline (bound_statements)
+      return Code::busy;
     case SQLITE_CANTOPEN:
     case SQLITE_IOERR:
     case SQLITE_CORRUPT:
@@ -57,13 +59,27 @@ class SqliteConnection final : public Connection {
     return Status::Ok();
   }
   Status do_commit() override {
+    bound_statements(std::nullopt);  // the bound is the transaction's; its COMMIT always runs
     Status st = exec_script("COMMIT");
     if (st.ok()) in_tx_ = false;
     return st;
   }
   void rollback() override {
+    bound_statements(std::nullopt);
     if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     in_tx_ = false;
+  }
+
+  // SQLite has no statement timeout: a progress handler, called every kProgressSteps virtual
+  // machine steps (microseconds of work), interrupts the statement once `until` has passed.
+  void bound_statements(std::optional<Clock::time_point> until) override {
+    if (until == until_) return;
+    until_ = until;
+    if (until_) {
+      sqlite3_progress_handler(db_, kProgressSteps, &SqliteConnection::past_bound, this);
+    } else {
+      sqlite3_progress_handler(db_, 0, nullptr, nullptr);
+    }
   }
   bool in_transaction() const override { return in_tx_; }
   bool broken() const override { return broken_; }
@@ -152,7 +168,14 @@ class SqliteConnection final : public Connection {
     return rows;
   }
 
+  static constexpr int kProgressSteps = 1000;
+  static int past_bound(void* self) {
+    const auto& until = static_cast<SqliteConnection*>(self)->until_;
+    return until && Clock::now() >= *until ? 1 : 0;
+  }
+
   sqlite3* db_;
+  std::optional<Clock::time_point> until_;  // bound_statements
   bool in_tx_ = false;
   bool broken_ = false;
   std::unordered_map<std::string_view, sqlite3_stmt*> cache_;
