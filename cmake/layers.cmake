@@ -106,6 +106,7 @@ set(ONCEORDER_HTTP_SOURCES
   src/http/run_executor.cpp
   src/http/server.cpp
   src/http/static_files.cpp
+  src/http/tls.cpp
   src/http/webhook_sender.cpp
 )
 set(ONCEORDER_CLI_SOURCES
@@ -114,4 +115,5 @@ set(ONCEORDER_CLI_SOURCES
   src/cli/demo.cpp
   src/cli/main.cpp
   src/cli/options.cpp
+  src/cli/transport.cpp
 )

@@ -63,13 +63,22 @@ struct ServerOptions {
   // What this process's delivery workers have done, for /metrics (null: nothing to show).
   // Owned by the caller; outlives the server.
   DeliveryMetrics* delivery_metrics = nullptr;
+  // HTTPS: a PEM certificate chain and its key (both or neither), read again on SIGHUP.
+  std::optional<std::string> tls_cert;
+  std::optional<std::string> tls_key;
+  // A proxy in front terminates TLS: plain HTTP may be served on a non-loopback address.
+  bool behind_tls_proxy = false;
+  // host:port of a plain-HTTP listener that serves /metrics and nothing else; when set,
+  // /metrics on the main listener is 404.
+  std::optional<std::string> metrics_listen;
 };
 
 class Server {
  public:
   // Binds and starts serving. Fails (nothing started) on a bad address, an unreadable or
-  // malformed tokens file, or a non-loopback address without tokens. The process's one
-  // Scheduler and Intake (and `db`) must outlive the server.
+  // malformed tokens file, a non-loopback address without tokens, an unreadable TLS
+  // certificate or key, or plain HTTP on a non-loopback address without behind_tls_proxy. The
+  // process's one Scheduler and Intake (and `db`) must outlive the server.
   static Result<std::unique_ptr<Server>> start(store::Database& db, Scheduler& scheduler,
                                                Intake& intake, ServerOptions options);
   virtual ~Server() = default;
@@ -81,7 +90,8 @@ class Server {
   // Blocks until the server has stopped (after stop(), or SIGTERM/SIGINT when
   // `handle_signals` was called).
   virtual void wait() = 0;
-  // Stop gracefully on SIGTERM / SIGINT.
+  // Stop gracefully on SIGTERM / SIGINT; read the TLS certificate and key again on SIGHUP
+  // (connections accepted afterwards use them; a failed reload keeps the old ones).
   virtual void handle_signals() = 0;
 };
 
