@@ -9,6 +9,7 @@ class AuthHttpTest : public HttpTest {
   void start_with_tokens(const std::string& listen = "127.0.0.1:0") {
     ServerOptions options;
     options.listen = listen;
+    options.behind_tls_proxy = true;  // the tokens rule alone is under test here
     options.tokens_file = write_file("tokens", R"(# OnceOrder tokens
 admin-secret admin
 
@@ -123,6 +124,7 @@ TEST_P(AuthHttpTest, RefusesNonLoopbackWithoutTokens) {
   for (const std::string listen : {"0.0.0.0:0", "[::]:0"}) {
     ServerOptions options;
     options.listen = listen;
+    options.behind_tls_proxy = true;  // TLS is not what is missing
     auto server = Server::start(db(), scheduler(), intake(), options);
     ASSERT_FALSE(server.ok()) << listen;
     EXPECT_NE(server.status().message().find("--tokens"), std::string::npos)

@@ -1,8 +1,8 @@
 // `onceorder serve` (the binary named by ONCEORDER_BIN) as a child process on a free
-// loopback port, for what only a real process shows: signals and the descriptor limit.
-// Its output is collected on a thread of its own so that logging never blocks it.
-// Also raw "slow client" sockets that send part of a request and then keep quiet.
-// Not thread-safe: one test thread drives a ServeProcess.
+// loopback port (or the --listen its arguments name), for what only a real process shows: signals
+// and the descriptor limit. Its output is collected on a thread of its own so that logging never
+// blocks it. Also raw "slow client" sockets that send part of a request and then keep quiet. Not
+// thread-safe: one test thread drives a ServeProcess.
 #pragma once
 
 #include <arpa/inet.h>
@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -35,7 +36,11 @@ class ServeProcess {
                         rlim_t nofile = 0, std::string binary = {}, std::string directory = {}) {
     const char* b = std::getenv("ONCEORDER_BIN");
     if (binary.empty()) binary = b ? b : "./onceorder";
-    std::vector<std::string> args = {binary, "--db", db_url, "serve", "--listen", "127.0.0.1:0"};
+    std::vector<std::string> args = {binary, "--db", db_url, "serve"};
+    // A free loopback port unless `extra` names its own --listen.
+    if (std::find(extra.begin(), extra.end(), "--listen") == extra.end()) {
+      args.insert(args.end(), {"--listen", "127.0.0.1:0"});
+    }
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
