@@ -711,37 +711,13 @@ class ServerImpl final : public Server {
   bool feed_watching_ = false;          // the feed watcher runs
 };
 
-// The HTTPS context (null: plain HTTP) and the metrics listener's endpoint, checked before
-// anything is bound: plain HTTP only on loopback unless a proxy terminates TLS.
-struct Transport {
-  std::shared_ptr<ssl::context> tls;
-  std::optional<tcp::endpoint> metrics;
-};
-
-Result<Transport> prepare_transport(const tcp::endpoint& endpoint, const ServerOptions& options) {
-  Transport t;
-  if (options.tls_cert.has_value() != options.tls_key.has_value()) {
-    return Status(Code::invalid_request, "--tls-cert and --tls-key go together: give both");
-  }
-  if (options.tls_cert) {
-    OO_ASSIGN_OR_RETURN(t.tls, http::make_tls_context(*options.tls_cert, *options.tls_key));
-  }
-  OO_RETURN_IF_ERROR(
-      http::check_transport(endpoint, options.listen, t.tls != nullptr, options.behind_tls_proxy));
-  if (options.metrics_listen) {
-    OO_ASSIGN_OR_RETURN(auto host_port, http::parse_listen(*options.metrics_listen));
-    OO_ASSIGN_OR_RETURN(t.metrics, http::resolve_listen(host_port));
-  }
-  return t;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<Server>> Server::start(store::Database& db, Scheduler& scheduler,
                                               Intake& intake, ServerOptions options) {
   OO_ASSIGN_OR_RETURN(auto host_port, http::parse_listen(options.listen));
   OO_ASSIGN_OR_RETURN(auto endpoint, http::resolve_listen(host_port));
-  OO_ASSIGN_OR_RETURN(auto transport, prepare_transport(endpoint, options));
+  OO_ASSIGN_OR_RETURN(auto transport, http::prepare_transport(endpoint, options));
   auto allowed_hosts = options.allowed_hosts;
   // A scraper calls the metrics listener by its address.
   if (options.metrics_listen)

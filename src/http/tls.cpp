@@ -69,4 +69,22 @@ Status check_transport(const boost::asio::ip::tcp::endpoint& endpoint, const std
                             listen));
 }
 
+Result<Transport> prepare_transport(const boost::asio::ip::tcp::endpoint& endpoint,
+                                    const ServerOptions& options) {
+  Transport t;
+  if (options.tls_cert.has_value() != options.tls_key.has_value()) {
+    return Status(Code::invalid_request, "--tls-cert and --tls-key go together: give both");
+  }
+  if (options.tls_cert) {
+    OO_ASSIGN_OR_RETURN(t.tls, make_tls_context(*options.tls_cert, *options.tls_key));
+  }
+  OO_RETURN_IF_ERROR(
+      check_transport(endpoint, options.listen, t.tls != nullptr, options.behind_tls_proxy));
+  if (options.metrics_listen) {
+    OO_ASSIGN_OR_RETURN(auto host_port, parse_listen(*options.metrics_listen));
+    OO_ASSIGN_OR_RETURN(t.metrics, resolve_listen(host_port));
+  }
+  return t;
+}
+
 }  // namespace onceorder::http

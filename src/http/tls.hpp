@@ -8,8 +8,10 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "onceorder/http_server.hpp"
 #include "onceorder/status.hpp"
 
 namespace onceorder::http {
@@ -24,5 +26,15 @@ Result<std::shared_ptr<boost::asio::ssl::context>> make_tls_context(const std::s
 // (`behind_tls_proxy`): elsewhere tokens and data would cross the network in clear text.
 Status check_transport(const boost::asio::ip::tcp::endpoint& endpoint, const std::string& listen,
                        bool tls, bool behind_tls_proxy);
+
+// What `serve` listens with: the HTTPS context (null: plain HTTP) and the metrics listener's
+// endpoint, checked before anything is bound (check_transport; --tls-cert and --tls-key go
+// together).
+struct Transport {
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  std::optional<boost::asio::ip::tcp::endpoint> metrics;
+};
+Result<Transport> prepare_transport(const boost::asio::ip::tcp::endpoint& endpoint,
+                                    const ServerOptions& options);
 
 }  // namespace onceorder::http
