@@ -91,7 +91,6 @@ set(ONCEORDER_HTTP_SOURCES
   src/http/listen_address.cpp
   src/http/message.cpp
   src/http/metrics.cpp
-  src/http/metrics_listener.cpp
   src/http/ops_monitor.cpp
   src/http/order_json.cpp
   src/http/problem.cpp
@@ -110,6 +109,7 @@ set(ONCEORDER_HTTP_SOURCES
   src/http/server.cpp
   src/http/static_files.cpp
   src/http/tokens_file.cpp
+  src/http/tls.cpp
   src/http/webhook_sender.cpp
 )
 set(ONCEORDER_CLI_SOURCES
@@ -120,4 +120,5 @@ set(ONCEORDER_CLI_SOURCES
   src/cli/main.cpp
   src/cli/options.cpp
   src/cli/tokens.cpp
+  src/cli/transport.cpp
 )

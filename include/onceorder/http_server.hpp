@@ -73,6 +73,11 @@ struct ServerOptions {
   // What this process's delivery workers have done, for /metrics (null: nothing to show).
   // Owned by the caller; outlives the server.
   DeliveryMetrics* delivery_metrics = nullptr;
+  // HTTPS: a PEM certificate chain and its key (both or neither), read again on SIGHUP.
+  std::optional<std::string> tls_cert;
+  std::optional<std::string> tls_key;
+  // A proxy in front terminates TLS: plain HTTP may be served on a non-loopback address.
+  bool behind_tls_proxy = false;
   // Requests a second each principal may make, and its burst (docs/SECURITY.md); 0: no limit.
   // A burst of 0 means one second's worth.
   double rate_limit = 0;
@@ -84,9 +89,10 @@ struct ServerOptions {
 
 class Server {
  public:
-  // Binds and starts serving. Fails (nothing started) on a bad address, or a tokens file
-  // that is missing, unreadable, open to group or others, or malformed. The process's one
-  // Scheduler and Intake (and `db`) must outlive the server.
+  // Binds and starts serving. Fails (nothing started) on a bad address, a tokens file that is
+  // missing, unreadable, open to group or others, or malformed, an unreadable TLS certificate
+  // or key, or plain HTTP on a non-loopback address without behind_tls_proxy. The process's
+  // one Scheduler and Intake (and `db`) must outlive the server.
   static Result<std::unique_ptr<Server>> start(store::Database& db, Scheduler& scheduler,
                                                Intake& intake, ServerOptions options);
   virtual ~Server() = default;
@@ -98,7 +104,8 @@ class Server {
   // Blocks until the server has stopped (after stop(), or SIGTERM/SIGINT when
   // `handle_signals` was called).
   virtual void wait() = 0;
-  // Stop gracefully on SIGTERM / SIGINT.
+  // Stop gracefully on SIGTERM / SIGINT; read the TLS certificate and key again on SIGHUP
+  // (connections accepted afterwards use them; a failed reload keeps the old ones).
   virtual void handle_signals() = 0;
 };
 

@@ -15,6 +15,7 @@
 #include "cli/edge.hpp"
 #include "cli/options.hpp"
 #include "cli/tokens.hpp"
+#include "cli/transport.hpp"
 #include "http/auth.hpp"
 #include "onceorder/db_url.hpp"
 #include "onceorder/duration.hpp"
@@ -149,6 +150,7 @@ int main(int argc, char** argv) {
           "receipt; off: never (30s, at most the receipt retention)")
       ->type_name("DURATION|off");
   add_sched_options(serve);
+  cli::add_transport_options(serve, server_options);
   cli::DeliveryFlags delivery_flags;
   cli::add_delivery_options(serve, delivery_flags);
   cli::add_edge_options(serve, server_options);
@@ -297,7 +299,8 @@ int main(int argc, char** argv) {
     maintenance.start();
     cli::DeliveryWorkers deliveries(database, delivery_flags, delivery_metrics);
     deliveries.start();
-    spdlog::info("msg=\"serving\" url=http://{}/ db={} port={}", server_options.listen,
+    spdlog::info("msg=\"serving\" url={}://{}/ db={} port={}",
+                 server_options.tls_cert ? "https" : "http", server_options.listen,
                  engine_name(database.engine()), (*server)->port());
     cli::print_console_url(serve_tokens, server_options.listen, (*server)->port());
     (*server)->wait();

@@ -65,8 +65,6 @@ std::optional<Response> Api::over_rate_limit(const Principal& who) {
   return res;
 }
 
-Response Api::metrics_response() { return get_metrics(services_); }
-
 bool Api::is_readiness_probe(const Request& req) {
   const auto m = match_route(split_target(sv(req.target())).first);
   return m && m->route->id == RouteId::readyz && req.method() == bhttp::verb::get;
@@ -118,8 +116,6 @@ Response Api::handle(const Request& req, Deadline deadline, RequestLabels& label
     Principal who;
     if (auto refusal = gate(req, labels, m, who)) {
       res = std::move(*refusal);
-    } else if (m->route->id == RouteId::metrics && metrics_elsewhere_) {
-      res = problem_response(Status(Code::not_found, "no such resource"));
     } else if (auto refused =
                    m->route->access == Access::open ? std::nullopt : over_rate_limit(who)) {
       res = std::move(*refused);

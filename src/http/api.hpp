@@ -73,12 +73,8 @@ class Api {
 
   // Edge settings, set once before the server answers its first request (not thread-safe).
   // A principal over `limit` gets 429 with Retry-After (RateLimiter); open routes are not
-  // limited. `metrics_elsewhere`: /metrics is served on its own listener (serve
-  // --metrics-listen), so this one answers it 404.
+  // limited.
   void set_rate_limit(RateLimit limit) { limiter_.emplace(limit); }
-  void set_metrics_elsewhere(bool elsewhere) { metrics_elsewhere_ = elsewhere; }
-  // The /metrics answer, for the separate metrics listener.
-  Response metrics_response();
 
   HttpMetrics& metrics() { return metrics_; }
   // Manual runs in progress: the server stops them before it stops itself.
@@ -107,7 +103,6 @@ class Api {
   OpsMonitor monitor_;
   Services services_;
   std::optional<RateLimiter> limiter_;
-  bool metrics_elsewhere_ = false;
 };
 
 }  // namespace onceorder::http

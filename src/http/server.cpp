@@ -9,11 +9,13 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <csignal>
 #include <mutex>
 #include <set>
@@ -27,8 +29,8 @@
 #include "http/edge.hpp"
 #include "http/fd_limit.hpp"
 #include "http/listen_address.hpp"
-#include "http/metrics_listener.hpp"
 #include "http/problem.hpp"
+#include "http/tls.hpp"
 #include "onceorder/outbox.hpp"
 
 namespace onceorder {
@@ -37,6 +39,7 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = beast::http;
+namespace ssl = asio::ssl;
 using asio::ip::tcp;
 using http::Request;
 using http::Response;
@@ -63,6 +66,15 @@ constexpr int kReservedPerDbConnection = 4;
 constexpr auto kFeedWatchInterval = std::chrono::milliseconds(100);
 // How soon a woken long poll that found no worker free asks again.
 constexpr auto kLongPollRetry = std::chrono::milliseconds(10);
+// The one route a metrics listener serves (router.cpp's pattern).
+constexpr std::string_view kMetricsRoute = "/metrics";
+
+// Which listener a connection came in on: the main one serves every route (but /metrics when
+// a metrics listener is set), the metrics one serves /metrics only.
+enum class Listener { main, metrics };
+
+template <class Stream>
+constexpr bool kIsTlsStream = !std::is_same_v<Stream, beast::tcp_stream>;
 
 // Completion of a detached coroutine: exceptions are logged, never lost silently.
 auto log_failure(std::string_view what) {
@@ -105,7 +117,7 @@ class ServerImpl final : public Server {
  public:
   ServerImpl(store::Database& db, Scheduler& scheduler, Intake& intake, ServerOptions options,
              std::optional<http::TokenTable> tokens, http::EdgePolicy edge, int workers,
-             int max_connections)
+             int max_connections, std::shared_ptr<ssl::context> tls)
       : options_(std::move(options)),
         edge_(std::move(edge)),
         db_(db),
@@ -115,10 +127,11 @@ class ServerImpl final : public Server {
              options_.delivery_metrics),
         throttle_(options_.auth_failure_limit, options_.auth_failure_window),
         workers_(static_cast<std::size_t>(workers)),
-        acceptor_(io_) {
+        acceptor_(io_),
+        metrics_acceptor_(io_),
+        tls_(std::move(tls)) {
     api_.metrics().max_connections().store(max_connections);
     api_.set_rate_limit({options_.rate_limit, options_.rate_burst});
-    api_.set_metrics_elsewhere(options_.metrics_listen.has_value());
   }
 
   ~ServerImpl() override {
@@ -126,31 +139,39 @@ class ServerImpl final : public Server {
     wait();
   }
 
-  Status listen(const tcp::endpoint& endpoint) {
-    beast::error_code ec;
-    acceptor_.open(endpoint.protocol(), ec);
-    if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-    if (!ec) acceptor_.bind(endpoint, ec);
-    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) {
-      return Status(Code::unavailable,
-                    fmt::format("cannot listen on {}: {}", options_.listen, ec.message()));
-    }
+  // Binds the main listener and, when `metrics` is given, the /metrics one.
+  Status listen(const tcp::endpoint& endpoint, const std::optional<tcp::endpoint>& metrics) {
+    OO_RETURN_IF_ERROR(bind(acceptor_, endpoint, options_.listen));
     port_ = acceptor_.local_endpoint().port();
+    if (metrics) {
+      OO_RETURN_IF_ERROR(bind(metrics_acceptor_, *metrics, *options_.metrics_listen));
+      metrics_port_ = metrics_acceptor_.local_endpoint().port();
+    }
     return Status::Ok();
   }
 
-  // The separate /metrics listener (ServerOptions::metrics_listen), when asked for.
-  Status listen_metrics() {
-    if (!options_.metrics_listen) return Status::Ok();
-    metrics_listener_.emplace([this] { return api_.metrics_response(); });
-    return metrics_listener_->start(*options_.metrics_listen);
+  static Status bind(tcp::acceptor& acceptor, const tcp::endpoint& endpoint,
+                     std::string_view name) {
+    beast::error_code ec;
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor.bind(endpoint, ec);
+    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec)
+      return Status(Code::unavailable, fmt::format("cannot listen on {}: {}", name, ec.message()));
+    return Status::Ok();
   }
 
   void run() {
-    asio::co_spawn(io_, accept_loop(), log_failure("acceptor"));
+    asio::co_spawn(io_, accept_loop(acceptor_, Listener::main), log_failure("acceptor"));
+    if (metrics_acceptor_.is_open()) {
+      asio::co_spawn(io_, accept_loop(metrics_acceptor_, Listener::metrics),
+                     log_failure("metrics acceptor"));
+    }
     io_thread_ = std::thread([this] { io_.run(); });
   }
+
+  std::uint16_t metrics_port() const { return metrics_port_; }
 
   std::uint16_t port() const override { return port_; }
 
@@ -166,7 +187,6 @@ class ServerImpl final : public Server {
     workers_.join();
     api_.runs().join();
     api_.monitor().join();
-    if (metrics_listener_) metrics_listener_->stop();
   }
 
   void handle_signals() override {
@@ -178,9 +198,39 @@ class ServerImpl final : public Server {
       spdlog::info("received signal {}: stopping", signal);
       begin_stop();
     });
+    reload_signal_.emplace(io_, SIGHUP);
+    await_reload();
   }
 
  private:
+  // Waits for SIGHUP (again after each), then reads the TLS certificate and key anew. Called
+  // with signals_mu_ held.
+  void await_reload() {
+    reload_signal_->async_wait([this](const beast::error_code& ec, int) {
+      if (ec) return;
+      reload_tls();
+      std::lock_guard lock(signals_mu_);
+      if (!stopping_) await_reload();
+    });
+  }
+
+  // On the I/O thread, so that tls_ needs no lock: connections accepted from now on use the
+  // new context, those already open keep theirs (each holds its own reference).
+  void reload_tls() {
+    if (!tls_) {
+      spdlog::info("received SIGHUP: no TLS certificate to read again");
+      return;
+    }
+    auto fresh = http::make_tls_context(*options_.tls_cert, *options_.tls_key);
+    if (!fresh.ok()) {
+      spdlog::error("TLS reload failed, still serving the previous certificate: {}",
+                    fresh.status().message());
+      return;
+    }
+    tls_ = std::move(*fresh);
+    spdlog::info("TLS certificate {} and key {} read again", *options_.tls_cert, *options_.tls_key);
+  }
+
   // Runs on the I/O thread.
   void begin_stop() {
     if (stopping_) return;
@@ -189,9 +239,11 @@ class ServerImpl final : public Server {
     api_.monitor().request_stop();
     beast::error_code ec;
     acceptor_.close(ec);
+    metrics_acceptor_.close(ec);
     {
       std::lock_guard lock(signals_mu_);
       if (signals_) signals_->cancel(ec);
+      if (reload_signal_) reload_signal_->cancel(ec);
     }
     // A client still sending its request (however slowly) has nothing in flight: close it
     // now, like idle ones. Requests being handled finish and are answered.
@@ -240,10 +292,10 @@ class ServerImpl final : public Server {
     if (stopping_ && sessions_.empty()) stop_timer_.cancel();
   }
 
-  asio::awaitable<void> accept_loop() {
+  asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, Listener where) {
     for (;;) {
       beast::error_code ec;
-      tcp::socket socket = co_await acceptor_.async_accept(asio::redirect_error(kUseAwaitable, ec));
+      tcp::socket socket = co_await acceptor.async_accept(asio::redirect_error(kUseAwaitable, ec));
       if (stopping_) co_return;
       if (ec) {
         // Out of descriptors or similar: pause instead of spinning on the error.
@@ -259,13 +311,30 @@ class ServerImpl final : public Server {
         continue;
       }
       socket.set_option(tcp::no_delay(true), ec);
-      asio::co_spawn(io_, session(std::move(socket)), log_failure("session"));
+      if (where == Listener::main && tls_) {
+        asio::co_spawn(io_, tls_session(std::move(socket), tls_), log_failure("session"));
+      } else {
+        asio::co_spawn(io_, plain_session(std::move(socket), where), log_failure("session"));
+      }
     }
   }
 
-  asio::awaitable<void> session(tcp::socket socket) {
+  asio::awaitable<void> plain_session(tcp::socket socket, Listener where) {
     beast::tcp_stream stream(std::move(socket));
-    SessionEntry entry{&stream};
+    co_await session(stream, where);
+  }
+
+  // `tls` is the context at accept time, held for the connection's life (a reload may
+  // replace the server's).
+  asio::awaitable<void> tls_session(tcp::socket socket, std::shared_ptr<ssl::context> tls) {
+    beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *tls);
+    co_await session(stream, Listener::main);
+  }
+
+  template <class Stream>
+  asio::awaitable<void> session(Stream& stream, Listener where) {
+    beast::tcp_stream& tcp_layer = beast::get_lowest_layer(stream);
+    SessionEntry entry{&tcp_layer};
     sessions_.insert(&entry);
     api_.metrics().connections().fetch_add(1);
     struct Unregister {
@@ -274,8 +343,38 @@ class ServerImpl final : public Server {
       ~Unregister() { server.unregister(entry); }
     } unregister{*this, &entry};
 
+    if constexpr (kIsTlsStream<Stream>) {
+      // Within the header timeout, like a request's header: a client that connects and
+      // says nothing holds a connection no longer than one that sends half a request.
+      entry.enter(SessionEntry::State::receiving);
+      tcp_layer.expires_after(options_.header_timeout);
+      beast::error_code ec;
+      co_await stream.async_handshake(ssl::stream_base::server,
+                                      asio::redirect_error(kUseAwaitable, ec));
+      tcp_layer.expires_never();
+      if (ec) {
+        spdlog::debug("TLS handshake failed: {}", ec.message());
+        tcp_layer.socket().close(ec);
+        co_return;
+      }
+    }
+    const bool linger = co_await serve_requests(stream, entry, where);
+    entry.enter(SessionEntry::State::idle);  // sheddable while it drains and closes
+    beast::error_code ec;
+    // Under TLS no close_notify is awaited: every answer is framed, so none is needed.
+    if constexpr (!kIsTlsStream<Stream>)
+      tcp_layer.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (linger) co_await drain(stream);
+    tcp_layer.socket().close(ec);
+  }
+
+  // Reads and answers requests until the connection ends; true when the rest of a request
+  // was left unread (the caller drains it before closing).
+  template <class Stream>
+  asio::awaitable<bool> serve_requests(Stream& stream, SessionEntry& entry, Listener where) {
+    beast::tcp_stream& tcp_layer = beast::get_lowest_layer(stream);
     beast::error_code peer_ec;
-    const std::string peer = stream.socket().remote_endpoint(peer_ec).address().to_string();
+    const std::string peer = tcp_layer.socket().remote_endpoint(peer_ec).address().to_string();
     beast::flat_buffer buffer;
     bool linger = false;
     while (!stopping_ && !linger) {
@@ -283,7 +382,7 @@ class ServerImpl final : public Server {
       parser.body_limit(options_.body_limit);
       beast::error_code ec = co_await read_header(stream, buffer, parser, entry);
       auto arrival = store::Clock::now();
-      stream.expires_never();
+      tcp_layer.expires_never();
 
       Response res;
       http::RequestLabels labels;
@@ -296,7 +395,7 @@ class ServerImpl final : public Server {
       if (head) parser.get().method(bhttp::verb::get);
       std::optional<Response> refusal;
       if (!ec) {
-        refusal = refuse_header(parser.get(), !parser.is_done(), labels, linger, peer);
+        refusal = refuse_header(parser.get(), !parser.is_done(), labels, linger, where, peer);
         if (!refusal) {
           ec = co_await read_body(stream, buffer, parser);
           arrival = store::Clock::now();  // the deadline is the handler's, not the upload's
@@ -323,15 +422,11 @@ class ServerImpl final : public Server {
 
       record_answer(labels, method, res, arrival);
 
-      stream.expires_after(stopping_ ? kStopWriteTime : options_.idle_timeout);
+      tcp_layer.expires_after(stopping_ ? kStopWriteTime : options_.idle_timeout);
       co_await bhttp::async_write(stream, res, asio::redirect_error(kUseAwaitable, ec));
       if (ec || !res.keep_alive()) break;
     }
-    entry.enter(SessionEntry::State::idle);  // sheddable while it drains and closes
-    beast::error_code ec;
-    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
-    if (linger) co_await drain(stream);
-    stream.socket().close(ec);
+    co_return linger;
   }
 
   // The answer's metrics and access-log line.
@@ -351,21 +446,21 @@ class ServerImpl final : public Server {
 
   // Reads one request's header: waits up to the idle timeout for its first byte, then gives
   // the whole header `header_timeout` (a total, not per byte: trickling does not extend it).
-  asio::awaitable<beast::error_code> read_header(beast::tcp_stream& stream,
-                                                 beast::flat_buffer& buffer,
+  template <class Stream>
+  asio::awaitable<beast::error_code> read_header(Stream& stream, beast::flat_buffer& buffer,
                                                  bhttp::request_parser<bhttp::string_body>& parser,
                                                  SessionEntry& entry) const {
     beast::error_code ec;
     entry.enter(SessionEntry::State::idle);
     if (buffer.size() == 0) {
-      stream.expires_after(options_.idle_timeout);
+      beast::get_lowest_layer(stream).expires_after(options_.idle_timeout);
       const std::size_t n = co_await stream.async_read_some(
           buffer.prepare(4096), asio::redirect_error(kUseAwaitable, ec));
       buffer.commit(n);
       if (ec) co_return ec;
     }
     entry.enter(SessionEntry::State::receiving);
-    stream.expires_after(options_.header_timeout);
+    beast::get_lowest_layer(stream).expires_after(options_.header_timeout);
     co_await bhttp::async_read_header(stream, buffer, parser,
                                       asio::redirect_error(kUseAwaitable, ec));
     co_return ec;
@@ -374,13 +469,20 @@ class ServerImpl final : public Server {
   // The refusal of a request on its header alone, before any of its body is read: the edge's
   // rules (Host, framing, Origin, Content-Type; these close the connection), then the route,
   // method and token (these close it only when a body was on its way). nullopt admits it.
+  // The metrics listener knows /metrics only, and the main one then knows it no more.
   std::optional<Response> refuse_header(http::Request& header, bool body_pending,
-                                        http::RequestLabels& labels, bool& close,
+                                        http::RequestLabels& labels, bool& close, Listener where,
                                         const std::string& peer) {
     if (auto refusal = edge_.check(header)) {
       labels.route = http::Api::route_label(http::sv(header.target()));
       close = true;
       return refusal;
+    }
+    const bool metrics = http::Api::route_label(http::sv(header.target())) == kMetricsRoute;
+    if (metrics != (where == Listener::metrics) &&
+        (where == Listener::metrics || options_.metrics_listen)) {
+      close = body_pending;
+      return http::problem_response(Status(Code::not_found, "no such resource on this listener"));
     }
     auto refusal = refuse_throttled(header, labels, peer);
     if (!refusal) refusal = api_.refuse_header(header, labels);
@@ -425,11 +527,12 @@ class ServerImpl final : public Server {
   // Reads the body of an admitted request, within the idle timeout. Answers
   // `Expect: 100-continue` (only now, once the request is admitted) so that such clients
   // send their body.
+  template <class Stream>
   asio::awaitable<beast::error_code> read_body(
-      beast::tcp_stream& stream, beast::flat_buffer& buffer,
+      Stream& stream, beast::flat_buffer& buffer,
       bhttp::request_parser<bhttp::string_body>& parser) const {
     beast::error_code ec;
-    stream.expires_after(options_.idle_timeout);
+    beast::get_lowest_layer(stream).expires_after(options_.idle_timeout);
     if (beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
       bhttp::response<bhttp::empty_body> go_on{bhttp::status::continue_, 11};
       co_await bhttp::async_write(stream, go_on, asio::redirect_error(kUseAwaitable, ec));
@@ -438,7 +541,7 @@ class ServerImpl final : public Server {
     if (!parser.is_done()) {
       co_await bhttp::async_read(stream, buffer, parser, asio::redirect_error(kUseAwaitable, ec));
     }
-    stream.expires_never();
+    beast::get_lowest_layer(stream).expires_never();
     co_return ec;
   }
 
@@ -476,11 +579,12 @@ class ServerImpl final : public Server {
   // After refusing a request whose body was not read, keep reading (and discarding) for a
   // moment: closing with unread data would reset the connection and the client might
   // never see the answer.
-  static asio::awaitable<void> drain(beast::tcp_stream& stream) {
+  template <class Stream>
+  static asio::awaitable<void> drain(Stream& stream) {
     std::array<char, 16 * 1024> sink;
     std::size_t drained = 0;
     beast::error_code ec;
-    stream.expires_after(kLingerTime);
+    beast::get_lowest_layer(stream).expires_after(kLingerTime);
     while (drained < kLingerBytes && !ec) {
       drained += co_await stream.async_read_some(asio::buffer(sink),
                                                  asio::redirect_error(kUseAwaitable, ec));
@@ -629,13 +733,16 @@ class ServerImpl final : public Server {
   asio::io_context io_{1};
   asio::thread_pool workers_;
   tcp::acceptor acceptor_;
+  tcp::acceptor metrics_acceptor_;  // open when options_.metrics_listen is set
   std::uint16_t port_ = 0;
-  std::optional<http::MetricsListener> metrics_listener_;
+  std::uint16_t metrics_port_ = 0;
+  std::shared_ptr<ssl::context> tls_;  // HTTPS on the main listener; I/O thread after start
   std::thread io_thread_;
   std::mutex wait_mu_;
 
   std::mutex signals_mu_;
-  std::optional<asio::signal_set> signals_;  // guarded by signals_mu_
+  std::optional<asio::signal_set> signals_;        // guarded by signals_mu_
+  std::optional<asio::signal_set> reload_signal_;  // SIGHUP; guarded by signals_mu_
 
   // I/O thread only.
   bool stopping_ = false;
@@ -651,8 +758,13 @@ Result<std::unique_ptr<Server>> Server::start(store::Database& db, Scheduler& sc
                                               Intake& intake, ServerOptions options) {
   OO_ASSIGN_OR_RETURN(auto host_port, http::parse_listen(options.listen));
   OO_ASSIGN_OR_RETURN(auto endpoint, http::resolve_listen(host_port));
-  OO_ASSIGN_OR_RETURN(auto edge, http::EdgePolicy::make(host_port.host, options.allowed_hosts,
-                                                        options.allowed_origins));
+  OO_ASSIGN_OR_RETURN(auto transport, http::prepare_transport(endpoint, options));
+  auto allowed_hosts = options.allowed_hosts;
+  // A scraper calls the metrics listener by its address.
+  if (options.metrics_listen)
+    allowed_hosts.push_back(http::parse_listen(*options.metrics_listen)->host);
+  OO_ASSIGN_OR_RETURN(
+      auto edge, http::EdgePolicy::make(host_port.host, allowed_hosts, options.allowed_origins));
   if (!options.tokens_file) {
     return Status(Code::invalid_request,
                   "a tokens file is required: every request that is "
@@ -682,15 +794,19 @@ Result<std::unique_ptr<Server>> Server::start(store::Database& db, Scheduler& sc
                  max_connections, options.max_connections, nofile);
   }
 
-  auto server = std::make_unique<ServerImpl>(db, scheduler, intake, options, std::move(tokens),
-                                             std::move(edge), workers, max_connections);
-  OO_RETURN_IF_ERROR(server->listen(endpoint));
-  OO_RETURN_IF_ERROR(server->listen_metrics());
+  auto server =
+      std::make_unique<ServerImpl>(db, scheduler, intake, options, std::move(tokens),
+                                   std::move(edge), workers, max_connections, transport.tls);
+  OO_RETURN_IF_ERROR(server->listen(endpoint, transport.metrics));
   server->run();
   spdlog::info(
-      "listening on {} port {} ({} worker(s), {} token(s) from {}, at most {} connections)",
-      endpoint.address().to_string(), server->port(), workers, token_count, *options.tokens_file,
-      max_connections);
+      "listening on {} port {} ({}, {} worker(s), {} token(s) from {}, at most {} connections)",
+      endpoint.address().to_string(), server->port(), transport.tls ? "HTTPS" : "plain HTTP",
+      workers, token_count, *options.tokens_file, max_connections);
+  if (transport.metrics) {
+    spdlog::info("serving /metrics alone on {} port {} (plain HTTP)",
+                 transport.metrics->address().to_string(), server->metrics_port());
+  }
   return std::unique_ptr<Server>(std::move(server));
 }
 

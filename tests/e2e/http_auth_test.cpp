@@ -11,6 +11,7 @@ class AuthHttpTest : public HttpTest {
   void start_with_tokens(const std::string& listen = "127.0.0.1:0") {
     ServerOptions options;
     options.listen = listen;
+    options.behind_tls_proxy = true;  // the tokens rules alone are under test here
     options.tokens_file = write_tokens(R"(# OnceOrder tokens
 admin-secret admin
 
@@ -126,6 +127,7 @@ TEST_P(AuthHttpTest, RefusesToStartWithoutTokens) {
   for (const std::string listen : {"127.0.0.1:0", "localhost:0", "0.0.0.0:0"}) {
     ServerOptions options;
     options.listen = listen;
+    options.behind_tls_proxy = true;  // TLS is not what is missing
     auto server = Server::start(db(), scheduler(), intake(), options);
     ASSERT_FALSE(server.ok()) << listen;
     EXPECT_NE(server.status().message().find("tokens file is required"), std::string::npos)

@@ -1,9 +1,9 @@
 // `onceorder serve` (the binary named by ONCEORDER_BIN) as a child process on a free
-// loopback port, for what only a real process shows: signals and the descriptor limit.
-// Its output is collected on a thread of its own so that logging never blocks it.
-// Also raw "slow client" sockets that send part of a request and then keep quiet.
-// Unless told otherwise, it is given a tokens file admitting kTestAdminToken (which HttpClient
-// sends by default) when `extra` names none.
+// loopback port (or the --listen its arguments name), for what only a real process shows:
+// signals and the descriptor limit. Its output is collected on a thread of its own so that
+// logging never blocks it. Also raw "slow client" sockets that send part of a request and then
+// keep quiet. Unless told otherwise, it is given a tokens file admitting kTestAdminToken (which
+// HttpClient sends by default) when `extra` names none.
 // Not thread-safe: one test thread drives a ServeProcess.
 #pragma once
 
@@ -59,7 +59,11 @@ class ServeProcess {
                         ServeTokens tokens = ServeTokens::test) {
     const char* b = std::getenv("ONCEORDER_BIN");
     if (binary.empty()) binary = b ? b : "./onceorder";
-    std::vector<std::string> args = {binary, "--db", db_url, "serve", "--listen", "127.0.0.1:0"};
+    std::vector<std::string> args = {binary, "--db", db_url, "serve"};
+    // A free loopback port unless `extra` names its own --listen.
+    if (std::find(extra.begin(), extra.end(), "--listen") == extra.end()) {
+      args.insert(args.end(), {"--listen", "127.0.0.1:0"});
+    }
     if (tokens == ServeTokens::test &&
         std::find(extra.begin(), extra.end(), "--tokens") == extra.end()) {
       tokens_file_ = write_test_tokens();

@@ -1,0 +1,20 @@
+#include "cli/transport.hpp"
+
+namespace onceorder::cli {
+
+void add_transport_options(CLI::App* serve, ServerOptions& options) {
+  auto* cert = serve->add_option("--tls-cert", options.tls_cert,
+                                 "PEM certificate chain: serve HTTPS (TLS 1.2+; read again on "
+                                 "SIGHUP)");
+  auto* key = serve->add_option("--tls-key", options.tls_key,
+                                "PEM private key of --tls-cert (read again on SIGHUP)");
+  cert->needs(key);
+  key->needs(cert);
+  serve->add_flag("--behind-tls-proxy", options.behind_tls_proxy,
+                  "a proxy in front terminates TLS: allow plain HTTP on a non-loopback --listen");
+  serve->add_option("--metrics-listen", options.metrics_listen,
+                    "host:port of a plain-HTTP listener serving /metrics alone (loopback or a "
+                    "private network); /metrics on --listen is then 404");
+}
+
+}  // namespace onceorder::cli
