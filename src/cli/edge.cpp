@@ -36,8 +36,12 @@ void add_edge_options(CLI::App* serve, ServerOptions& options) {
   serve
       ->add_option_function<std::string>(
           "--metrics-listen",
-          [&options](const std::string& text) { options.metrics_listen = text; },
-          "serve /metrics on this address instead of --listen (PORT alone: 127.0.0.1:PORT)")
+          [&options](const std::string& text) {
+            options.metrics_listen =
+                text.find(':') == std::string::npos ? "127.0.0.1:" + text : text;
+          },
+          "serve /metrics alone, over plain HTTP, on this address (PORT alone: "
+          "127.0.0.1:PORT); /metrics on --listen is then 404")
       ->type_name("[ADDR:]PORT");
 }
 

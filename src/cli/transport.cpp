@@ -12,9 +12,6 @@ void add_transport_options(CLI::App* serve, ServerOptions& options) {
   key->needs(cert);
   serve->add_flag("--behind-tls-proxy", options.behind_tls_proxy,
                   "a proxy in front terminates TLS: allow plain HTTP on a non-loopback --listen");
-  serve->add_option("--metrics-listen", options.metrics_listen,
-                    "host:port of a plain-HTTP listener serving /metrics alone (loopback or a "
-                    "private network); /metrics on --listen is then 404");
 }
 
 }  // namespace onceorder::cli

@@ -144,14 +144,15 @@ class ServerImpl final : public Server {
     OO_RETURN_IF_ERROR(bind(acceptor_, endpoint, options_.listen));
     port_ = acceptor_.local_endpoint().port();
     if (metrics) {
-      OO_RETURN_IF_ERROR(bind(metrics_acceptor_, *metrics, *options_.metrics_listen));
+      OO_RETURN_IF_ERROR(
+          bind(metrics_acceptor_, *metrics, *options_.metrics_listen + " (for metrics)"));
       metrics_port_ = metrics_acceptor_.local_endpoint().port();
     }
     return Status::Ok();
   }
 
   static Status bind(tcp::acceptor& acceptor, const tcp::endpoint& endpoint,
-                     std::string_view name) {
+                     const std::string& name) {
     beast::error_code ec;
     acceptor.open(endpoint.protocol(), ec);
     if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);

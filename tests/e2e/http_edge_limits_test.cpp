@@ -262,7 +262,7 @@ TEST_P(EdgeLimitsTest, MetricsListenServesMetricsOnItsOwnPortOnly) {
   EXPECT_NE(metrics.body.find("\nonceorder_db_pool_size "), std::string::npos);
   EXPECT_EQ(metrics.header("content-type"), "text/plain; version=0.0.4; charset=utf-8");
   {
-    SlowClient head(metrics_port, "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    SlowClient head(metrics_port, "HEAD /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
     const std::string answer = read_until_closed(head.fd());
     EXPECT_TRUE(answer.starts_with("HTTP/1.1 200")) << answer;
     EXPECT_TRUE(answer.ends_with("\r\n\r\n")) << "a HEAD answer has no body: " << answer;

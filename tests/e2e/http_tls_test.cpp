@@ -93,6 +93,7 @@ TlsAnswer tls_exchange(std::uint16_t port, const std::filesystem::path& ca_file,
     X509_free(peer);
     bhttp::request<bhttp::string_body> req{verb, target, 11};
     req.set(bhttp::field::host, fmt::format("127.0.0.1:{}", port));
+    req.set(bhttp::field::authorization, std::string("Bearer ") + kTestAdminToken);
     if (!body.empty()) req.set(bhttp::field::content_type, "application/json");
     req.body() = body;
     req.prepare_payload();
