@@ -33,6 +33,7 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -94,10 +95,15 @@ class FeedClient {
     socket_.connect({asio::ip::make_address("127.0.0.1"), port});
     socket_.set_option(tcp::no_delay(true));
     buf_.reserve(4 << 20);
+    // bench/lib.sh's serve_start makes the server's one token and exports it.
+    if (const char* token = std::getenv("ONCEORDER_TOKEN")) {
+      authorization_ = fmt::format("Authorization: Bearer {}\r\n", token);
+    }
   }
   // The body of a 200 answer to GET `target`; throws on any other answer.
   std::string get(const std::string& target) {
-    const std::string req = fmt::format("GET {} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", target);
+    const std::string req =
+        fmt::format("GET {} HTTP/1.1\r\nHost: 127.0.0.1\r\n{}\r\n", target, authorization_);
     asio::write(socket_, asio::buffer(req));
     const std::size_t head = asio::read_until(socket_, asio::dynamic_buffer(buf_), "\r\n\r\n");
     const std::string_view h(buf_.data(), head);
@@ -123,6 +129,7 @@ class FeedClient {
   asio::io_context io_;
   tcp::socket socket_;
   std::string buf_;
+  std::string authorization_;
 };
 
 int read_feed(std::uint16_t port, int limit) {

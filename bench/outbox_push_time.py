@@ -8,13 +8,18 @@ then the endpoint), so the waiting costs next to nothing next to the work it tim
 Usage: outbox_push_time.py SERVE_PORT RECEIVER_PORT NAME N SECRET [TIMEOUT_SECONDS]
 """
 import json
+import os
 import sys
 import time
 import urllib.request
 
 
+# bench/lib.sh's serve_start makes the server's one token and exports it.
+AUTH = {"Authorization": "Bearer " + os.environ["ONCEORDER_TOKEN"]} if "ONCEORDER_TOKEN" in os.environ else {}
+
+
 def get(url):
-    with urllib.request.urlopen(url, timeout=10) as r:
+    with urllib.request.urlopen(urllib.request.Request(url, headers=AUTH), timeout=10) as r:
         return r.read().decode()
 
 
@@ -24,7 +29,7 @@ def main():
     timeout = float(sys.argv[6]) if len(sys.argv) > 6 else 600
     body = json.dumps({"url": f"http://127.0.0.1:{rcv}/hook", "secret": secret, "after": "0"})
     req = urllib.request.Request(f"http://127.0.0.1:{serve}/v1/endpoints/{name}", data=body.encode(),
-                                 method="PUT", headers={"Content-Type": "application/json"})
+                                 method="PUT", headers={"Content-Type": "application/json", **AUTH})
     t0 = time.monotonic()
     with urllib.request.urlopen(req, timeout=10) as r:
         if r.status not in (200, 201):

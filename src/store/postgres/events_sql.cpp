@@ -6,7 +6,7 @@ namespace onceorder::store::postgres {
 // An event row: event_id, tx, type, key, occurred_at, data (events_store.hpp).
 #define OO_PG_EVENT_COLUMNS(E) \
   E ".event_id, " E ".tx, " E ".type, " E ".key, " OO_PG_UTC(E ".occurred_at") ", "            \
-  "coalesce(oo_event_data(" E ".type, " E ".ref, " E ".ref_scope), 'null')"
+  "coalesce(" OO_PG_EVENT_DATA(E) ", 'null')"
 // The feed's visibility horizon (migration 22): no event of a transaction still running, nor of
 // one that began after the oldest one still running, is read.
 #define OO_PG_VISIBLE(E) E ".tx < oo_event_horizon()"

@@ -1,5 +1,6 @@
 #include "store/migrations.hpp"
 #include "store/postgres/audit_migrations.hpp"
+#include "store/postgres/sql_text.hpp"
 
 namespace onceorder::store::postgres {
 namespace {
@@ -618,7 +619,7 @@ ALTER TABLE stock DROP COLUMN reserved;
 //
 // An event row is thin: its position, type, key, time and `ref` (the fact's row: an order id,
 // a production order's item id, a run id, or a document's value with its scope). Its `data`,
-// what a receiver acts on, is built from the fact when it is read (oo_event_data, the view
+// what a receiver acts on, is built from the fact when it is read (OO_PG_EVENT_DATA, the view
 // event_feed): the facts are never changed afterwards in what data holds, so every read gives the
 // same bytes, and building the JSON, most of an event's cost, stays off the statement that
 // writes the fact (docs/BENCHMARKS.md, "What writing an event costs a placement").
@@ -668,38 +669,10 @@ CREATE FUNCTION oo_utc(t timestamptz) RETURNS text LANGUAGE sql STABLE AS
 $$ SELECT coalesce('"' || to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"', 'null') $$;
 
 -- Each event type's data, compact JSON text, from its fact (NULL when the fact is gone: I18–I22).
-CREATE FUNCTION oo_event_data(type text, ref bigint, ref_scope text) RETURNS text
-LANGUAGE sql STABLE AS $$
-SELECT CASE type
-  WHEN 'order.placed' THEN (SELECT '{"order_id":"' || o.order_id || '","order_no":'
-    || oo_js(o.order_no) || ',"customer_id":' || o.customer_id || ',"warehouse_id":'
-    || o.warehouse_id || ',"total_cents":' || o.total_cents || ',"lines":[' || coalesce((SELECT
-      string_agg('{"line_no":' || l.line_no || ',"sku_id":' || l.sku_id || ',"quantity":'
-      || l.quantity || ',"unit_price_cents":' || l.unit_price_cents || '}', ',' ORDER BY l.line_no)
-      FROM order_lines l WHERE l.order_id = o.order_id), '') || ']}'
-    FROM orders o WHERE o.order_id = ref)
-  WHEN 'order.cancelled' THEN (SELECT '{"order_id":"' || o.order_id || '","order_no":'
-    || oo_js(o.order_no) || ',"customer_id":' || o.customer_id || ',"warehouse_id":'
-    || o.warehouse_id || '}' FROM orders o WHERE o.order_id = ref)
-  WHEN 'production_order.created' THEN (SELECT '{"site_code":' || oo_js(p.site_code)
-    || ',"order_no":' || oo_js(p.order_no) || ',"lot_no":' || oo_js(p.lot_no) || ',"quantity":'
-    || p.quantity || ',"document_scope":' || oo_js(p.document_scope) || ',"document_number":'
-    || oo_js(p.document_number) || ',"run_id":' || coalesce(i.run_id::text, 'null')
-    || ',"item_id":' || p.item_id || '}'
-    FROM production_orders p LEFT JOIN schedule_items i ON i.item_id = p.item_id
-    WHERE p.item_id = ref)
-  WHEN 'document.issued' THEN (SELECT '{"scope":' || oo_js(d.scope) || ',"value":' || d.value
-    || ',"number":' || oo_js(d.number) || ',"title":' || oo_js(d.title) || '}'
-    FROM documents d WHERE d.scope = ref_scope AND d.value = ref)
-  WHEN 'run.finished' THEN (SELECT '{"run_id":' || r.run_id || ',"kind":' || oo_js(r.kind)
-    || ',"status":' || oo_js(r.status) || ',"error":' || oo_js(r.error) || ',"created_at":'
-    || oo_utc(r.created_at) || '}' FROM schedule_runs r WHERE r.run_id = ref)
-END
-$$;
 -- The events as a reader outside OnceOrder sees them (the feed's rows with their data).
 CREATE VIEW event_feed AS
 SELECT e.event_id, e.tx, e.type, e.key, e.occurred_at,
-       coalesce(oo_event_data(e.type, e.ref, e.ref_scope), 'null') AS data
+       coalesce()sql" OO_PG_EVENT_DATA("e") R"sql(, 'null') AS data
 FROM events e;
 
 -- Facts made before this migration get their events now, in the order they happened.
@@ -793,7 +766,6 @@ DROP FUNCTION oo_events_production_order();
 DROP FUNCTION oo_events_order_cancelled();
 DROP FUNCTION oo_events_order_placed();
 DROP VIEW event_feed;
-DROP FUNCTION oo_event_data(text, bigint, text);
 DROP TABLE events;
 DROP FUNCTION oo_utc(timestamptz);
 DROP FUNCTION oo_js(text);
