@@ -182,6 +182,7 @@ Status transact_status(Database& db, const TxOptions& options,
   // Twice: a restart leaves every idle connection dead, and the new connection taken after
   // the first dead one may itself meet the server going away once more.
   constexpr int kMaxReconnects = 2;
+  constexpr auto kDeadlineSlack = std::chrono::milliseconds(10);
   int reconnects = 0;
   bool fresh = false;
   Status last;
@@ -214,8 +215,9 @@ Status transact_status(Database& db, const TxOptions& options,
       }
       c.rollback();
       lost_before_commit = c.lost_before_commit();
-      // A read cancelled at its deadline: say so, rather than the engine's words.
-      if (bounded && st.code() == Code::busy && Clock::now() >= options.deadline) {
+      // A read cancelled at its deadline: say so, rather than the engine's words. The
+      // engine's timer and this clock differ by a little (kDeadlineSlack).
+      if (bounded && st.code() == Code::busy && Clock::now() + kDeadlineSlack >= options.deadline) {
         return Status(Code::busy, std::string(kReadPastDeadline));
       }
     }

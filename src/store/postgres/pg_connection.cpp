@@ -110,7 +110,8 @@ class PgConnection final : public Connection {
       bound_.clear();
       return;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*until - Clock::now());
+    // Rounded up: the server's timer must not fire before the deadline the caller checks.
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*until - Clock::now());
     const auto ms = std::clamp(left, std::chrono::milliseconds(1), statement_timeout_);
     bound_ = fmt::format("SELECT set_config('statement_timeout', '{}ms', true)", ms.count());
   }
