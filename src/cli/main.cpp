@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
+#include <csignal>
 
 #include <algorithm>
 #include <cstdlib>
@@ -290,6 +291,9 @@ int main(int argc, char** argv) {
     Intake intake(database, intake_options);
     DeliveryMetrics delivery_metrics;  // outlives the server, which shows it
     server_options.delivery_metrics = &delivery_metrics;
+    // Until the server's own handler is in place (handle_signals), a SIGHUP (reload TLS)
+    // must not end the process, as its default action would.
+    std::signal(SIGHUP, SIG_IGN);
     auto server = Server::start(database, scheduler, intake, server_options);
     if (!server.ok()) return cli::fail(server.status());
     // Before anything else starts: a SIGTERM that arrives while the workers are set up must

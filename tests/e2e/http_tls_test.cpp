@@ -141,6 +141,16 @@ std::string tls_plain_exchange(std::uint16_t port) {
 }
 
 // True once `text` appears in the process's output within kTlsTestTimeout.
+bool tls_log_shows_within(ServeProcess& serve, const std::string& text,
+                          std::chrono::milliseconds wait) {
+  const auto until = std::chrono::steady_clock::now() + wait;
+  while (serve.output().find(text) == std::string::npos) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
 bool tls_log_shows(ServeProcess& serve, const std::string& text) {
   const auto until = std::chrono::steady_clock::now() + kTlsTestTimeout;
   while (serve.output().find(text) == std::string::npos) {
@@ -233,8 +243,14 @@ TEST_P(TlsServeTest, SighupReadsTheCertificateAgainAndABrokenOneKeepsTheOld) {
   std::filesystem::copy_file(cert("b"), live_cert,
                              std::filesystem::copy_options::overwrite_existing);
   std::filesystem::copy_file(key("b"), live_key, std::filesystem::copy_options::overwrite_existing);
-  serve.signal(SIGHUP);
-  ASSERT_TRUE(tls_log_shows(serve, "read again")) << serve.output();
+  // Sent again until it is seen: the process installs its SIGHUP handler just after it
+  // starts listening (an earlier one is ignored).
+  bool reloaded = false;
+  for (int i = 0; i < 20 && !reloaded; ++i) {
+    serve.signal(SIGHUP);
+    reloaded = tls_log_shows_within(serve, "read again", 500ms);
+  }
+  ASSERT_TRUE(reloaded) << serve.output();
   const auto after = tls_exchange(port, both, bhttp::verb::get, "/healthz");
   EXPECT_EQ(after.status, 200) << after.error;
   EXPECT_EQ(after.fingerprint, tls_file_fingerprint(cert("b")));

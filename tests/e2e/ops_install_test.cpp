@@ -135,12 +135,17 @@ TEST_P(OpsMetricsTest, BusinessCountersMoveByTheTrafficAndPromtoolAcceptsTheText
   std::string text;
   std::map<std::string, double> after;
   const std::string hook_pending = R"(onceorder_deliveries_pending{endpoint="hook"})";
+  // The worker counts a delivery once its outcome is recorded, a moment after the receiver
+  // has the request.
+  const std::string delivered = R"(onceorder_deliveries_total{outcome="delivered"})";
+  const double delivered_before = before.contains(delivered) ? before.at(delivered) : 0.0;
   for (int i = 0; i < 200; ++i) {
     text = http.get("/metrics").body;
     after = ops_samples(text);
     if (after.contains(R"(onceorder_invariant_violations{id="I1"})") &&
         after.contains(R"(onceorder_consumer_lag_events{consumer="erp"})") &&
-        after.contains(hook_pending) && after[hook_pending] == 0)
+        after.contains(hook_pending) && after[hook_pending] == 0 && after.contains(delivered) &&
+        after[delivered] > delivered_before)
       break;
     std::this_thread::sleep_for(100ms);
   }
