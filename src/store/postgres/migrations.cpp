@@ -622,7 +622,7 @@ ALTER TABLE stock DROP COLUMN reserved;
 // what a receiver acts on, is built from the fact when it is read (OO_PG_EVENT_DATA, the view
 // event_feed): the facts are never changed afterwards in what data holds, so every read gives the
 // same bytes, and building the JSON, most of an event's cost, stays off the statement that
-// writes the fact (docs/BENCHMARKS.md, "What writing an event costs a placement").
+// writes the fact.
 //
 // The feed's order is (tx, event_id): `tx` is the writing transaction's id, and a reader only
 // returns events whose transaction is below the oldest transaction still running
