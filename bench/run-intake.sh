@@ -146,8 +146,8 @@ BEGIN
   v_id := nextval('bench_order_seq');
   v_no := bench_order_no(v_id);
   SELECT sum(p) INTO v_total FROM unnest(v_prices) AS p;
-  INSERT INTO orders (order_id, order_no, customer_id, warehouse_id, status, total_cents)
-  VALUES (v_id, v_no, p_customer, p_warehouse, 'placed', v_total)
+  INSERT INTO orders (order_id, order_no, customer_id, warehouse_id, status, total_cents, principal)
+  VALUES (v_id, v_no, p_customer, p_warehouse, 'placed', v_total, 'bench')
   RETURNING to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
   INTO v_created;
   INSERT INTO order_lines (order_id, line_no, sku_id, quantity, unit_price_cents)

@@ -87,6 +87,7 @@ set(ONCEORDER_HTTP_SOURCES
   src/http/edge.cpp
   src/http/auth_throttle.cpp
   src/http/fd_limit.cpp
+  src/http/document_body.cpp
   src/http/json_input.cpp
   src/http/listen_address.cpp
   src/http/message.cpp

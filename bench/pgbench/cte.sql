@@ -8,8 +8,8 @@ WITH c AS ( INSERT INTO doc_scopes AS s (scope, last_value) VALUES ('bench-' || 
  ON CONFLICT (scope) DO UPDATE SET last_value = s.last_value + 1
  WHERE s.last_value < s.max_value
  RETURNING s.scope, s.last_value, s.width, s.radix)
-INSERT INTO documents AS d (scope, value, number, origin, scheme, title)
+INSERT INTO documents AS d (scope, value, number, origin, scheme, title, principal)
 SELECT scope, last_value, oo_format_number(last_value, radix, width),
- 'issued', 'r' || radix || 'w' || width, 'bench' FROM c
+ 'issued', 'r' || radix || 'w' || width, 'bench', 'bench' FROM c
 RETURNING d.scope, d.value, d.number, d.origin, d.scheme, d.title,
  to_char(d.created_at AT TIME ZONE 'UTC', E'YYYY-MM-DD"T"HH24\x3AMI\x3ASS.MS"Z"');

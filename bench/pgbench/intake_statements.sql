@@ -53,8 +53,8 @@ SELECT count(*) AS locked, coalesce(bool_and(available >= 1), false)::int AS ok,
        coalesce(sum(price_cents), 0) AS total
 FROM l \gset
 \if :ok
-INSERT INTO orders (order_id, order_no, customer_id, warehouse_id, status, total_cents)
- SELECT n, bench_order_no(n), :client_id + 1, 1, 'placed', :total
+INSERT INTO orders (order_id, order_no, customer_id, warehouse_id, status, total_cents, principal)
+ SELECT n, bench_order_no(n), :client_id + 1, 1, 'placed', :total, 'bench'
  FROM nextval('bench_order_seq') AS n
  RETURNING order_id AS oid, order_no AS ono,
    to_char(created_at AT TIME ZONE 'UTC', E'YYYY-MM-DD"T"HH24\x3AMI\x3ASS.MS"Z"') AS created \gset

@@ -21,10 +21,10 @@ c AS (
   WHERE s.last_value < s.max_value
   RETURNING s.scope, s.last_value, s.width, s.radix),
 doc AS (
-  INSERT INTO documents AS d (scope, value, number, origin, scheme, title)
+  INSERT INTO documents AS d (scope, value, number, origin, scheme, title, principal)
   SELECT c.scope, c.last_value, oo_format_number(c.last_value, c.radix, c.width), 'issued',
     'r' || c.radix || 'w' || c.width,
-    'production ' || done.site_code || '/' || done.order_no || '/' || done.lot_no
+    'production ' || done.site_code || '/' || done.order_no || '/' || done.lot_no, 'bench'
   FROM c, done
   RETURNING d.scope, d.value, d.number)
 INSERT INTO production_orders (site_code, order_no, lot_no, item_id, quantity,

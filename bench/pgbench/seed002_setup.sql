@@ -88,8 +88,8 @@ BEGIN
   SELECT 'O-' || string_agg(substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',
                                    ((v_id >> (5 * (12 - i))) & 31)::int + 1, 1), '' ORDER BY i)
   INTO v_no FROM generate_series(0, 12) AS i;
-  INSERT INTO orders (order_id, order_no, customer_id, warehouse_id, status, total_cents)
-  VALUES (v_id, v_no, 1, 1, 'placed', (SELECT sum(p) FROM unnest(v_prices) AS p));
+  INSERT INTO orders (order_id, order_no, customer_id, warehouse_id, status, total_cents, principal)
+  VALUES (v_id, v_no, 1, 1, 'placed', (SELECT sum(p) FROM unnest(v_prices) AS p), 'bench');
   INSERT INTO order_lines (order_id, line_no, sku_id, quantity, unit_price_cents)
   SELECT v_id, t.n, t.sku, 1, t.price FROM unnest(v_skus, v_prices) WITH ORDINALITY AS t(sku, price, n);
   UPDATE stock AS s SET available = s.available - 1, reserved = s.reserved + 1, updated_at = now()

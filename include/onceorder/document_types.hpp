@@ -2,12 +2,18 @@
 // the service layers, below both; no I/O. Thread-safety: values only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "onceorder/number_format.hpp"
 
 namespace onceorder {
+
+// A document's body (seed 003: the header and the detail rows commit with their number):
+// at most this many lines, and this many bytes of request body in all.
+inline constexpr std::size_t kMaxDocumentLines = 500;
+inline constexpr std::size_t kMaxDocumentBodyBytes = 256 * 1024;
 
 struct Document {
   std::string scope;
@@ -17,6 +23,13 @@ struct Document {
   std::string scheme;  // "r10w4" for issued numbers, dec3 | hex3 | dec4 for legacy ones
   std::string title;
   std::string created_at;  // ISO 8601 UTC
+  // Who issued it (onceorder/principal.hpp); empty for a document from before principals
+  // were recorded.
+  std::string principal;
+  // Its body, as JSON text in the API's canonical form (members sorted, no spaces): the
+  // header object and the array of line objects; empty when the document has none.
+  std::string header{};
+  std::string lines{};
 };
 
 struct ScopeInfo {

@@ -40,6 +40,7 @@
 #include "onceorder/counters.hpp"
 #include "onceorder/id_generator.hpp"
 #include "onceorder/order_types.hpp"
+#include "onceorder/principal.hpp"
 #include "onceorder/recent_answers.hpp"
 #include "onceorder/store.hpp"
 
@@ -50,6 +51,7 @@ struct PlaceRequest {
   std::int64_t warehouse_id = 0;
   std::vector<CartLine> lines;
   std::string idempotency_key;
+  std::string principal{kInProcessPrincipal};  // recorded with the order
 };
 
 struct Placed {
@@ -194,6 +196,16 @@ class Intake {
   // Times the order-number backstop (the unique keys of orders) fired and the placement
   // was retried with a fresh id from another node: each one is an alarm.
   std::uint64_t id_collisions() const { return id_collisions_.load(); }
+  // Seed 004's breakdown of where a placement's time went, by cart size
+  // (onceorder_order_phase_seconds): lock wait (database calls that may wait for another
+  // transaction's locks, store::CallTimes), the other round trips, and the rest (validation,
+  // queueing to combine, building the answer). A batch's database time is each of its
+  // placements': each waited for all of it.
+  static constexpr std::array<const char*, 3> kPhaseNames{"lock_wait", "round_trips", "other"};
+  static constexpr std::array<const char*, 4> kCartSizeNames{"1", "2-5", "6-10", "11-20"};
+  using PhaseHistograms =
+      std::array<std::array<DurationHistogram, kCartSizeNames.size()>, kPhaseNames.size()>;
+  const PhaseHistograms& phases() const { return phases_; }
   // Replays answered from this process's memory (IntakeOptions::replay_memory).
   std::uint64_t replays_from_memory() const { return recent_.remembered_answers(); }
   // Placements by outcome, counted once each however they were batched (validation errors,
@@ -208,6 +220,9 @@ class Intake {
   Result<Job> validate(const PlaceRequest& request) const;
   bool combines() const { return !options_.fault_after_deduction && !options_.fault_order_id; }
   Result<Placed> finish(Answer answer, bool key_shared);
+  // Adds a placement's phases (`spent` in the database, `total` in all) to phases_.
+  void record_phases(std::size_t lines, const store::CallTimes& spent,
+                     store::Clock::duration total);
   // One placement in its own transaction: the lone path, and the fallback of a batch.
   Answer place_one(const Job& job, store::Clock::time_point deadline);
   // Valid placements in one transaction (place_batch's body, and the combiner's).
@@ -245,6 +260,7 @@ class Intake {
   std::unique_ptr<NodeLease> lease_;
   std::unique_ptr<IdGenerator> ids_;
   std::atomic<std::uint64_t> id_collisions_{0};
+  PhaseHistograms phases_;
   std::atomic<std::uint64_t> held_back_{0};
   std::atomic<std::uint64_t> ran_alone_{0};
   // The stock rows as this process's committed placements left them, (warehouse, sku) →

@@ -26,6 +26,7 @@
 #include "onceorder/combiner.hpp"
 #include "onceorder/document_types.hpp"
 #include "onceorder/number_format.hpp"
+#include "onceorder/principal.hpp"
 #include "onceorder/progress.hpp"
 #include "onceorder/store.hpp"
 
@@ -35,6 +36,11 @@ struct IssueRequest {
   std::string scope;
   std::string title;
   std::optional<std::string> idempotency_key;
+  std::string principal{kInProcessPrincipal};  // recorded with the document
+  // The body (Document::header, Document::lines: canonical JSON text, empty for none),
+  // stored in the number's transaction. With the title, what a key's replay must match.
+  std::string header{};
+  std::string lines{};
 };
 
 struct Issued {
@@ -125,6 +131,9 @@ class Numbering {
                                store::Clock::time_point deadline);
 
   Result<ScopeInfo> scope(std::string_view scope, store::Clock::time_point deadline);
+  // One document with its body; not_found when the scope has no document of that value.
+  Result<Document> get(std::string_view scope, std::int64_t value,
+                       store::Clock::time_point deadline);
   Result<DocumentPage> list(std::string_view scope, std::int64_t after, int limit,
                             store::Clock::time_point deadline);
 

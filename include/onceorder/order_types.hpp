@@ -28,6 +28,9 @@ struct Order {
   std::vector<OrderLine> lines;  // ascending sku_id, line_no from 1
   std::int64_t total_cents = 0;
   std::string created_at;
+  // Who placed it (onceorder/principal.hpp); empty for an order placed before principals
+  // were recorded.
+  std::string principal;
 };
 
 // An order without its lines, as lists show it.
@@ -39,6 +42,7 @@ struct OrderSummary {
   std::int64_t warehouse_id = 0;
   std::int64_t total_cents = 0;
   std::string created_at;
+  std::string principal;  // as Order's
 };
 
 // Which orders a list holds, newest (largest order id) first; `before` is the exclusive

@@ -63,6 +63,27 @@ inline std::vector<std::int64_t> first_column_i64(const Rows& rows) {
 struct Statement {
   std::string_view name;
   std::string_view sql;
+  // True for a statement that may wait for another transaction's row locks (a locking read):
+  // its time counts as lock wait in CallTimes.
+  bool may_wait = false;
+};
+
+// Where a connection's time went (seed 004's breakdown of a placement): time in database
+// calls, and of it the calls that may wait for another transaction's locks
+// (Statement::may_wait, and SQLite's BEGIN IMMEDIATE, which waits for the write lock).
+struct CallTimes {
+  Clock::duration in_calls{};
+  Clock::duration waiting{};
+  CallTimes& operator+=(const CallTimes& o) {
+    in_calls += o.in_calls;
+    waiting += o.waiting;
+    return *this;
+  }
+  friend CallTimes operator-(CallTimes a, const CallTimes& b) {
+    a.in_calls -= b.in_calls;
+    a.waiting -= b.waiting;
+    return a;
+  }
 };
 
 enum class TxMode { read, write };
@@ -92,11 +113,21 @@ class Connection {
   virtual ~Connection() = default;
   virtual Engine engine() const = 0;
 
-  virtual Status begin(TxMode mode) = 0;
+  Status begin(TxMode mode) {
+    const auto started = Clock::now();
+    Status st = do_begin(mode);
+    count(Clock::now() - started, begin_may_wait(mode));
+    return st;
+  }
   Status commit() {
     before_statement("COMMIT");
-    return do_commit();
+    const auto started = Clock::now();
+    Status st = do_commit();
+    count(Clock::now() - started, false);
+    return st;
   }
+  // The time this connection has spent in database calls since it opened.
+  const CallTimes& call_times() const { return times_; }
   virtual void rollback() = 0;  // never fails: a connection it cannot roll back is broken()
   virtual bool in_transaction() const = 0;
   // Bounds every statement of the transaction begun next (called between begin() and its
@@ -115,7 +146,10 @@ class Connection {
 
   Result<Rows> query(const Statement& stmt, std::span<const Param> params, Then then = Then::stay) {
     before_statement(stmt.name);
-    return do_query(stmt, params, then);
+    const auto started = Clock::now();
+    auto rows = do_query(stmt, params, then);
+    count(Clock::now() - started, stmt.may_wait);
+    return rows;
   }
   Result<Rows> query(const Statement& stmt, std::initializer_list<Param> params,
                      Then then = Then::stay) {
@@ -158,6 +192,12 @@ class Connection {
   void set_statement_hook(StatementHook hook) { hook_ = std::move(hook); }
 
  protected:
+  virtual Status do_begin(TxMode mode) = 0;
+  // True where beginning a transaction in `mode` waits for another's lock.
+  virtual bool begin_may_wait(TxMode mode) const {
+    (void)mode;
+    return false;
+  }
   virtual Status do_commit() = 0;
   virtual Result<Rows> do_query(const Statement& stmt, std::span<const Param> params,
                                 Then then) = 0;
@@ -166,7 +206,12 @@ class Connection {
   void before_statement(std::string_view what) {
     if (hook_) hook_(what);
   }
+  void count(Clock::duration took, bool waiting) {
+    times_.in_calls += took;
+    if (waiting) times_.waiting += took;
+  }
   StatementHook hook_;
+  CallTimes times_;
 };
 
 struct DatabaseOptions {
@@ -271,6 +316,8 @@ struct TxOptions {
   // The first attempt runs on the connection opened for this token (Connection::open_next),
   // if it is still there.
   std::uint64_t opened = 0;
+  // Where set, every attempt adds what it spent in database calls (seed 004's breakdown).
+  CallTimes* spent = nullptr;
 };
 
 // The audit row of the action this thread is carrying out (API.md "The audit trail"). While

@@ -374,8 +374,10 @@ Response Api::dispatch(const RouteMatch& m, const Principal& who, const Request&
   switch (m.route->id) {
     case RouteId::scope:
       return get ? get_scope(s, m, req, deadline) : put_scope(s, m, req, deadline);
+    case RouteId::scope_document:
+      return get_document(s, m, req, deadline);
     case RouteId::scope_documents:
-      return get ? list_documents(s, m, req, deadline) : post_document(s, m, req, deadline);
+      return get ? list_documents(s, m, req, deadline) : post_document(s, who, m, req, deadline);
     case RouteId::sku:
       return get ? get_sku(s, m, req, deadline) : put_sku(s, m, req, deadline);
     case RouteId::sku_adjustments:

@@ -55,6 +55,9 @@ class FieldReader {
   bool objects(const std::string& name, bool required,
                const std::function<void(FieldReader&, size_t)>& read);
 
+  // Any JSON value, for a caller that checks it itself; nullptr when absent.
+  const nlohmann::json* value(const std::string& name) { return member(name, false); }
+
   // `field` is relative to this reader's object.
   void add_error(std::string field, std::string message);
   // Adds errors already named in full, except for fields that have one already (a

@@ -57,6 +57,23 @@ void prom_durations(std::string& out, std::string_view name, std::string_view he
   fmt::format_to(put, "{}_sum {}\n{}_count {}\n", name, d.sum_seconds, name, d.count);
 }
 
+void prom_labelled_durations(std::string& out, std::string_view name, std::string_view help,
+                             std::span<const LabelledDurations> series) {
+  prom_header(out, name, "histogram", help);
+  auto put = std::back_inserter(out);
+  for (const auto& [labels, d] : series) {
+    std::uint64_t cumulative = 0;
+    for (size_t i = 0; i < DurationSnapshot::kBounds.size(); ++i) {
+      cumulative += d.buckets[i];
+      fmt::format_to(put, "{}_bucket{{{},le=\"{}\"}} {}\n", name, labels,
+                     DurationSnapshot::kBounds[i], cumulative);
+    }
+    fmt::format_to(put, "{}_bucket{{{},le=\"+Inf\"}} {}\n", name, labels, d.count);
+    fmt::format_to(put, "{}_sum{{{}}} {}\n{}_count{{{}}} {}\n", name, labels, d.sum_seconds, name,
+                   labels, d.count);
+  }
+}
+
 void prom_value(std::string& out, std::string_view name, std::string_view type,
                 std::string_view help, std::uint64_t value) {
   prom_header(out, name, type, help);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -117,6 +118,13 @@ void prom_batch_sizes(std::string& out, std::string_view name, std::string_view 
 // A histogram `name` of durations in seconds.
 void prom_durations(std::string& out, std::string_view name, std::string_view help,
                     const DurationSnapshot& d);
+// A histogram family `name` with one series per label set (`labels`: `a="x",b="y"`).
+struct LabelledDurations {
+  std::string labels;
+  DurationSnapshot durations;
+};
+void prom_labelled_durations(std::string& out, std::string_view name, std::string_view help,
+                             std::span<const LabelledDurations> series);
 // A counter `name` with one series per outcome: `name{outcome="…"} n`, every outcome
 // present from the start (a series that appears late hides its first increase from rate()).
 template <std::size_t N>

@@ -65,6 +65,12 @@ std::string order_json_text(const Order& o) {
   integer(o.order_id);
   text(R"(","order_no":)");
   append_answer_string(out, o.order_no);
+  text(R"(,"principal":)");
+  if (o.principal.empty()) {
+    text("null");  // placed before principals were recorded
+  } else {
+    append_answer_string(out, o.principal);
+  }
   text(R"(,"status":)");
   append_answer_string(out, o.status);
   text(R"(,"total_cents":)");

@@ -22,12 +22,17 @@ Order sample() { return onceorder::testing::sample_order(2); }
 TEST(OrderJson, AsNlohmannWritesIt) {
   const Order o = sample();
   EXPECT_EQ(order_json_text(o), order_json_reference(o));
-  EXPECT_EQ(order_json_text(o),
-            R"({"created_at":"2026-12-06T03:40:00.123456Z","customer_id":17,"lines":[)"
-            R"({"line_no":1,"quantity":2,"sku_id":101,"unit_price_cents":1250},)"
-            R"({"line_no":2,"quantity":2,"sku_id":102,"unit_price_cents":1250}],)"
-            R"("order_id":"7390000000000012345","order_no":"ORD-20261206-000042",)"
-            R"("status":"placed","total_cents":5000,"warehouse_id":1})");
+  EXPECT_EQ(
+      order_json_text(o),
+      R"({"created_at":"2026-12-06T03:40:00.123456Z","customer_id":17,"lines":[)"
+      R"({"line_no":1,"quantity":2,"sku_id":101,"unit_price_cents":1250},)"
+      R"({"line_no":2,"quantity":2,"sku_id":102,"unit_price_cents":1250}],)"
+      R"("order_id":"7390000000000012345","order_no":"ORD-20261206-000042",)"
+      R"("principal":"shop-frontend","status":"placed","total_cents":5000,"warehouse_id":1})");
+  Order before = o;
+  before.principal.clear();  // placed before principals were recorded
+  EXPECT_EQ(order_json_text(before), order_json_reference(before));
+  EXPECT_NE(order_json_text(before).find(R"("principal":null)"), std::string::npos);
 }
 
 TEST(OrderJson, NoLinesAndIntegerBounds) {
@@ -51,6 +56,7 @@ TEST(OrderJson, StringsThatNeedEscapingOrReplacing) {
         std::string("bad \xff\xfe utf-8"), std::string("cut \xe4\xb8"), std::string("\x1f")}) {
     Order o = sample();
     o.order_no = s;
+    o.principal = s;
     o.status = s;
     o.created_at = s;
     EXPECT_EQ(order_json_text(o), order_json_reference(o))

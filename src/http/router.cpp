@@ -20,6 +20,7 @@ const std::array kRoutes{
     // (AuditSpec): a new action route is audited by naming its action here.
     Route{RouteId::scope, "/v1/scopes/{scope}", kGetPut, Access::staff, {}, {"scope.configure"}},
     Route{RouteId::scope_documents, "/v1/scopes/{scope}/documents", kGetPost, Access::staff},
+    Route{RouteId::scope_document, "/v1/scopes/{scope}/documents/{value}", kGet, Access::staff},
     Route{RouteId::sku,
           "/v1/warehouses/{warehouse_id}/skus/{sku_id}",
           kGetPut,
@@ -193,6 +194,11 @@ std::optional<RouteMatch> match_api(std::span<const std::string_view> segs) {
   }
   if (head == "scopes" && (n == 2 || (n == 3 && segs[2] == "documents"))) {
     RouteMatch m = match(n == 2 ? RouteId::scope : RouteId::scope_documents);
+    m.scope = std::string(segs[1]);
+    return m;
+  }
+  if (head == "scopes" && n == 4 && segs[2] == "documents") {
+    RouteMatch m = match(RouteId::scope_document, {segs[3]});
     m.scope = std::string(segs[1]);
     return m;
   }

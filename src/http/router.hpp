@@ -19,6 +19,7 @@ namespace onceorder::http {
 enum class RouteId {
   scope,
   scope_documents,
+  scope_document,  // one document with its body
   sku,
   sku_adjustments,
   orders,

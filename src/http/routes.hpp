@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -45,9 +46,17 @@ struct Services {
 
 using Deadline = store::Clock::time_point;
 
+// A recorded principal (an order's, a document's) as JSON: null for a row from before
+// principals were recorded.
+inline nlohmann::json principal_json(const std::string& name) {
+  return name.empty() ? nlohmann::json(nullptr) : nlohmann::json(name);
+}
+
 Response put_scope(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
 Response get_scope(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
-Response post_document(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response get_document(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response post_document(Services& s, const Principal& who, const RouteMatch& m, const Request& req,
+                       Deadline deadline);
 Response list_documents(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
 
 Response put_sku(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);

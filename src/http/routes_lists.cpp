@@ -100,7 +100,8 @@ Response list_orders(Services& s, const Principal& who, const Request& req, Dead
                    {"customer_id", o.customer_id},
                    {"warehouse_id", o.warehouse_id},
                    {"total_cents", o.total_cents},
-                   {"created_at", o.created_at}});
+                   {"created_at", o.created_at},
+                   {"principal", principal_json(o.principal)}});
   }
   // order_id is a string in answers (precision in JavaScript), so the cursor is too.
   const std::string last = orders->empty() ? "" : std::to_string(orders->back().order_id);

@@ -189,6 +189,21 @@ Response get_metrics(const Services& s) {
                  "Time of each placement transaction (one placement or a batch), its retries "
                  "included.",
                  order_runs.seconds);
+  std::vector<LabelledDurations> phases;
+  for (std::size_t p = 0; p < Intake::kPhaseNames.size(); ++p) {
+    for (std::size_t l = 0; l < Intake::kCartSizeNames.size(); ++l) {
+      phases.push_back({fmt::format("phase=\"{}\",lines=\"{}\"", Intake::kPhaseNames[p],
+                                    Intake::kCartSizeNames[l]),
+                        s.intake.phases()[p][l].snapshot()});
+    }
+  }
+  prom_labelled_durations(
+      out, "onceorder_order_phase_seconds",
+      "Where each placement's time went, by cart size (seed 004): lock_wait (database calls "
+      "that may wait for another transaction's locks), round_trips (the other database calls) "
+      "and other (the rest of the request: validation, queueing to combine, the answer). A "
+      "batch's database time counts for each of its placements.",
+      phases);
 
   // The scheduled run's results, never a query per scrape: a scrape must cost nothing that
   // a request needs. No results yet leaves the series out (absent, not zero: zero would

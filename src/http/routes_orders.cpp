@@ -64,6 +64,7 @@ Response post_order(Services& s, const Principal& who, const Request& req, Deadl
   if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
   std::vector<FieldError> key_errors;
   PlaceRequest place;
+  place.principal = who.name;
   auto key = idempotency_key(req, key_errors);
   if (!key && key_errors.empty()) {
     return problem_response(

@@ -1,5 +1,8 @@
+#include <fmt/format.h>
+
 #include <limits>
 
+#include "http/document_body.hpp"
 #include "http/json_input.hpp"
 #include "http/problem.hpp"
 #include "http/request_input.hpp"
@@ -25,17 +28,8 @@ json scope_json(const ScopeInfo& s) {
           {"imported", s.imported}, {"remaining", s.remaining()}};
 }
 
-// Exactly the members of API.md's 201 answer: a replay must reproduce it byte for byte.
-json issued_json(const Document& d) {
-  return {{"scope", d.scope},
-          {"number", d.number},
-          {"value", d.value},
-          {"title", d.title},
-          {"created_at", d.created_at}};
-}
-
 json listed_json(const Document& d) {
-  json out = issued_json(d);
+  json out = document_json(d);
   out["origin"] = d.origin;
   out["scheme"] = d.scheme;
   return out;
@@ -88,17 +82,35 @@ Response get_scope(Services& s, const RouteMatch& m, const Request& req, Deadlin
   return json_response(bhttp::status::ok, scope_json(*info));
 }
 
-Response post_document(Services& s, const RouteMatch& m, const Request& req, Deadline deadline) {
+Response get_document(Services& s, const RouteMatch& m, const Request& req, Deadline deadline) {
   if (!is_valid_scope_name(m.scope)) return problem_response(bad_scope());
   if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
+  auto ids = path_ids(m.ids, {"value"});
+  if (!ids.ok()) return problem_response(ids.status());
+  auto doc = s.numbering.get(m.scope, (*ids)[0], deadline);
+  if (!doc.ok()) return problem_response(doc.status());
+  return json_response(bhttp::status::ok, listed_json(*doc));
+}
+
+Response post_document(Services& s, const Principal& who, const RouteMatch& m, const Request& req,
+                       Deadline deadline) {
+  if (!is_valid_scope_name(m.scope)) return problem_response(bad_scope());
+  if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
+  if (req.body().size() > kMaxDocumentBodyBytes) {
+    return problem_response(Status(
+        Code::payload_too_large,
+        fmt::format("a document's request body is at most {} bytes", kMaxDocumentBodyBytes)));
+  }
   auto body = parse_object(req.body());
   if (!body.ok()) return problem_response(body.status());
 
   FieldReader fields(*body);
   IssueRequest issue;
   issue.scope = m.scope;
+  issue.principal = who.name;
   auto title = fields.string("title", /*required=*/true);
   if (title) issue.title = std::move(*title);
+  read_document_body(fields, issue);
   // The key is validated with the body so that one answer lists every problem.
   std::vector<FieldError> key_errors;
   issue.idempotency_key = idempotency_key(req, key_errors);
@@ -114,7 +126,7 @@ Response post_document(Services& s, const RouteMatch& m, const Request& req, Dea
     return problem_response(issued.status());
   }
   s.metrics.documents().add(issued->replayed ? DocumentOutcome::replayed : DocumentOutcome::issued);
-  Response res = json_response(bhttp::status::created, issued_json(issued->document));
+  Response res = json_response(bhttp::status::created, document_json(issued->document));
   if (issued->replayed) res.set("Idempotent-Replayed", "true");
   return res;
 }

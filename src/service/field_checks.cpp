@@ -41,6 +41,9 @@ Status validate_issue_request(const IssueRequest& r) {
   if (auto p = title_problem(r.title)) errors.push_back({"title", *p});
   if (r.idempotency_key && !is_valid_idempotency_key(*r.idempotency_key))
     errors.push_back({"Idempotency-Key", "must be 1–255 printable ASCII characters"});
+  if (r.header.size() + r.lines.size() > kMaxDocumentBodyBytes)
+    errors.push_back(
+        {"lines", fmt::format("the header and lines are over {} bytes", kMaxDocumentBodyBytes)});
   if (errors.empty()) return Status::Ok();
   return Status(Code::invalid_request, "invalid request", std::move(errors));
 }

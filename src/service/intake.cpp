@@ -133,6 +133,7 @@ struct Intake::Answer {
   // need not wait for it. `held_back`: because a stock row it needs was held elsewhere.
   bool alone = false;
   bool held_back = false;
+  store::CallTimes spent{};  // in the database, for this answer (its batch's, in a batch)
 };
 
 Intake::Intake(store::Database& db, IntakeOptions options)
@@ -218,9 +219,10 @@ std::vector<Shortage> shortages_of(const Cart& cart, const std::vector<store::St
 }
 
 // The order `cart` makes at the locked rows' prices (rows in cart order).
-Result<Order> make_order(std::int64_t order_id, std::int64_t customer, const Cart& cart,
+Result<Order> make_order(std::int64_t order_id, const PlaceRequest& req, const Cart& cart,
                          const std::vector<store::StockRow>& rows) {
-  Order order{order_id, order_number(order_id), "placed", customer, cart.warehouse_id, {}, 0, ""};
+  Order order{order_id, order_number(order_id), "placed", req.customer_id, cart.warehouse_id, {}, 0,
+              "",       req.principal};
   for (size_t i = 0; i < rows.size(); ++i) {
     order.lines.push_back(
         {static_cast<int>(i + 1), rows[i].sku_id, cart.lines[i].quantity, rows[i].price_cents});
@@ -316,7 +318,18 @@ Result<Placed> Intake::finish(Answer answer, bool key_shared) {
 
 CombinerStats Intake::combining() const { return combiner_->stats(); }
 
+void Intake::record_phases(std::size_t lines, const store::CallTimes& spent,
+                           store::Clock::duration total) {
+  const std::size_t size = lines <= 1 ? 0 : lines <= 5 ? 1 : lines <= 10 ? 2 : 3;
+  const auto waiting = std::min(spent.waiting, total);
+  const auto trips = std::min(spent.in_calls - spent.waiting, total - waiting);
+  phases_[0][size].observe(waiting);
+  phases_[1][size].observe(trips);
+  phases_[2][size].observe(total - waiting - trips);
+}
+
 Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point deadline) {
+  const auto started = store::Clock::now();
   OO_ASSIGN_OR_RETURN(Job job, validate(req));
   const KeyOf key{req.customer_id, req.idempotency_key};
   // Read before the request runs: a connection found dead while it runs makes its own
@@ -338,7 +351,9 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
     const std::string_view lane = entry ? std::string_view(entry->lane()) : std::string_view();
     job.lane = lane;
     job.collided = entry && entry->collided();
+    store::CallTimes spent;
     answer = combiner_->run(lane, &job, deadline);
+    if (answer) spent += answer->spent;
     // Handed back for a held row, a request queues in its lane again before it runs alone:
     // the holder is usually a placement that ends within milliseconds, while a request that
     // runs alone holds its first rows as it waits for the rest, so that the lane's next batch
@@ -347,9 +362,14 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
     for (int again = 0; again < kLaneRetries && answer && answer->held_back; ++again) {
       job.opened = 0;  // the opening sent for it, if any, was its batch's
       answer = combiner_->run(lane, &job, deadline);
+      if (answer) spent += answer->spent;
     }
     if (answer && answer->held_back) ran_alone_.fetch_add(1, std::memory_order_relaxed);
-    if (answer && answer->alone) answer = place_one(job, deadline);
+    if (answer && answer->alone) {
+      answer = place_one(job, deadline);
+      spent += answer->spent;
+    }
+    if (answer) answer->spent = spent;
     if (!answer) {
       answer.emplace(Answer{Status(Code::busy,
                                    "the request waited for its stock until its deadline; nothing "
@@ -359,6 +379,7 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
   } else {
     answer.emplace(place_one(job, deadline));
   }
+  record_phases(job.cart.lines.size(), answer->spent, store::Clock::now() - started);
   // Only its own decision: a replay's receipt may be older than the memory's time.
   std::optional<Remembered> decision;
   if (options_.replay_memory.count() > 0 && answer->placed.ok() && !answer->placed->replayed)
@@ -400,7 +421,7 @@ Intake::Answer Intake::place_one(const Job& job, store::Clock::time_point deadli
           store_->record_out_of_stock(c, req.customer_id, req.idempotency_key, shortages, last));
       return Placed{true, {}, std::move(shortages), false};
     }
-    OO_ASSIGN_OR_RETURN(Order order, make_order(order_id, req.customer_id, cart, rows));
+    OO_ASSIGN_OR_RETURN(Order order, make_order(order_id, req, cart, rows));
     auto created = store_->place(c, order, req.idempotency_key, last);
     id_taken = created.status().code() == Code::unique_violation;
     OO_ASSIGN_OR_RETURN(order.created_at, std::move(created));
@@ -412,7 +433,9 @@ Intake::Answer Intake::place_one(const Job& job, store::Clock::time_point deadli
     if (options_.fault_after_deduction) OO_RETURN_IF_ERROR(options_.fault_after_deduction());
     return Placed{false, std::move(order), {}, false};
   };
-  const store::TxOptions tx{deadline, options_.max_attempts, store::TxMode::write};
+  store::CallTimes spent;
+  store::TxOptions tx{deadline, options_.max_attempts, store::TxMode::write};
+  tx.spent = &spent;
   auto placed = store::transact<Placed>(db_, tx, attempt);
   // Seed 002's backstop: the order id (and so its number) existed already — two processes
   // on one node id, or a clock that went back. Never a 500: the whole placement again with
@@ -425,13 +448,13 @@ Intake::Answer Intake::place_one(const Job& job, store::Clock::time_point deadli
         "fresh id\" order_id={} error=\"{}\"",
         order_id, placed.status().message());
     auto fresh = order_id_from_another_node();
-    if (!fresh.ok()) return Answer{fresh.status(), waiting_on_key};
+    if (!fresh.ok()) return Answer{fresh.status(), waiting_on_key, false, false, spent};
     order_id = *fresh;
     id_taken = false;
     placed = store::transact<Placed>(db_, tx, attempt);
   }
   if (placed.ok()) remember_rows(left);
-  return Answer{std::move(placed), waiting_on_key};
+  return Answer{std::move(placed), waiting_on_key, false, false, spent};
 }
 
 std::vector<Result<Placed>> Intake::place_batch(std::span<const PlaceRequest> reqs,
@@ -708,7 +731,7 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
         decided[i].emplace(Placed{true, {}, std::move(shortages), false});
         continue;
       }
-      auto order = make_order(ids[i], jobs[i]->req->customer_id, cart, rows);
+      auto order = make_order(ids[i], *jobs[i]->req, cart, rows);
       if (!order.ok() && ahead) {
         // A refusal (a total that overflows) stands only on locked rows: nothing checks the
         // remembered prices it was made on unless something is written.
@@ -771,7 +794,9 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
     for (auto& d : decided) answers.push_back(std::move(*d));
     return answers;
   };
+  store::CallTimes spent;
   store::TxOptions tx{deadline, options_.max_attempts, store::TxMode::write};
+  tx.spent = &spent;
   tx.opened = jobs.front()->opened;  // sent behind the batch before this one, if any
   auto decided = store::transact<std::vector<Result<Placed>>>(db_, tx, attempt);
   tx.opened = 0;
@@ -792,15 +817,17 @@ std::vector<Intake::Answer> Intake::place_jobs(std::span<const Job* const> jobs,
   if (decided.ok() && opened_next != 0) next.front()->opened = opened_next;
   if (decided.ok()) {
     for (std::size_t i = 0; i < n; ++i)
-      out.push_back(Answer{std::move((*decided)[i]), waiting[i], held_back[i], held_back[i]});
+      out.push_back(
+          Answer{std::move((*decided)[i]), waiting[i], held_back[i], held_back[i], spent});
     return out;
   }
   const bool busy = decided.status().code() == Code::busy;
   for (std::size_t i = 0; i < n; ++i) {
     // Busy stays busy (each alone would have met the same contention); anything else may be
     // one request's own trouble (an order id taken, a constraint): each runs alone.
-    out.push_back(busy && !held_back[i] ? Answer{decided.status(), waiting[i]}
-                                        : Answer{decided.status(), false, true, held_back[i]});
+    out.push_back(busy && !held_back[i]
+                      ? Answer{decided.status(), waiting[i], false, false, spent}
+                      : Answer{decided.status(), false, true, held_back[i], spent});
   }
   return out;
 }

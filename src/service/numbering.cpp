@@ -44,11 +44,17 @@ Status waited_out() {
 
 Status key_reused() {
   return Status(Code::idempotency_key_reused,
-                "this Idempotency-Key was used for a document with another title");
+                "this Idempotency-Key was used for a document with another title or body");
+}
+
+// A key's request is the same one again when its title and body are those stored (the body
+// in the API's canonical form, so equal bodies are equal texts).
+bool same_document(const IssueRequest& a, std::string_view title, const Document& stored) {
+  return a.title == title && a.header == stored.header && a.lines == stored.lines;
 }
 
 Result<Issued> replay_or_refuse(const store::DocumentReceipt& receipt, const IssueRequest& req) {
-  if (receipt.title != req.title) return key_reused();
+  if (!same_document(req, receipt.title, receipt.document)) return key_reused();
   return Issued{receipt.document, true};
 }
 
@@ -81,7 +87,7 @@ struct ScopePlan {
   };
   std::string_view scope;
   std::vector<Step> steps;
-  std::vector<std::string_view> titles;              // per new document, in order
+  std::vector<store::NewDocument> docs;              // per new document, in order
   std::map<std::string_view, std::size_t> new_keys;  // key → ordinal of its new document
   std::size_t granted = 0;                           // how many got a number (fit under max)
   std::int64_t max = 0;
@@ -105,14 +111,16 @@ ScopePlan plan_scope(std::string_view scope, std::span<const IssueRequest> reqs,
         continue;
       }
       if (auto it = p.new_keys.find(key); it != p.new_keys.end()) {
-        const bool same = p.titles[it->second] == r.title;
+        const store::NewDocument& first = p.docs[it->second];
+        const bool same =
+            first.title == r.title && first.header == r.header && first.lines == r.lines;
         p.steps.push_back({i, same ? Plan::same_key : Plan::other_title, it->second});
         continue;
       }
-      p.new_keys.emplace(key, p.titles.size());
+      p.new_keys.emplace(key, p.docs.size());
     }
-    p.steps.push_back({i, Plan::fresh, p.titles.size()});
-    p.titles.push_back(r.title);
+    p.steps.push_back({i, Plan::fresh, p.docs.size()});
+    p.docs.push_back({r.title, r.principal, r.header, r.lines});
   }
   return p;
 }
@@ -158,8 +166,8 @@ Status issue_scopes(store::NumberingStore& store, Connection& c, std::span<const
       OO_ASSIGN_OR_RETURN(stored, store.find_receipts(c, scope, keys));
     }
     ScopePlan p = plan_scope(scope, reqs, at, stored, answers);
-    if (p.titles.empty()) continue;
-    store::ScopeClaim claim{scope, p.titles, {}};
+    if (p.docs.empty()) continue;
+    store::ScopeClaim claim{scope, p.docs, {}};
     for (const auto& [key, ordinal] : p.new_keys) claim.receipts.push_back({key, ordinal});
     claims.push_back(std::move(claim));
     plans.push_back(std::move(p));
@@ -273,8 +281,9 @@ Result<std::optional<Issued>> Numbering::issue_alone(const IssueRequest& req,
       }
     }
     const Then then = req.idempotency_key ? Then::stay : last;
-    OO_ASSIGN_OR_RETURN(auto doc, in_lane ? store_->allocate_if_free(c, req.scope, req.title, then)
-                                          : store_->allocate(c, req.scope, req.title, then));
+    const store::NewDocument wanted{req.title, req.principal, req.header, req.lines};
+    OO_ASSIGN_OR_RETURN(auto doc, in_lane ? store_->allocate_if_free(c, req.scope, wanted, then)
+                                          : store_->allocate(c, req.scope, wanted, then));
     if (!doc) {
       // Full, or (in the lane) held elsewhere or new. A full scope is answered here from the
       // counter as it is, unlocked: a request that writes nothing needs no lock and no WAL
@@ -377,6 +386,17 @@ Result<ScopeInfo> Numbering::scope(std::string_view scope, store::Clock::time_po
           return Status(Code::not_found, fmt::format("scope '{}' has no documents yet", scope));
         return std::move(*info);
       });
+}
+
+Result<Document> Numbering::get(std::string_view scope, std::int64_t value,
+                                store::Clock::time_point deadline) {
+  OO_RETURN_IF_ERROR(check_scope_name(scope));
+  return store::transact<Document>(db_, read_tx(deadline), [&](Connection& c) -> Result<Document> {
+    OO_ASSIGN_OR_RETURN(auto doc, store_->get_document(c, scope, value));
+    if (!doc)
+      return Status(Code::not_found, fmt::format("scope '{}' has no document {}", scope, value));
+    return std::move(*doc);
+  });
 }
 
 Result<DocumentPage> Numbering::list(std::string_view scope, std::int64_t after, int limit,
@@ -574,8 +594,8 @@ Result<LegacyImportReport> Numbering::import_legacy(std::string_view scope,
         const auto total = static_cast<std::int64_t>(entries.size());
         std::int64_t done = 0;
         for (const Entry& e : entries) {
-          OO_RETURN_IF_ERROR(
-              store_->insert_legacy(c, scope, e.value, e.number, scheme_name(e.scheme), e.title));
+          OO_RETURN_IF_ERROR(store_->insert_legacy(
+              c, scope, e.value, e.number, scheme_name(e.scheme), e.title, kLegacyImportPrincipal));
           if (options.progress) options.progress({++done, total});
         }
         OO_RETURN_IF_ERROR(store_->raise_last_value(c, scope, largest));

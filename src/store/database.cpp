@@ -198,6 +198,15 @@ Status transact_status(Database& db, const TxOptions& options,
       auto conn = db.acquire(options.deadline, fresh, attempt == 1 ? options.opened : 0);
       if (!conn.ok()) return conn.status();
       Connection& c = **conn;
+      // What this attempt spends in the database, added when the block ends (TxOptions::spent).
+      struct Spent {
+        CallTimes* out;
+        const Connection& c;
+        CallTimes before;
+        ~Spent() {
+          if (out) *out += c.call_times() - before;
+        }
+      } spent{options.spent, c, c.call_times()};
       st = c.begin(options.mode);
       const bool bounded = options.mode == TxMode::read;
       if (st.ok()) c.bound_statements(bounded ? std::optional(options.deadline) : std::nullopt);

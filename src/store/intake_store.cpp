@@ -117,11 +117,12 @@ std::vector<Shortage> parse_shortages(const std::string& text) {
   return out;
 }
 
-// Columns order_id, order_no, status, customer_id, warehouse_id, total_cents, created_at
-// from `at` on (in_get_order's).
+// Columns order_id, order_no, status, customer_id, warehouse_id, total_cents, created_at,
+// principal from `at` on (in_get_order's).
 Order order_head(const Row& r, size_t at) {
-  return Order{r.i64(at), r.text(at + 1), r.text(at + 2), r.i64(at + 3), r.i64(at + 4),
-               {},        r.i64(at + 5),  r.text(at + 6)};
+  return Order{r.i64(at),     r.text(at + 1), r.text(at + 2),
+               r.i64(at + 3), r.i64(at + 4),  {},
+               r.i64(at + 5), r.text(at + 6), r.is_null(at + 7) ? "" : r.text(at + 7)};
 }
 
 }  // namespace
@@ -209,18 +210,19 @@ Result<std::string> IntakeStore::place(store::Connection& c, const Order& o, con
     const std::string s = join(skus), q = join(qtys), p = join(prices);
     const std::string site = warehouse_site(o.warehouse_id);
     OO_ASSIGN_OR_RETURN(
-        auto rows,
-        c.query(sql_.place_all,
-                {o.order_id, std::string_view(o.order_no), o.customer_id, o.warehouse_id,
-                 o.total_cents, std::string_view(s), std::string_view(q), std::string_view(p),
-                 std::string_view(key), std::string_view(site), std::string_view(lots)},
-                then));
+        auto rows, c.query(sql_.place_all,
+                           {o.order_id, std::string_view(o.order_no), o.customer_id, o.warehouse_id,
+                            o.total_cents, std::string_view(s), std::string_view(q),
+                            std::string_view(p), std::string_view(key), std::string_view(site),
+                            std::string_view(lots), std::string_view(o.principal)},
+                           then));
     // The statement itself raised if a deduction missed: nothing was committed.
     return rows.at(0).text(1);
   }
-  OO_ASSIGN_OR_RETURN(auto head,
-                      c.query(sql_.insert_order, {o.order_id, std::string_view(o.order_no),
-                                                  o.customer_id, o.warehouse_id, o.total_cents}));
+  OO_ASSIGN_OR_RETURN(
+      auto head,
+      c.query(sql_.insert_order, {o.order_id, std::string_view(o.order_no), o.customer_id,
+                                  o.warehouse_id, o.total_cents, std::string_view(o.principal)}));
   for (const auto& l : o.lines) {
     const std::int64_t line = l.line_no;
     const OrderKey source = source_order_key(o.warehouse_id, o.order_no, l.line_no);
@@ -349,7 +351,7 @@ Result<std::vector<std::optional<StoredReceipt>>> IntakeStore::find_receipts(
       if (!r.is_null(7)) slot->order = order_head(r, 7);
     }
     if (slot->order && !r.is_null(14))
-      slot->order->lines.push_back({static_cast<int>(r.i64(14)), r.i64(15), r.i64(16), r.i64(17)});
+      slot->order->lines.push_back({static_cast<int>(r.i64(15)), r.i64(16), r.i64(17), r.i64(18)});
   }
   return out;
 }
@@ -376,7 +378,7 @@ Result<std::vector<std::string>> IntakeStore::write_outcomes(store::Connection& 
   }
   // One array per column (receipt_columns says why): the placed orders, then their lines.
   std::vector<std::int64_t> order_ids, customers, order_warehouses, totals;
-  std::vector<std::string_view> order_nos;
+  std::vector<std::string_view> order_nos, principals;
   std::vector<std::int64_t> line_orders, line_nos, line_warehouses, skus, line_quantities, prices;
   std::vector<std::string> sites, source_nos, lots;
   std::map<std::int64_t, size_t> at;  // order_id → its outcome
@@ -398,6 +400,7 @@ Result<std::vector<std::string>> IntakeStore::write_outcomes(store::Connection& 
     if (ahead) placed_carts.push_back(w.cart->text());
     order_ids.push_back(o.order_id);
     order_nos.push_back(o.order_no);
+    principals.push_back(o.principal);
     customers.push_back(o.customer_id);
     order_warehouses.push_back(o.warehouse_id);
     totals.push_back(o.total_cents);
@@ -452,6 +455,9 @@ Result<std::vector<std::string>> IntakeStore::write_outcomes(store::Connection& 
                    std::int64_t{kNormalizationVersion}, std::string_view(known[2]),
                    std::string_view(known[3]), std::string_view(known[4])});
   }
+  // The orders' principals come last: $24 of place_many, $31 of place_known.
+  const std::string principal_list = text_array(principals);
+  params.push_back(std::string_view(principal_list));
   // The statement itself raised if a deduction missed: nothing was committed.
   auto placed = c.query(ahead ? sql_.place_known : sql_.place_many, params, then);
   if (ahead && !placed.ok() &&

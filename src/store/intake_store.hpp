@@ -38,8 +38,9 @@ struct IntakeSql {
   // The whole placement in one statement (Dialect::writes_in_one_statement), or the
   // per-line statements below (the other engines).
   store::Statement place_all = {};  // (order_id, order_no, customer, warehouse, total,
-                                    //   "sku,…", "qty,…", "price,…", key, site, "lot,…")
-  // (order_id, order_no, customer, warehouse, total) → created_at
+                                    //   "sku,…", "qty,…", "price,…", key, site, "lot,…",
+                                    //   principal)
+  // (order_id, order_no, customer, warehouse, total, principal) → created_at
   store::Statement insert_order = {};
   store::Statement insert_line = {};  // (order_id, line, sku, qty, price)
   // (warehouse, sku, qty) → 1 row when deducted (moved from available to reserved)
@@ -76,13 +77,14 @@ struct IntakeSql {
   // (orders: id, order_no, customer, warehouse, total; their lines: order_id, line_no,
   //   warehouse, sku, qty, price, site, source order_no, lot; out-of-stock customers;
   //   deductions summed per stock row: warehouse, sku, qty; out-of-stock keys, shortages;
-  //   placed receipts: order_id, customer, key) → order_id, created_at per order (one row of
-  //   NULLs if none)
+  //   placed receipts: order_id, customer, key; the orders' principals, last) → order_id,
+  //   created_at per order (one row of NULLs if none)
   store::Statement place_many = {};
   // place_many for a batch decided ahead, on the stock rows as its lane's last batch left them
   // (no receipts round trip): place_many's parameters, then the placed receipts' carts, the
   // out-of-stock receipts' carts, the warehouse, the normalization version, and the stock
-  // rows the decisions read ("sku,…", "available,…", "price,…"). Inserts every receipt with
+  // rows the decisions read ("sku,…", "available,…", "price,…"), and the orders' principals
+  // last. Inserts every receipt with
   // its decision (failing as a whole if one is stored already) and fails with
   // OO_DECIDED_AHEAD_MOVED, before any commit, unless every one of those rows was free and
   // held exactly those values. PostgreSQL only.

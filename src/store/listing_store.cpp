@@ -43,8 +43,8 @@ Result<std::vector<OrderSummary>> ListingStore::orders(store::Connection& c, con
   std::vector<OrderSummary> out;
   out.reserve(rows->size());
   for (const Row& r : *rows) {
-    out.push_back(
-        OrderSummary{r.i64(0), r.text(1), r.text(2), r.i64(3), r.i64(4), r.i64(5), r.text(6)});
+    out.push_back(OrderSummary{r.i64(0), r.text(1), r.text(2), r.i64(3), r.i64(4), r.i64(5),
+                               r.text(6), r.is_null(7) ? "" : r.text(7)});
   }
   return out;
 }

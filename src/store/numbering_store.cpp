@@ -12,18 +12,69 @@ namespace {
 
 using store::Row;
 
-// Columns: scope, value, number, origin, scheme, title, created_at — from `at` on.
+std::string text_or_empty(const Row& r, size_t i) { return r.is_null(i) ? "" : r.text(i); }
+
+// A document as a statement wrote it (NumberingSql's columns from `at` on): its lines are the
+// request's, which the caller sets.
 Document document_from(const Row& r, size_t at = 0) {
-  return Document{r.text(at),     r.i64(at + 1),  r.text(at + 2), r.text(at + 3),
-                  r.text(at + 4), r.text(at + 5), r.text(at + 6)};
+  return Document{r.text(at),
+                  r.i64(at + 1),
+                  r.text(at + 2),
+                  r.text(at + 3),
+                  r.text(at + 4),
+                  r.text(at + 5),
+                  r.text(at + 6),
+                  text_or_empty(r, at + 7),
+                  text_or_empty(r, at + 8)};
 }
 
-// A batch's keys or titles as one JSON array.
+// A stored document as a statement read it: the columns, then its lines.
+Document stored_document_from(const Row& r, size_t at = 0) {
+  Document d = document_from(r, at);
+  d.lines = text_or_empty(r, at + 9);
+  return d;
+}
+
+Param text_or_null(std::string_view s) { return s.empty() ? Param(nullptr) : Param(s); }
+
+void append_json_string_or_null(std::string& out, std::string_view s) {
+  if (s.empty()) {
+    out += "null";
+  } else {
+    append_json_string(out, s);
+  }
+}
+
+// A batch's keys as one JSON array.
 std::string json_text_array(std::span<const std::string_view> items) {
   std::string out = "[";
   for (auto item : items) {
     if (out.size() > 1) out += ',';
     append_json_string(out, item);
+  }
+  out += ']';
+  return out;
+}
+
+// One document's fields after its place in a JSON row: title, principal, header, lines (the
+// body's texts as JSON strings, null when none).
+void append_document_fields(std::string& out, const NewDocument& d) {
+  append_json_string(out, d.title);
+  out += ',';
+  append_json_string(out, d.principal);
+  out += ',';
+  append_json_string_or_null(out, d.header);
+  out += ',';
+  append_json_string_or_null(out, d.lines);
+}
+
+// A batch's documents as one JSON array of [title, principal, header, lines].
+std::string json_document_rows(std::span<const NewDocument> docs) {
+  std::string out = "[";
+  for (const NewDocument& d : docs) {
+    out += out.size() > 1 ? ",[" : "[";
+    append_document_fields(out, d);
+    out += ']';
   }
   out += ']';
   return out;
@@ -56,19 +107,37 @@ Result<std::optional<DocumentReceipt>> NumberingStore::find_receipt(store::Conne
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.find_receipt, {scope, key}));
   if (rows.empty()) return std::optional<DocumentReceipt>();
   return std::optional<DocumentReceipt>(
-      DocumentReceipt{rows[0].text(0), document_from(rows[0], 1)});
+      DocumentReceipt{rows[0].text(0), stored_document_from(rows[0], 1)});
 }
 
 Result<std::optional<Document>> NumberingStore::allocate(store::Connection& c,
                                                          std::string_view scope,
-                                                         std::string_view title, store::Then then) {
-  if (!dialect_.writes_in_one_statement) {
-    OO_ASSIGN_OR_RETURN(auto bumped, c.query(sql_.bump_counter, {scope}));
-    if (bumped.empty()) return std::optional<Document>();
+                                                         const NewDocument& doc, store::Then then) {
+  if (dialect_.writes_in_one_statement) {
+    OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.insert_issued,
+                                           {scope, doc.title, doc.principal,
+                                            text_or_null(doc.header), text_or_null(doc.lines)},
+                                           then));
+    return issued(rows, doc);
   }
-  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.insert_issued, {scope, title}, then));
+  OO_ASSIGN_OR_RETURN(auto bumped, c.query(sql_.bump_counter, {scope}));
+  if (bumped.empty()) return std::optional<Document>();
+  const Then after_doc = doc.lines.empty() ? then : Then::stay;
+  OO_ASSIGN_OR_RETURN(
+      auto rows, c.query(sql_.insert_issued,
+                         {scope, doc.title, doc.principal, text_or_null(doc.header)}, after_doc));
+  if (!rows.empty() && !doc.lines.empty()) {
+    OO_RETURN_IF_ERROR(
+        c.query(sql_.insert_lines, {scope, rows[0].i64(1), doc.lines}, then).status());
+  }
+  return issued(rows, doc);
+}
+
+Result<std::optional<Document>> NumberingStore::issued(const Rows& rows, const NewDocument& doc) {
   if (rows.empty()) return std::optional<Document>();
-  return std::optional<Document>(document_from(rows[0]));
+  Document d = document_from(rows[0]);
+  d.lines = doc.lines;
+  return std::optional<Document>(std::move(d));
 }
 
 Result<std::map<std::string, DocumentReceipt, std::less<>>> NumberingStore::find_receipts(
@@ -76,20 +145,22 @@ Result<std::map<std::string, DocumentReceipt, std::less<>>> NumberingStore::find
   const std::string list = json_text_array(keys);
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.find_receipts, {scope, std::string_view(list)}));
   std::map<std::string, DocumentReceipt, std::less<>> out;
-  for (const Row& r : rows) out.emplace(r.text(0), DocumentReceipt{r.text(1), document_from(r, 2)});
+  for (const Row& r : rows)
+    out.emplace(r.text(0), DocumentReceipt{r.text(1), stored_document_from(r, 2)});
   return out;
 }
 
 Result<std::vector<Document>> NumberingStore::allocate_many(
     store::Connection& c, std::string_view scope, std::int64_t last,
-    std::span<const std::string_view> titles, std::span<const NewReceipt> receipts,
-    store::Then then) {
-  const std::int64_t new_last = last + static_cast<std::int64_t>(titles.size());
-  const std::string title_list = json_text_array(titles);
+    std::span<const NewDocument> docs, std::span<const NewReceipt> receipts, store::Then then) {
+  const std::int64_t new_last = last + static_cast<std::int64_t>(docs.size());
+  const std::string title_list = json_document_rows(docs);
   const std::string receipt_list = json_receipt_rows(receipts);
   const bool one_statement = dialect_.writes_in_one_statement;
   if (!one_statement) OO_RETURN_IF_ERROR(c.query(sql_.set_counter, {scope, new_last}).status());
-  const bool last_statement = one_statement || receipts.empty();
+  const bool any_lines =
+      std::any_of(docs.begin(), docs.end(), [](const NewDocument& d) { return !d.lines.empty(); });
+  const bool last_statement = one_statement || (receipts.empty() && !any_lines);
   const Then after_docs = last_statement ? then : Then::stay;
   OO_ASSIGN_OR_RETURN(
       auto rows, one_statement ? c.query(sql_.insert_many,
@@ -98,6 +169,11 @@ Result<std::vector<Document>> NumberingStore::allocate_many(
                                          after_docs)
                                : c.query(sql_.insert_many,
                                          {scope, last, std::string_view(title_list)}, after_docs));
+  if (!one_statement && any_lines) {
+    OO_RETURN_IF_ERROR(c.query(sql_.insert_many_lines, {scope, last, std::string_view(title_list)},
+                               receipts.empty() ? then : Then::stay)
+                           .status());
+  }
   if (!one_statement && !receipts.empty()) {
     OO_RETURN_IF_ERROR(
         c.query(sql_.insert_receipts, {scope, std::string_view(receipt_list)}, then).status());
@@ -107,19 +183,22 @@ Result<std::vector<Document>> NumberingStore::allocate_many(
   for (const Row& r : rows) out.push_back(document_from(r));
   std::sort(out.begin(), out.end(),
             [](const Document& a, const Document& b) { return a.value < b.value; });
-  if (out.size() != titles.size())
+  if (out.size() != docs.size())
     return Status(Code::internal, "a batch of documents was not inserted whole");
+  for (std::size_t i = 0; i < out.size(); ++i) out[i].lines = docs[i].lines;  // in value order
   return out;
 }
 
 Result<std::optional<Document>> NumberingStore::allocate_if_free(store::Connection& c,
                                                                  std::string_view scope,
-                                                                 std::string_view title,
+                                                                 const NewDocument& doc,
                                                                  store::Then then) {
-  if (sql_.insert_if_free.name.empty()) return allocate(c, scope, title, then);
-  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.insert_if_free, {scope, title}, then));
-  if (rows.empty()) return std::optional<Document>();
-  return std::optional<Document>(document_from(rows[0]));
+  if (sql_.insert_if_free.name.empty()) return allocate(c, scope, doc, then);
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.insert_if_free,
+                                         {scope, doc.title, doc.principal, text_or_null(doc.header),
+                                          text_or_null(doc.lines)},
+                                         then));
+  return issued(rows, doc);
 }
 
 Result<std::map<std::string, ClaimedScope, std::less<>>> NumberingStore::claim_scopes(
@@ -130,7 +209,7 @@ Result<std::map<std::string, ClaimedScope, std::less<>>> NumberingStore::claim_s
   struct Writing {
     const ScopeClaim* claim;
     ClaimedScope* found;
-    std::size_t granted;  // how many of its titles fit under max
+    std::size_t granted;  // how many of its documents fit under max
   };
   std::vector<Writing> writing;
   for (const ScopeClaim& claim : claims) {
@@ -140,7 +219,7 @@ Result<std::map<std::string, ClaimedScope, std::less<>>> NumberingStore::claim_s
     ClaimedScope& found =
         out.emplace(std::string(claim.scope), ClaimedScope{*row, {}}).first->second;
     const std::int64_t room = std::max<std::int64_t>(0, row->format.max - row->last_value);
-    const auto n = std::min(claim.titles.size(), static_cast<std::size_t>(room));
+    const auto n = std::min(claim.docs.size(), static_cast<std::size_t>(room));
     if (n > 0) writing.push_back({&claim, &found, n});
   }
   for (std::size_t w = 0; w < writing.size(); ++w) {
@@ -150,12 +229,12 @@ Result<std::map<std::string, ClaimedScope, std::less<>>> NumberingStore::claim_s
     for (const ScopeClaim::Receipt& r : claim->receipts) {
       if (r.ordinal < granted)
         receipts.push_back(
-            {r.key, claim->titles[r.ordinal], last + static_cast<std::int64_t>(r.ordinal) + 1});
+            {r.key, claim->docs[r.ordinal].title, last + static_cast<std::int64_t>(r.ordinal) + 1});
     }
-    OO_ASSIGN_OR_RETURN(
-        found->docs, allocate_many(c, claim->scope, last,
-                                   std::span<const std::string_view>(claim->titles).first(granted),
-                                   receipts, w + 1 == writing.size() ? then : Then::stay));
+    OO_ASSIGN_OR_RETURN(found->docs,
+                        allocate_many(c, claim->scope, last,
+                                      std::span<const NewDocument>(claim->docs).first(granted),
+                                      receipts, w + 1 == writing.size() ? then : Then::stay));
   }
   return out;
 }
@@ -167,12 +246,12 @@ Result<std::map<std::string, ClaimedScope, std::less<>>> NumberingStore::claim_i
   for (const ScopeClaim& claim : claims) {
     next(scopes);
     append_json_string(scopes, claim.scope);
-    scopes += ',' + std::to_string(claim.titles.size()) + ']';
-    for (std::size_t k = 0; k < claim.titles.size(); ++k) {
+    scopes += ',' + std::to_string(claim.docs.size()) + ']';
+    for (std::size_t k = 0; k < claim.docs.size(); ++k) {
       next(documents);
       append_json_string(documents, claim.scope);
       documents += ',' + std::to_string(k + 1) + ',';
-      append_json_string(documents, claim.titles[k]);
+      append_document_fields(documents, claim.docs[k]);
       documents += ']';
     }
     for (const ScopeClaim::Receipt& r : claim.receipts) {
@@ -181,7 +260,7 @@ Result<std::map<std::string, ClaimedScope, std::less<>>> NumberingStore::claim_i
       receipts += ',';
       append_json_string(receipts, r.key);
       receipts += ',';
-      append_json_string(receipts, claim.titles.at(r.ordinal));
+      append_json_string(receipts, claim.docs.at(r.ordinal).title);
       receipts += ',' + std::to_string(r.ordinal + 1) + ']';
     }
   }
@@ -199,9 +278,9 @@ Result<std::map<std::string, ClaimedScope, std::less<>>> NumberingStore::claim_i
       docs.push_back(document_from(r, 1));
     } else if (r.i64(0) == 2) {
       out.emplace(r.text(1),
-                  ClaimedScope{ScopeRow{ScopeFormat{static_cast<int>(r.i64(8)),
-                                                    static_cast<int>(r.i64(9)), r.i64(10)},
-                                        r.i64(11)},
+                  ClaimedScope{ScopeRow{ScopeFormat{static_cast<int>(r.i64(10)),
+                                                    static_cast<int>(r.i64(11)), r.i64(12)},
+                                        r.i64(13)},
                                {}});
     }
   }
@@ -213,6 +292,14 @@ Result<std::map<std::string, ClaimedScope, std::less<>>> NumberingStore::claim_i
   for (auto& [scope, found] : out) {
     std::sort(found.docs.begin(), found.docs.end(),
               [](const Document& a, const Document& b) { return a.value < b.value; });
+  }
+  // The lines are the requests' (a claim's first documents are the ones granted).
+  for (const ScopeClaim& claim : claims) {
+    auto it = out.find(claim.scope);
+    if (it == out.end()) continue;
+    std::vector<Document>& docs_of = it->second.docs;
+    for (std::size_t i = 0; i < docs_of.size() && i < claim.docs.size(); ++i)
+      docs_of[i].lines = claim.docs[i].lines;
   }
   return out;
 }
@@ -278,8 +365,16 @@ Result<std::vector<Document>> NumberingStore::list(store::Connection& c, std::st
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.list_documents, {scope, after, std::int64_t{limit}}));
   std::vector<Document> out;
   out.reserve(rows.size());
-  for (const Row& r : rows) out.push_back(document_from(r));
+  for (const Row& r : rows) out.push_back(stored_document_from(r));
   return out;
+}
+
+Result<std::optional<Document>> NumberingStore::get_document(store::Connection& c,
+                                                             std::string_view scope,
+                                                             std::int64_t value) {
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.get_document, {scope, value}));
+  if (rows.empty()) return std::optional<Document>();
+  return std::optional<Document>(stored_document_from(rows[0]));
 }
 
 Result<std::vector<std::int64_t>> NumberingStore::existing_values(
@@ -295,8 +390,9 @@ Result<std::vector<std::int64_t>> NumberingStore::existing_values(
 
 Status NumberingStore::insert_legacy(store::Connection& c, std::string_view scope,
                                      std::int64_t value, std::string_view number,
-                                     std::string_view scheme, std::string_view title) {
-  return c.query(sql_.insert_legacy, {scope, value, number, scheme, title}).status();
+                                     std::string_view scheme, std::string_view title,
+                                     std::string_view principal) {
+  return c.query(sql_.insert_legacy, {scope, value, number, scheme, title, principal}).status();
 }
 
 Status NumberingStore::raise_last_value(store::Connection& c, std::string_view scope,

@@ -14,11 +14,17 @@
 
 namespace onceorder::store {
 
+// Statements name a document's columns in one order: scope, value, number, origin, scheme,
+// title, created_at, principal, header — and, where they read a stored document (not one
+// they write), its lines as one JSON array text (NULL for none) after them.
 struct NumberingSql {
   store::Statement find_receipt;       // (scope, key) → receipt title + document
   store::Statement bump_counter = {};  // (scope): the counter step, sent first unless
                                        // Dialect::writes_in_one_statement
-  store::Statement insert_issued;      // (scope, title) → document; no row when exhausted
+  // (scope, title, principal, header, lines) → document; no row when exhausted. Writes the
+  // lines too where Dialect::writes_in_one_statement; otherwise insert_lines follows.
+  store::Statement insert_issued;
+  store::Statement insert_lines = {};  // (scope, value, lines JSON array): one row per line
   store::Statement insert_receipt;     // (scope, key, title, value)
   store::Statement lock_scope;         // (scope) → width, radix, max, last_value (row locked)
   store::Statement read_scope;         // (scope) → width, radix, max, last_value (no lock)
@@ -26,30 +32,33 @@ struct NumberingSql {
   store::Statement ensure_scope;       // (scope) created with defaults if missing
   store::Statement scope_info;       // (scope) → scope, width, radix, max, last, issued, imported
   store::Statement list_documents;   // (scope, after, limit) → documents
+  store::Statement get_document;     // (scope, value) → document
   store::Statement existing_values;  // (scope, "v1,v2,…") → values already used
-  store::Statement insert_legacy;    // (scope, value, number, scheme, title)
+  store::Statement insert_legacy;    // (scope, value, number, scheme, title, principal)
   store::Statement raise_last;       // (scope, value) last_value = max(last_value, value)
   // A batch (Numbering::issue_batch): every receipt of a list of keys, in one statement.
   store::Statement find_receipts;  // (scope, keys JSON array) → key, title + document
-  // (scope, last, new last, titles JSON array, receipts JSON array of [key, title, value]):
-  // sets the counter to `new last` and inserts documents last+1… with those titles → the
-  // documents. With Dialect::writes_in_one_statement the receipts go in the same statement;
-  // otherwise `set_counter` comes first, then this with (scope, last, titles), then
-  // `insert_receipts`.
+  // (scope, last, new last, documents JSON array of [title, principal, header, lines],
+  // receipts JSON array of [key, title, value]): sets the counter to `new last` and inserts
+  // documents last+1… and their lines → the documents. With Dialect::writes_in_one_statement the
+  // receipts go in the same statement; otherwise `set_counter` comes first, then this with (scope,
+  // last, documents), then `insert_many_lines` with the same parameters, then `insert_receipts`.
   store::Statement insert_many;
-  store::Statement set_counter = {};      // (scope, new last)
-  store::Statement insert_receipts = {};  // (scope, receipts JSON array of [key, title, value])
+  store::Statement insert_many_lines = {};  // (scope, last, documents JSON array)
+  store::Statement set_counter = {};        // (scope, new last)
+  store::Statement insert_receipts = {};    // (scope, receipts JSON array of [key, title, value])
   // Where the engine has row locks (PostgreSQL), the combining lane never waits for a counter
   // another transaction holds: these skip it instead. Empty elsewhere, where the lane holds
   // the database's one write lock and nothing else can hold a counter.
-  // (scope, title) → document, as insert_issued; no row also when the counter is held
+  // (scope, title, principal, header, lines) → document, as insert_issued; no row also when
+  // the counter is held
   // elsewhere or the scope does not exist yet.
   store::Statement insert_if_free = {};
   // NumberingStore::claim_scopes without `wait`, in one statement: (claims JSON array of
-  // [scope, titles], documents JSON array of [scope, ordinal, title], receipts JSON array of
-  // [scope, key, title, ordinal]; ordinals from 1) → per row a kind: 1, a document written
-  // (its columns from the second on); 2, a counter as the statement found it (scope, then
-  // width, radix, max, last_value from the ninth column on).
+  // [scope, count], documents JSON array of [scope, ordinal, title, principal, header,
+  // lines], receipts JSON array of [scope, key, title, ordinal]; ordinals from 1) → per row a
+  // kind: 1, a document written (its columns from the second on); 2, a counter as the
+  // statement found it (scope, then width, radix, max, last_value from the 11th column on).
   store::Statement claim_scopes = {};
 };
 
@@ -63,6 +72,15 @@ struct DocumentReceipt {
   Document document;
 };
 
+// A document to issue: its title, the principal it records (onceorder/principal.hpp) and its
+// body (Document::header, Document::lines; empty for none).
+struct NewDocument {
+  std::string_view title;
+  std::string_view principal;
+  std::string_view header = {};
+  std::string_view lines = {};
+};
+
 // A receipt to write with a batch's documents.
 struct NewReceipt {
   std::string_view key;
@@ -70,20 +88,20 @@ struct NewReceipt {
   std::int64_t value = 0;
 };
 
-// What a batch asks of one scope before its counter is read: new documents with these titles,
-// in order, and a receipt for some of them (the key, and the document's place in `titles`).
+// What a batch asks of one scope before its counter is read: these new documents, in order,
+// and a receipt for some of them (the key, and the document's place in `docs`).
 struct ScopeClaim {
   struct Receipt {
     std::string_view key;
     std::size_t ordinal = 0;  // from 0
   };
   std::string_view scope;
-  std::vector<std::string_view> titles;
+  std::vector<NewDocument> docs;
   std::vector<Receipt> receipts;
 };
 
 // What a claim found and wrote: the counter before it, and the documents of the first
-// min(titles, max - last) titles, in value order (none when the counter was full).
+// min(docs, max - last) documents asked for, in value order (none when the counter was full).
 struct ClaimedScope {
   ScopeRow row;
   std::vector<Document> docs;
@@ -96,28 +114,27 @@ class NumberingStore {
                                                       std::string_view key);
   // Takes the next value and inserts the document: nullopt when the scope is exhausted.
   Result<std::optional<Document>> allocate(store::Connection& c, std::string_view scope,
-                                           std::string_view title, store::Then then);
+                                           const NewDocument& doc, store::Then then);
   // allocate, except that it never waits for a counter another transaction holds: nullopt
   // also when the counter is held elsewhere or the scope does not exist yet (where the engine
   // has no row locks, exactly allocate).
   Result<std::optional<Document>> allocate_if_free(store::Connection& c, std::string_view scope,
-                                                   std::string_view title, store::Then then);
+                                                   const NewDocument& doc, store::Then then);
   Status insert_receipt(store::Connection& c, std::string_view scope, std::string_view key,
                         std::string_view title, std::int64_t value, store::Then then);
   // The receipts of those of `keys` that have one, keyed by idempotency key.
   Result<std::map<std::string, DocumentReceipt, std::less<>>> find_receipts(
       store::Connection& c, std::string_view scope, std::span<const std::string_view> keys);
-  // Moves the counter from `last` (read under lock) to last + titles.size() and inserts one
-  // document per title (values last+1…, in order) and `receipts`: the documents in value
-  // order. The caller checked the scope's max.
+  // Moves the counter from `last` (read under lock) to last + docs.size() and inserts the
+  // documents (values last+1…, in order) and `receipts`: the documents in value order. The
+  // caller checked the scope's max.
   Result<std::vector<Document>> allocate_many(store::Connection& c, std::string_view scope,
-                                              std::int64_t last,
-                                              std::span<const std::string_view> titles,
+                                              std::int64_t last, std::span<const NewDocument> docs,
                                               std::span<const NewReceipt> receipts,
                                               store::Then then);
   // A batch's claims (each scope once, in name order: the order in which the counters are
   // locked): every counter it can have locked, and each scope given the next numbers for as
-  // many of its titles as fit under max, documents and receipts written; a full counter is
+  // many of its documents as fit under max, documents and receipts written; a full counter is
   // read, not locked (its requests write nothing, and a transaction that locks nothing
   // commits without a WAL flush). By scope; a scope missing from the answer got nothing.
   // Without `wait` a counter another transaction holds, or a scope that does not exist yet,
@@ -132,17 +149,22 @@ class NumberingStore {
   // Creates the scope with `format` if it does not exist yet (an existing one is kept).
   Status ensure_scope(store::Connection& c, std::string_view scope, const ScopeFormat& format);
   Result<std::optional<ScopeInfo>> scope_info(store::Connection& c, std::string_view scope);
+  Result<std::optional<Document>> get_document(store::Connection& c, std::string_view scope,
+                                               std::int64_t value);
   Result<std::vector<Document>> list(store::Connection& c, std::string_view scope,
                                      std::int64_t after, int limit);
   Result<std::vector<std::int64_t>> existing_values(store::Connection& c, std::string_view scope,
                                                     std::span<const std::int64_t> values);
   Status insert_legacy(store::Connection& c, std::string_view scope, std::int64_t value,
-                       std::string_view number, std::string_view scheme, std::string_view title);
+                       std::string_view number, std::string_view scheme, std::string_view title,
+                       std::string_view principal);
   Status raise_last_value(store::Connection& c, std::string_view scope, std::int64_t value);
 
  private:
   Result<std::map<std::string, ClaimedScope, std::less<>>> claim_in_one_statement(
       store::Connection& c, std::span<const ScopeClaim> claims, store::Then then);
+  // The document an insert statement answered with (none: no row), its lines `doc`'s.
+  static Result<std::optional<Document>> issued(const store::Rows& rows, const NewDocument& doc);
   // (scope) → width, radix, max, last_value by `statement`.
   Result<std::optional<ScopeRow>> scope_row(store::Connection& c, const store::Statement& statement,
                                             std::string_view scope);

@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 
+#include "onceorder/principal.hpp"
 #include "onceorder/text.hpp"
 #include "store/dialect.hpp"
 #include "store/numbering_store.hpp"
@@ -244,11 +245,11 @@ Status SchedulingStore::complete_numbered(store::Connection& c,
       if (!row || row->last_value > row->format.max - k)
         return Status(Code::scope_exhausted,
                       "production scope '" + std::string(scope) + "' is exhausted");
-      std::vector<std::string_view> titles;
-      titles.reserve(group.size());
-      for (const NumberedClaim* nc : group) titles.push_back(nc->title);
+      std::vector<NewDocument> new_docs;
+      new_docs.reserve(group.size());
+      for (const NumberedClaim* nc : group) new_docs.push_back({nc->title, kProductionPrincipal});
       OO_ASSIGN_OR_RETURN(
-          auto docs, numbering.allocate_many(c, scope, row->last_value, titles, {}, Then::stay));
+          auto docs, numbering.allocate_many(c, scope, row->last_value, new_docs, {}, Then::stay));
       std::string rows_json = "[";
       for (size_t i = 0; i < group.size(); ++i) {
         const Claim& cl = group[i]->claim;
@@ -281,11 +282,12 @@ Status SchedulingStore::complete_numbered(store::Connection& c,
   }
   rows_json += ']';
   return c
-      .query(sql_.complete_numbered,
-             {std::string_view(rows_json), static_cast<std::int64_t>(claims.size()),
-              std::int64_t{kProductionScopeFormat.width},
-              std::int64_t{kProductionScopeFormat.radix}, kProductionScopeFormat.max},
-             then)
+      .query(
+          sql_.complete_numbered,
+          {std::string_view(rows_json), static_cast<std::int64_t>(claims.size()),
+           std::int64_t{kProductionScopeFormat.width}, std::int64_t{kProductionScopeFormat.radix},
+           kProductionScopeFormat.max, kProductionPrincipal},
+          then)
       .status();
 }
 
@@ -300,11 +302,11 @@ Result<ProductionOrder> SchedulingStore::produce_numbered(store::Connection& c, 
                                                           std::string_view title) {
   if (dialect_.writes_in_one_statement) {
     OO_ASSIGN_OR_RETURN(
-        auto rows,
-        c.query(sql_.produce_standard,
-                {scope, title, cl.item_id, sv(cl.key.site_code), sv(cl.key.order_no),
-                 sv(cl.key.lot_no), std::int64_t{kProductionScopeFormat.width},
-                 std::int64_t{kProductionScopeFormat.radix}, kProductionScopeFormat.max}));
+        auto rows, c.query(sql_.produce_standard,
+                           {scope, title, cl.item_id, sv(cl.key.site_code), sv(cl.key.order_no),
+                            sv(cl.key.lot_no), std::int64_t{kProductionScopeFormat.width},
+                            std::int64_t{kProductionScopeFormat.radix}, kProductionScopeFormat.max,
+                            kProductionPrincipal}));
     if (rows.empty()) {
       return Status(Code::scope_exhausted, "no production order: scope '" + std::string(scope) +
                                                "' is exhausted or the source order vanished");
@@ -313,7 +315,8 @@ Result<ProductionOrder> SchedulingStore::produce_numbered(store::Connection& c, 
   }
   NumberingStore numbering(dialect_);
   OO_RETURN_IF_ERROR(numbering.ensure_scope(c, scope, kProductionScopeFormat));
-  OO_ASSIGN_OR_RETURN(auto doc, numbering.allocate(c, scope, title, store::Then::stay));
+  OO_ASSIGN_OR_RETURN(
+      auto doc, numbering.allocate(c, scope, {title, kProductionPrincipal}, store::Then::stay));
   if (!doc)
     return Status(Code::scope_exhausted,
                   "production scope '" + std::string(scope) + "' is exhausted");

@@ -35,14 +35,14 @@ struct SchedulingSql {
   // → item_id per fenced claim. Empty: fence_success per claim.
   store::Statement fence_many = {};
   // A batch of standard production orders in one statement (writes_in_one_statement):
-  // (claims JSON array of [item_id, owner, attempt, scope, title], count, width, radix, max)
-  // fences every claim, takes each scope's numbers at once (in array order), inserts the
+  // (claims JSON array of [item_id, owner, attempt, scope, title], count, width, radix, max,
+  // principal) fences every claim, takes each scope's numbers at once (in array order), inserts the
   // documents and production orders; fails (OO001) unless every claim was fenced and
   // produced. Empty: fence_many, then per scope the counter, the documents and
   // insert_production_many.
   store::Statement complete_numbered = {};
-  // (scope, title, item_id, site, order, lot, width, radix, max) → production order in one
-  // statement (writes_in_one_statement); width, radix and max: a new scope's format.
+  // (scope, title, item_id, site, order, lot, width, radix, max, principal) → production order in
+  // one statement (writes_in_one_statement); width, radix and max: a new scope's format.
   store::Statement produce_standard = {};
   store::Statement insert_production = {};  // (item_id, scope, value, number, site, order, lot)
   // (scope, JSON array of [item_id, site, order, lot, value, number]) → item_id per

@@ -22,6 +22,7 @@ inline std::string order_json_reference(const Order& o) {
   }
   const json body = {{"order_id", std::to_string(o.order_id)},
                      {"order_no", o.order_no},
+                     {"principal", o.principal.empty() ? json(nullptr) : json(o.principal)},
                      {"status", o.status},
                      {"customer_id", o.customer_id},
                      {"warehouse_id", o.warehouse_id},
@@ -42,6 +43,7 @@ inline Order sample_order(int lines) {
   for (int l = 1; l <= lines; ++l) o.lines.push_back({l, 100 + l, 2, 1250});
   o.total_cents = 2500 * lines;
   o.created_at = "2026-12-06T03:40:00.123456Z";
+  o.principal = "shop-frontend";
   return o;
 }
 

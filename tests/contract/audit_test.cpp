@@ -52,7 +52,8 @@ class AuditStoreTest : public ::testing::TestWithParam<Engine> {
   void insert_order(std::int64_t id, system_clock::time_point at) {
     tdb_.sql(
         fmt::format("INSERT INTO orders (order_id, order_no, customer_id, warehouse_id, status, "
-                    "total_cents, created_at) VALUES ({0}, 'N{0}', 1, 1, 'placed', 0, '{1}')",
+                    "total_cents, created_at, principal) VALUES ({0}, 'N{0}', 1, 1, 'placed', 0, "
+                    "'{1}', 'test')",
                     id, iso(at)));
   }
 
@@ -134,13 +135,13 @@ TEST_P(AuditStoreTest, ActivityReadsOverTheCreatedAtIndexes) {
   if (pg) {
     for (const char* seed :
          {"INSERT INTO orders (order_id, order_no, customer_id, warehouse_id, status, "
-          "total_cents, created_at) SELECT g, 'N' || g, 1, 1, 'placed', 0, now() - g * "
-          "interval '1 minute' FROM generate_series(1, 20000) g",
+          "total_cents, created_at, principal) SELECT g, 'N' || g, 1, 1, 'placed', 0, now() - g "
+          "* interval '1 minute', 'test' FROM generate_series(1, 20000) g",
           "INSERT INTO doc_scopes (scope, width, radix, max_value, last_value) VALUES "
           "('PO-S', 9, 10, 999999999, 20000)",
-          "INSERT INTO documents (scope, value, number, origin, scheme, title, created_at) "
-          "SELECT 'PO-S', g, lpad(g::text, 9, '0'), 'issued', 'r10w9', 't', now() - g * "
-          "interval '1 minute' FROM generate_series(1, 20000) g",
+          "INSERT INTO documents (scope, value, number, origin, scheme, title, created_at, "
+          "principal) SELECT 'PO-S', g, lpad(g::text, 9, '0'), 'issued', 'r10w9', 't', now() - g "
+          "* interval '1 minute', 'test' FROM generate_series(1, 20000) g",
           "INSERT INTO source_orders (site_code, order_no, lot_no, quantity) SELECT 'S', g::text, "
           "'1', 1 FROM generate_series(1, 20000) g",
           "INSERT INTO schedule_runs (kind, status, owner) VALUES ('manual', 'done', 't')",
@@ -158,8 +159,8 @@ TEST_P(AuditStoreTest, ActivityReadsOverTheCreatedAtIndexes) {
     tdb_.sql(
         "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 20000) "
         "INSERT INTO orders (order_id, order_no, customer_id, warehouse_id, status, "
-        "total_cents, created_at) SELECT i, 'N' || i, 1, 1, 'placed', 0, "
-        "strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || i || ' minutes') FROM g");
+        "total_cents, created_at, principal) SELECT i, 'N' || i, 1, 1, 'placed', 0, "
+        "strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || i || ' minutes'), 'test' FROM g");
     tdb_.sql("ANALYZE");
   }
   const auto& sql = db_->dialect().audit;

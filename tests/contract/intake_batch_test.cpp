@@ -442,15 +442,18 @@ TEST_P(IntakeBatchTest, ABatchSendsTheSameNumberOfStatementsWhateverItsSize) {
 
 // EXECUTE arguments for the plan checks below: one order placed, two out of stock, and the
 // stored receipts of two keys.
-// in_place_many's 23 columns: one order (no lines), two out-of-stock receipts, one deduction.
-const std::string kPlaceManyArgs =
+// in_place_many's 24 columns: one order (no lines), two out-of-stock receipts, one deduction,
+// then the order's principal.
+const std::string kPlaceManyFirst23 =
     R"(('1', '{"N"}', '3', '1', '1', '', '', '', '', '', '', '{}', '{}', '{}', '4,5', '1', '1', )"
-    R"('1', '{"k9","k10"}', '{"s","s"}', '1', '3', '{"k7"}'))";
-// in_place_known's 30: in_place_many's, then the receipts' carts, the warehouse, the
-// normalization version and the one stock row the batch was decided on. (It inserts the
-// receipts, through their primary key, instead of updating them: no read of the table.)
-const std::string kPlaceKnownArgs = kPlaceManyArgs.substr(0, kPlaceManyArgs.size() - 1) +
-                                    R"(, '{"1x1"}', '{"4x9","5x9"}', 1, 1, '1', '5', '100'))";
+    R"('1', '{"k9","k10"}', '{"s","s"}', '1', '3', '{"k7"}')";
+const std::string kPlaceManyArgs = kPlaceManyFirst23 + R"(, '{"alice"}'))";
+// in_place_known's 31: in_place_many's first 23, then the receipts' carts, the warehouse, the
+// normalization version and the one stock row the batch was decided on, then the principal.
+// (It inserts the receipts, through their primary key, instead of updating them: no read of
+// the table.)
+const std::string kPlaceKnownArgs =
+    kPlaceManyFirst23 + R"(, '{"1x1"}', '{"4x9","5x9"}', 1, 1, '1', '5', '100', '{"alice"}'))";
 const std::string kFindReceiptsArgs = R"(('3,4', '{"k7","k8"}'))";
 const std::string kReceiptsAndStockArgs = R"(('3', '{"k11"}', '1', '{"1x1"}', 1, 1, '1,2'))";
 

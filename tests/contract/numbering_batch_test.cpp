@@ -229,11 +229,11 @@ TEST_P(NumberingBatchTest, ReceiptLookupOfABatchStaysOnItsIndex) {
   Side side(GetParam());
   for (const char* scope : {"HOT", "COLD"}) {
     ASSERT_TRUE(side.numbering.configure(scope, ScopeFormat{9, 10, 999999999}, soon()).ok());
-    side.tdb.sql(std::string("INSERT INTO documents (scope, value, number, origin, scheme, title) "
-                             "SELECT '") +
+    side.tdb.sql(std::string("INSERT INTO documents (scope, value, number, origin, scheme, title, "
+                             "principal) SELECT '") +
                  scope +
-                 "', g, lpad(g::text, 9, '0'), 'issued', 'r10w9', 't' FROM generate_series(1, "
-                 "5000) g");
+                 "', g, lpad(g::text, 9, '0'), 'issued', 'r10w9', 't', 'test' FROM "
+                 "generate_series(1, 5000) g");
     side.tdb.sql(std::string("INSERT INTO document_receipts (scope, idempotency_key, title, "
                              "value) SELECT '") +
                  scope + "', 'k' || g, 't', g FROM generate_series(1, 5000) g");
@@ -270,7 +270,7 @@ class LosesCommitAnswer final : public store::Connection {
   LosesCommitAnswer(std::unique_ptr<store::Connection> inner, std::atomic<bool>& armed)
       : inner_(std::move(inner)), armed_(armed) {}
   Engine engine() const override { return inner_->engine(); }
-  Status begin(store::TxMode mode) override { return inner_->begin(mode); }
+  Status do_begin(store::TxMode mode) override { return inner_->begin(mode); }
   void rollback() override {
     if (!dead_) inner_->rollback();
   }

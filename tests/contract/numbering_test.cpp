@@ -269,8 +269,8 @@ TEST_P(NumberingTest, InvariantI7DetectsAGapAndACounterMismatch) {
   ASSERT_TRUE(issue("GAP", "two").ok());
   // Damage the data behind OnceOrder's back: an issued value 5 with 3 and 4 missing.
   tdb_.sql(
-      "INSERT INTO documents (scope, value, number, origin, scheme, title) "
-      "VALUES ('GAP', 5, '0005', 'issued', 'r10w4', 'x')");
+      "INSERT INTO documents (scope, value, number, origin, scheme, title, principal) "
+      "VALUES ('GAP', 5, '0005', 'issued', 'r10w4', 'x', 'test')");
   auto inv = check_invariants(*db_, soon());
   ASSERT_TRUE(inv.ok());
   auto i7 = std::find_if(inv->begin(), inv->end(), [](const auto& r) { return r.id == "I7"; });

@@ -217,8 +217,9 @@ TEST_P(SchedulingBatchTest, MixedSitesAndAScopeInUseMatchItemByItem) {
     for (int i = 0; i < 3; ++i) {
       s.tdb.sql("UPDATE doc_scopes SET last_value = last_value + 1 WHERE scope = 'PO-S2'");
       s.tdb.sql(
-          "INSERT INTO documents (scope, value, number, origin, scheme, title) SELECT scope, "
-          "last_value, '000' || last_value, 'issued', 'r10w4', 'earlier' FROM doc_scopes "
+          "INSERT INTO documents (scope, value, number, origin, scheme, title, principal) "
+          "SELECT scope, last_value, '000' || last_value, 'issued', 'r10w4', 'earlier', 'test' "
+          "FROM doc_scopes "
           "WHERE scope = 'PO-S2'");
     }
   };

@@ -161,8 +161,8 @@ TEST_P(StoreTest, ErrorsAreClassified) {
   ASSERT_TRUE(conn.ok());
   static constexpr store::Statement kDup{
       "t_dup",
-      "INSERT INTO documents (scope, value, number, origin, scheme, title) "
-      "VALUES ('U', 1, '0001', 'issued', 'r10w4', 'dup')"};
+      "INSERT INTO documents (scope, value, number, origin, scheme, title, principal) "
+      "VALUES ('U', 1, '0001', 'issued', 'r10w4', 'dup', 'test')"};
   EXPECT_EQ((*conn)->query(kDup, {}).status().code(), Code::unique_violation);
   static constexpr store::Statement kCheck{
       "t_check", "UPDATE doc_scopes SET last_value = -1 WHERE scope = 'U'"};

@@ -246,8 +246,8 @@ const Planted kPlanted[] = {
      "undecided"},
     // Seed 003: a number taken past the counter (MAX+1 elsewhere), leaving a gap.
     {"NumberPastTheCounter", "I7",
-     "INSERT INTO documents (scope, value, number, origin, scheme, title) VALUES ('DOC', 5, "
-     "'0005', 'issued', 'r10w4', 'x')"},
+     "INSERT INTO documents (scope, value, number, origin, scheme, title, principal) VALUES "
+     "('DOC', 5, '0005', 'issued', 'r10w4', 'x', 'test')"},
     // A worker died holding an item, and the reaper has not run.
     {"ExpiredLease",
      "I8",

@@ -329,6 +329,9 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
   EXPECT_EQ(get("/v1/scopes/S/documents?after=1&limit=100").status, 200);
   EXPECT_EQ(get("/v1/scopes/S/documents?limit=0").status, 400);
   EXPECT_EQ(get("/v1/scopes/Never/documents").status, 404);
+  EXPECT_EQ(get("/v1/scopes/S/documents/1").status, 200);
+  EXPECT_EQ(get("/v1/scopes/S/documents/999").status, 404);
+  EXPECT_EQ(get("/v1/scopes/S/documents/zero").status, 400);
   EXPECT_EQ(put("/v1/scopes/Small", R"({"width": 1, "max": 1})").status, 201);
   EXPECT_EQ(post("/v1/scopes/Small/documents", R"({"title": "one"})").status, 201);
   EXPECT_EQ(post("/v1/scopes/Small/documents", R"({"title": "two"})").status, 409);
@@ -654,7 +657,8 @@ TEST(OpenApiChecker, AnswersThatBreakTheDocumentAreCaught) {
   order.headers["content-type"] = "application/json";
   order.body = R"({"order_id": "42", "order_no": "O-1", "status": "placed", "customer_id": 7,
                    "warehouse_id": 1, "lines": [{"line_no": 1, "sku_id": 2, "quantity": 1,
-                   "unit_price_cents": 5}], "total_cents": 5, "created_at": "x"})";
+                   "unit_price_cents": 5}], "total_cents": 5, "created_at": "x",
+                   "principal": "alice"})";
   const std::string placed = R"({"customer_id": 7, "warehouse_id": 1,
                                  "lines": [{"sku_id": 2, "quantity": 1}]})";
   EXPECT_TRUE(spec.check("post", "/v1/orders", placed, {{"Idempotency-Key", "k"}}, order).empty());

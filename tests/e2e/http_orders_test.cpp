@@ -72,7 +72,8 @@ TEST_P(OrdersHttpTest, PlaceReadAndReplay) {
             (json{{{"line_no", 1}, {"sku_id", 101}, {"quantity", 2}, {"unit_price_cents", 1200}},
                   {{"line_no", 2}, {"sku_id", 202}, {"quantity", 1}, {"unit_price_cents", 500}}}));
   EXPECT_EQ(order["total_cents"], 2900);
-  EXPECT_EQ(order.size(), 8u) << placed.body;
+  EXPECT_EQ(order["principal"], "test-admin") << "the name of the token that placed it";
+  EXPECT_EQ(order.size(), 9u) << placed.body;
   EXPECT_EQ(stock(101), (std::pair<std::int64_t, std::int64_t>{3, 2}));
   EXPECT_EQ(stock(202), (std::pair<std::int64_t, std::int64_t>{2, 1}));
 

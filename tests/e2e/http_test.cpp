@@ -48,7 +48,7 @@ TEST_P(DocumentsHttpTest, IssueAndReplay) {
   EXPECT_EQ(doc["value"], 1);
   EXPECT_EQ(doc["title"], "first");
   EXPECT_FALSE(doc["created_at"].get<std::string>().empty());
-  EXPECT_EQ(doc.size(), 5u) << first.body;
+  EXPECT_EQ(doc.size(), 8u) << first.body;  // and principal, header (null), lines ([])
 
   const auto replay = issue("S-1", "first", "key-1");
   EXPECT_EQ(replay.status, 201);

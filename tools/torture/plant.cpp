@@ -195,9 +195,9 @@ std::vector<Planting> database_plantings() {
        "an acknowledged number stored for another document",
        {}},
       {"documents_once",
-       "INSERT INTO documents (scope, value, number, origin, scheme, title) SELECT scope, "
-       "value + 1000000, 'x', 'legacy', 'dec4', title FROM documents WHERE scope = 'S3' AND "
-       "value = 1",
+       "INSERT INTO documents (scope, value, number, origin, scheme, title, principal) SELECT "
+       "scope, value + 1000000, 'x', 'legacy', 'dec4', title, 'planted' FROM documents WHERE "
+       "scope = 'S3' AND value = 1",
        "one request that made two documents",
        {}},
       {"stock_conserved",

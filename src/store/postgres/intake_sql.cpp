@@ -25,30 +25,32 @@ namespace onceorder::store::postgres {
   "0) FROM st) = (SELECT coalesce(sum(q), 0) FROM l)"
 #endif
 
-// The rows of in_place_many and in_place_known: the orders ($1–$5), their lines ($6–$14) and
+// The rows of in_place_many and in_place_known: the orders ($1–$5 and their principals,
+// `principals`), their lines ($6–$14) and
 // the deductions summed per stock row ($16–$18; an UPDATE … FROM applies only one matching
 // source row). Every row comes as one array per column, whose row estimate (10) keeps the
 // stock and receipt updates on their indexes (jsonb_to_recordset's, 100, made the receipt
 // updates hash the whole receipts table), and which PostgreSQL reads in 60 % of the CPU the
 // same rows took as jsonb (docs/BENCHMARKS.md, "Batch rows as arrays").
-#define OO_PG_BATCH_ROWS                                                         \
-  "o AS (SELECT * FROM unnest(string_to_array($1, ',')::bigint[], "              \
-  "$2::text[], string_to_array($3, ',')::bigint[], "                             \
-  "string_to_array($4, ',')::bigint[], string_to_array($5, ',')::bigint[]) "     \
-  "AS t(id, ono, c, w, t)), "                                                    \
-  "l AS (SELECT * FROM unnest(string_to_array($6, ',')::bigint[], "              \
-  "string_to_array($7, ',')::integer[], string_to_array($8, ',')::bigint[], "    \
-  "string_to_array($9, ',')::bigint[], string_to_array($10, ',')::bigint[], "    \
-  "string_to_array($11, ',')::bigint[], $12::text[], $13::text[], $14::text[]) " \
-  "AS t(id, n, w, sku, q, p, site, ono, lot)), "                                 \
-  "d AS (SELECT * FROM unnest(string_to_array($16, ',')::bigint[], "             \
-  "string_to_array($17, ',')::bigint[], string_to_array($18, ',')::bigint[]) "   \
+#define OO_PG_BATCH_ROWS(principals)                                                    \
+  "o AS (SELECT * FROM unnest(string_to_array($1, ',')::bigint[], "                     \
+  "$2::text[], string_to_array($3, ',')::bigint[], "                                    \
+  "string_to_array($4, ',')::bigint[], string_to_array($5, ',')::bigint[], " principals \
+  "::text[]) AS t(id, ono, c, w, t, pr)), "                                             \
+  "l AS (SELECT * FROM unnest(string_to_array($6, ',')::bigint[], "                     \
+  "string_to_array($7, ',')::integer[], string_to_array($8, ',')::bigint[], "           \
+  "string_to_array($9, ',')::bigint[], string_to_array($10, ',')::bigint[], "           \
+  "string_to_array($11, ',')::bigint[], $12::text[], $13::text[], $14::text[]) "        \
+  "AS t(id, n, w, sku, q, p, site, ono, lot)), "                                        \
+  "d AS (SELECT * FROM unnest(string_to_array($16, ',')::bigint[], "                    \
+  "string_to_array($17, ',')::bigint[], string_to_array($18, ',')::bigint[]) "          \
   "AS t(w, sku, quantity)), "
 // The batch's writes, its deductions taken from `deductions` (a CTE of d's columns).
 #define OO_PG_BATCH_WRITES(deductions)                                         \
   "io AS (INSERT INTO orders (order_id, order_no, customer_id, "               \
-  "warehouse_id, status, total_cents) "                                        \
-  "SELECT id, ono, c, w, 'placed', t FROM o RETURNING order_id, created_at), " \
+  "warehouse_id, status, total_cents, principal) "                             \
+  "SELECT id, ono, c, w, 'placed', t, pr FROM o "                              \
+  "RETURNING order_id, created_at), "                                          \
   "ol AS (INSERT INTO order_lines (order_id, line_no, sku_id, quantity, "      \
   "unit_price_cents) SELECT id, n, sku, q, p FROM l), "                        \
   "st AS (UPDATE stock s SET available = s.available - d.quantity, "           \
@@ -76,7 +78,8 @@ const IntakeSql& intake_sql() {
       .lock_stock =
           {"in_lock_stock",
            "SELECT sku_id, available, price_cents FROM stock WHERE warehouse_id = $1::bigint AND "
-           "sku_id = ANY (string_to_array($2, ',')::bigint[]) ORDER BY sku_id" OO_PG_STOCK_LOCK},
+           "sku_id = ANY (string_to_array($2, ',')::bigint[]) ORDER BY sku_id" OO_PG_STOCK_LOCK,
+           true},
       // The outer read finds every row that exists; the lateral one locks it unless another
       // transaction holds it, and then reads the locked (latest) version.
       .lock_free_stock =
@@ -96,9 +99,9 @@ const IntakeSql& intake_sql() {
            "unnest(string_to_array($6, ',')::bigint[], string_to_array($7, ',')::bigint[], "
            "string_to_array($8, ',')::bigint[], string_to_array($11::text, ',')) WITH ORDINALITY "
            "AS t(sku_id, quantity, price, lot_no, line_no)), o AS (INSERT INTO orders (order_id, "
-           "order_no, customer_id, warehouse_id, "
-           "status, total_cents) VALUES ($1::bigint, $2::text, $3::bigint, $4::bigint, 'placed', "
-           "$5::bigint) RETURNING created_at), ol AS (INSERT INTO order_lines (order_id, line_no, "
+           "order_no, customer_id, warehouse_id, status, total_cents, principal) VALUES "
+           "($1::bigint, $2::text, $3::bigint, $4::bigint, 'placed', $5::bigint, $12::text) "
+           "RETURNING created_at), ol AS (INSERT INTO order_lines (order_id, line_no, "
            "sku_id, quantity, unit_price_cents) SELECT $1::bigint, l.line_no, l.sku_id, "
            "l.quantity, l.price FROM l), st AS (UPDATE stock s SET available = s.available - "
            "l.quantity, reserved = s.reserved + l.quantity, updated_at = now() FROM l WHERE "
@@ -115,16 +118,18 @@ const IntakeSql& intake_sql() {
       .get_order =
           {"in_get_order",
            "SELECT order_id, order_no, status, customer_id, warehouse_id, total_cents, " OO_PG_UTC(
-               "created_at") " FROM orders WHERE order_id = $1"},
+               "created_at") ", principal FROM orders WHERE order_id = $1"},
       .get_lines = {"in_get_lines",
                     "SELECT line_no, sku_id, quantity, unit_price_cents FROM order_lines WHERE "
                     "order_id = $1 ORDER BY line_no"},
       .lock_order =
           {"in_lock_order",
-           "SELECT status, warehouse_id, order_no FROM orders WHERE order_id = $1 FOR UPDATE"},
+           "SELECT status, warehouse_id, order_no FROM orders WHERE order_id = $1 FOR UPDATE",
+           true},
       .lock_sources = {"in_lock_sources",
                        "SELECT lot_no FROM source_orders WHERE site_code = $1 AND order_no = $2 "
-                       "ORDER BY lot_no FOR UPDATE"},
+                       "ORDER BY lot_no FOR UPDATE",
+                       true},
       .cancel_sources = {"in_cancel_sources",
                          "UPDATE source_orders SET cancelled_at = now() WHERE site_code = $1 AND "
                          "order_no = $2 AND cancelled_at IS NULL"},
@@ -138,7 +143,8 @@ const IntakeSql& intake_sql() {
       .lock_reserved_stock = {"in_lock_reserved_stock",
                               "SELECT l.line_no, l.sku_id, l.quantity FROM order_lines l JOIN "
                               "stock s ON s.warehouse_id = $2 AND s.sku_id = l.sku_id WHERE "
-                              "l.order_id = $1 ORDER BY s.sku_id FOR UPDATE OF s"},
+                              "l.order_id = $1 ORDER BY s.sku_id FOR UPDATE OF s",
+                              true},
       .restore = {"in_restore",
                   "UPDATE stock SET available = available + $3, reserved = reserved - $3, "
                   "updated_at = now() WHERE warehouse_id = $1 AND sku_id = $2"},
@@ -176,7 +182,7 @@ const IntakeSql& intake_sql() {
                         "r.order_id, r.shortages, o.order_id, o.order_no, o.status, "
                         "o.customer_id, o.warehouse_id, o.total_cents, "
                         // clang-format off
-                        "" OO_PG_UTC("o.created_at") ", "
+                        "" OO_PG_UTC("o.created_at") ", o.principal, "
                                             // clang-format on
                                             "l.line_no, l.sku_id, l.quantity, l.unit_price_cents "
                                             "FROM unnest(string_to_array($1, ',')::bigint[], "
@@ -195,7 +201,7 @@ const IntakeSql& intake_sql() {
       // Laid out by hand: the formatter splits OO_PG_BATCH_WRITES(…) mid-call.
       // clang-format off
       .place_many = {"in_place_many",
-                     "WITH " OO_PG_BATCH_ROWS OO_PG_BATCH_WRITES("d") ", "
+                     "WITH " OO_PG_BATCH_ROWS("$24") OO_PG_BATCH_WRITES("d") ", "
                      "rc AS (UPDATE order_receipts r SET outcome = 'placed', order_id = x.id "
                      "FROM unnest(string_to_array($21, ',')::bigint[], "
                      "string_to_array($22, ',')::bigint[], $23::text[]) AS x(id, c, k) "
@@ -212,8 +218,8 @@ const IntakeSql& intake_sql() {
       // the placed and the out-of-stock carts; $26 warehouse, $27 normalization version), in
       // (customer, key) order before any stock row is locked, and the stock rows the decisions
       // read ($28–$30: sku, available, price) are locked without waiting only where they still
-      // hold those values. Anything else (a key stored already, a row moved or held) raises
-      // OO_DECIDED_AHEAD_MOVED before the writes can commit.
+      // hold those values ($31: the orders' principals). Anything else (a key stored already, a
+      // row moved or held) raises OO_DECIDED_AHEAD_MOVED before the writes can commit.
       .place_known = {"in_place_known",
                       "WITH rcp AS (INSERT INTO order_receipts (customer_id, idempotency_key, "
                       "warehouse_id, normalized, normalization, outcome, order_id, shortages) "
@@ -232,7 +238,7 @@ const IntakeSql& intake_sql() {
                       "AND s.sku_id = k.sku WHERE s.available = k.a AND s.price_cents = k.p "
                       "AND (SELECT count(*) FROM rcp) >= 0 ORDER BY s.sku_id"
                       OO_PG_KNOWN_STOCK_LOCK "), "
-                      OO_PG_BATCH_ROWS
+                      OO_PG_BATCH_ROWS("$31")
                       "dk AS (SELECT d.* FROM d JOIN lk ON lk.sku_id = d.sku), "
                       OO_PG_BATCH_WRITES("dk") ", "
                       "ahead AS (SELECT oo_assert((SELECT count(*) FROM rcp) = "

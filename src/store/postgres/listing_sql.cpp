@@ -17,14 +17,14 @@ const ListingSql& listing_sql() {
       .list_orders =
           {"ls_list_orders",
            "SELECT order_id, order_no, status, customer_id, warehouse_id, total_cents, " OO_PG_UTC(
-               "created_at") " FROM orders WHERE ($1::text IS NULL OR status = $1) AND "
+               "created_at") ", principal FROM orders WHERE ($1::text IS NULL OR status = $1) AND "
                              "($2::bigint IS NULL OR warehouse_id = $2) AND order_id < $3 ORDER BY "
                              "order_id DESC LIMIT $4"},
       .list_customer_orders =
           {"ls_list_customer_orders",
            "SELECT order_id, order_no, status, customer_id, warehouse_id, "
            "total_cents, " OO_PG_UTC(
-               "created_at") " FROM orders WHERE customer_id = $1 "
+               "created_at") ", principal FROM orders WHERE customer_id = $1 "
                              "AND ($2::text IS NULL OR status = $2) AND ($3::bigint IS NULL OR "
                              "warehouse_id = $3) AND order_id < $4 ORDER BY order_id DESC "
                              "LIMIT $5"},

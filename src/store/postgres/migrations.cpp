@@ -1,5 +1,7 @@
 #include "store/migrations.hpp"
 #include "store/postgres/audit_migrations.hpp"
+#include "store/postgres/document_body_migrations.hpp"
+#include "store/postgres/principal_migrations.hpp"
 #include "store/postgres/sql_text.hpp"
 
 namespace onceorder::store::postgres {
@@ -870,6 +872,8 @@ constexpr Migration kMigrations[] = {
     {22, "events", kEventsUp, kEventsDown},
     {23, "deliveries", kDeliveriesUp, kDeliveriesDown},
     {24, "audit_outcome", kAuditOutcomeUp, kAuditOutcomeDown},
+    {25, "principals", kPrincipalsUp, kPrincipalsDown},
+    {26, "document_bodies", kDocumentBodiesUp, kDocumentBodiesDown},
 };
 
 }  // namespace

@@ -4,9 +4,14 @@
 
 namespace onceorder::store::postgres {
 
+// A document's columns (NumberingSql's order), and a stored one's with its lines after them.
 #define OO_PG_DOC_COLS(d)                                               \
   d ".scope, " d ".value, " d ".number, " d ".origin, " d ".scheme, " d \
-    ".title, " OO_PG_UTC(d ".created_at")
+    ".title, " OO_PG_UTC(d ".created_at") ", " d ".principal, " d ".header"
+#define OO_PG_STORED_DOC_COLS(d)                                             \
+  OO_PG_DOC_COLS(d)                                                          \
+  ", (SELECT '[' || string_agg(l.data, ',' ORDER BY l.line_no) || ']' FROM " \
+  "document_lines l WHERE l.scope = " d ".scope AND l.value = " d ".value)"
 
 #if defined(ONCEORDER_NAIVE_MAX_PLUS_ONE)
 // Seed 003's naive design, built only into the torture harness's broken variant
@@ -14,17 +19,19 @@ namespace onceorder::store::postgres {
 // row. Never in the product binary.
 constexpr Statement kInsertIssued{
     "num_insert_issued",
-    "INSERT INTO documents AS d (scope, value, number, origin, scheme, title) SELECT $1, m.v, "
-    "lpad(m.v::text, 4, '0'), 'issued', 'r10w4', $2 FROM (SELECT coalesce(max(value), 0) + 1 AS v "
-    "FROM documents WHERE scope = $1) m RETURNING " OO_PG_DOC_COLS("d")};
+    "WITH d AS (INSERT INTO documents (scope, value, number, origin, scheme, title, principal, "
+    "header) SELECT $1, m.v, lpad(m.v::text, 4, '0'), 'issued', 'r10w4', $2, $3, $4 FROM (SELECT "
+    "coalesce(max(value), 0) + 1 AS v FROM documents WHERE scope = $1) m RETURNING "
+    "*), " OO_PG_INSERT_LINES("$5") " SELECT " OO_PG_DOC_COLS("d") " FROM d"};
 // The lane's lone number is the naive one too (allocate), so that the checker sees it.
 constexpr Statement kInsertIfFree{};
 #else
 // One statement, one round trip (store/postgres/issue_sql.hpp).
 constexpr Statement kInsertIssued{
     "num_insert_issued",
-    "WITH " OO_PG_ISSUE_DOCUMENT("$1, DEFAULT, DEFAULT, DEFAULT",
-                                 "$2") " SELECT " OO_PG_DOC_COLS("d") " FROM d"};
+    "WITH " OO_PG_ISSUE_DOCUMENT(
+        "$1, DEFAULT, DEFAULT, DEFAULT", "$2", "$3",
+        "$4") ", " OO_PG_INSERT_LINES("$5") " SELECT " OO_PG_DOC_COLS("d") " FROM d"};
 
 // The combining lane's lone number (store/numbering_store.hpp): the counter is taken only if
 // no other transaction holds it (FOR NO KEY UPDATE is the lock the UPDATE takes, and does not
@@ -36,16 +43,16 @@ constexpr Statement kInsertIfFree{
     "FOR NO KEY UPDATE SKIP LOCKED), "
     "c AS (UPDATE doc_scopes s SET last_value = s.last_value + 1 FROM l WHERE s.scope = l.scope "
     "RETURNING s.scope, s.last_value, s.width, s.radix), "
-    "d AS (INSERT INTO documents (scope, value, number, origin, scheme, title) SELECT scope, "
-    "last_value, " OO_PG_FORMAT_NUMBER("last_value", "radix", "width") ", 'issued', "
-    "'r' || radix || 'w' || width, $2 FROM c RETURNING *) "
-    "SELECT " OO_PG_DOC_COLS("d") " FROM d"};
+    "d AS (INSERT INTO documents (scope, value, number, origin, scheme, title, principal, header) "
+    "SELECT scope, last_value, " OO_PG_FORMAT_NUMBER("last_value", "radix", "width") ", "
+    "'issued', 'r' || radix || 'w' || width, $2, $3, $4 FROM c RETURNING *), "
+    OO_PG_INSERT_LINES("$5") " SELECT " OO_PG_DOC_COLS("d") " FROM d"};
 #endif
 
 const NumberingSql& numbering_sql() {
   static const NumberingSql sql{
       .find_receipt = {"num_find_receipt",
-                       "SELECT r.title, " OO_PG_DOC_COLS(
+                       "SELECT r.title, " OO_PG_STORED_DOC_COLS(
                            "d") " FROM document_receipts r "
                                 "JOIN documents d ON d.scope = r.scope AND d.value = r.value "
                                 "WHERE r.scope = $1 AND r.idempotency_key = $2"},
@@ -75,15 +82,18 @@ const NumberingSql& numbering_sql() {
                      " AND d.origin = 'legacy') "
                      "FROM doc_scopes s WHERE s.scope = $1"},
       .list_documents = {"num_list_documents",
-                         "SELECT " OO_PG_DOC_COLS(
+                         "SELECT " OO_PG_STORED_DOC_COLS(
                              "d") " FROM documents d "
                                   "WHERE d.scope = $1 AND d.value > $2 ORDER BY d.value LIMIT $3"},
+      .get_document = {"num_get_document",
+                       "SELECT " OO_PG_STORED_DOC_COLS("d") " FROM documents d "
+                                                            "WHERE d.scope = $1 AND d.value = $2"},
       .existing_values = {"num_existing_values",
                           "SELECT value FROM documents WHERE scope = $1 "
                           "AND value = ANY (string_to_array($2, ',')::bigint[]) ORDER BY value"},
       .insert_legacy = {"num_insert_legacy",
-                        "INSERT INTO documents (scope, value, number, origin, scheme, title) "
-                        "VALUES ($1, $2, $3, 'legacy', $4, $5)"},
+                        "INSERT INTO documents (scope, value, number, origin, scheme, title, "
+                        "principal) VALUES ($1, $2, $3, 'legacy', $4, $5, $6)"},
       .raise_last = {"num_raise_last",
                      "UPDATE doc_scopes SET last_value = greatest(last_value, $2) "
                      "WHERE scope = $1"},
@@ -91,7 +101,7 @@ const NumberingSql& numbering_sql() {
       // made PostgreSQL read all of the scope's receipts for a scope of a few thousand
       // (docs/BENCHMARKS.md, "Collision lanes and receipts on their index").
       .find_receipts = {"num_find_receipts",
-                        "SELECT r.idempotency_key, r.title, " OO_PG_DOC_COLS(
+                        "SELECT r.idempotency_key, r.title, " OO_PG_STORED_DOC_COLS(
                             "d") " FROM document_receipts r "
                                  "JOIN documents d ON d.scope = r.scope AND d.value = r.value "
                                  "WHERE r.scope = $1 AND r.idempotency_key = ANY (ARRAY("
@@ -103,13 +113,17 @@ const NumberingSql& numbering_sql() {
           {"num_insert_many",
            "WITH c AS (UPDATE doc_scopes SET last_value = $3 WHERE scope = $1 "
            "RETURNING scope, width, radix), "
-           "d AS (INSERT INTO documents (scope, value, number, origin, scheme, title) "
-           "SELECT c.scope, $2::bigint + t.i, " OO_PG_FORMAT_NUMBER(
+           "d AS (INSERT INTO documents (scope, value, number, origin, scheme, title, principal, "
+           "header) SELECT c.scope, $2::bigint + t.i, " OO_PG_FORMAT_NUMBER(
                "$2::bigint + t.i", "c.radix",
                "c.width") ", 'issued', "
-                          "'r' || c.radix || 'w' || c.width, t.title FROM c CROSS JOIN "
-                          "jsonb_array_elements_text($4::jsonb) WITH ORDINALITY AS t (title, i) "
+                          "'r' || c.radix || 'w' || c.width, t.e->>0, t.e->>1, t.e->>2 FROM c "
+                          "CROSS JOIN jsonb_array_elements($4::jsonb) WITH ORDINALITY AS t (e, i) "
                           "RETURNING *), "
+                          "dl AS (INSERT INTO document_lines (scope, value, line_no, data) "
+                          "SELECT c.scope, $2::bigint + t.i, x.n, x.j::text FROM c CROSS JOIN "
+                          "jsonb_array_elements($4::jsonb) WITH ORDINALITY AS t (e, i) CROSS JOIN "
+                          "json_array_elements((t.e->>3)::json) WITH ORDINALITY AS x (j, n)), "
                           "r AS (INSERT INTO document_receipts (scope, idempotency_key, title, "
                           "value) "
                           "SELECT $1, e->>0, e->>1, (e->>2)::bigint "
@@ -138,13 +152,19 @@ const NumberingSql& numbering_sql() {
            "c AS (UPDATE doc_scopes s SET last_value = g.last_value + g.granted FROM g "
            "WHERE s.scope = g.scope AND s.last_value = g.last_value "
            "AND s.scope = ANY (ARRAY(SELECT scope FROM w)) RETURNING s.scope), "
-           "v AS (SELECT e->>0 AS scope, (e->>1)::bigint AS ordinal, e->>2 AS title "
+           "v AS (SELECT e->>0 AS scope, (e->>1)::bigint AS ordinal, e->>2 AS title, "
+           "e->>3 AS principal, e->>4 AS header, e->>5 AS lines "
            "FROM jsonb_array_elements($2::jsonb) AS e), "
-           "d AS (INSERT INTO documents (scope, value, number, origin, scheme, title) "
-           "SELECT g.scope, g.last_value + v.ordinal, " OO_PG_FORMAT_NUMBER(
+           "dl AS (INSERT INTO document_lines (scope, value, line_no, data) "
+           "SELECT g.scope, g.last_value + v.ordinal, x.n, x.j::text FROM v JOIN g ON g.scope = "
+           "v.scope CROSS JOIN json_array_elements(v.lines::json) WITH ORDINALITY AS x (j, n) "
+           "WHERE v.ordinal <= g.granted), "
+           "d AS (INSERT INTO documents (scope, value, number, origin, scheme, title, principal, "
+           "header) SELECT g.scope, g.last_value + v.ordinal, " OO_PG_FORMAT_NUMBER(
                "g.last_value + v.ordinal", "g.radix",
                "g.width") ", 'issued', "
-                          "'r' || g.radix || 'w' || g.width, v.title FROM v JOIN g ON g.scope = "
+                          "'r' || g.radix || 'w' || g.width, v.title, v.principal, v.header FROM v "
+                          "JOIN g ON g.scope = "
                           "v.scope WHERE v.ordinal <= g.granted RETURNING *), "
                           "r AS (INSERT INTO document_receipts (scope, idempotency_key, title, "
                           "value) SELECT k.scope, k.key, k.title, g.last_value + k.ordinal "
@@ -158,9 +178,10 @@ const NumberingSql& numbering_sql() {
                               "d") ", NULL::integer AS width, NULL::integer AS radix, "
                                    "NULL::bigint AS max_value, NULL::bigint AS last_value FROM d "
                                    "UNION ALL SELECT 2, scope, NULL, NULL, NULL, NULL, NULL, "
-                                   "NULL, width, radix, max_value, last_value FROM l "
+                                   "NULL, NULL, NULL, width, radix, max_value, last_value FROM l "
                                    "UNION ALL SELECT 2, scope, NULL, NULL, NULL, NULL, NULL, "
-                                   "NULL, width, radix, max_value, last_value FROM doc_scopes "
+                                   "NULL, NULL, NULL, width, radix, max_value, last_value FROM "
+                                   "doc_scopes "
                                    "WHERE scope = ANY (ARRAY(SELECT scope FROM w)) "
                                    "AND last_value >= max_value) x ON ok.ok"},
   };

@@ -47,7 +47,7 @@ class PgConnection final : public Connection {
 
   Engine engine() const override { return Engine::postgres; }
 
-  Status begin(TxMode) override {
+  Status do_begin(TxMode) override {
     lost_before_commit_ = false;
     opener_ = nullptr;
     bound_.clear();  // set again by bound_statements for this transaction

@@ -83,9 +83,9 @@ constexpr Statement kCompleteNumbered{
              "s.radix), v AS (SELECT t.item_id, t.title, c.scope, c.radix, c.width, c.last_value "
              "- n.k + row_number() OVER (PARTITION BY t.scope ORDER BY t.ord) AS value FROM t "
              "JOIN n ON n.scope = t.scope JOIN c ON c.scope = t.scope), d AS (INSERT INTO "
-             "documents (scope, value, number, origin, scheme, title) SELECT scope, value, "
-             "oo_format_number(value, radix, width), 'issued', 'r' || radix || 'w' || width, "
-             "title FROM v RETURNING scope, value, number), p AS (INSERT INTO production_orders "
+             "documents (scope, value, number, origin, scheme, title, principal) SELECT scope, "
+             "value, oo_format_number(value, radix, width), 'issued', 'r' || radix || 'w' || "
+             "width, title, $6::text FROM v RETURNING scope, value, number), p AS (INSERT INTO production_orders "
              "(site_code, order_no, lot_no, item_id, quantity, document_scope, document_value, "
              "document_number) SELECT so.site_code, so.order_no, so.lot_no, f.item_id, "
              "so.quantity, d.scope, d.value, d.number FROM v JOIN d ON d.scope = v.scope AND "
@@ -185,15 +185,15 @@ const SchedulingSql& scheduling_sql() {
       .produce_standard =
           {"sch_produce_standard",
            "WITH " OO_PG_ISSUE_DOCUMENT(
-               "$1::text, $7::integer, $8::integer, $9::bigint",
-               "$2::text") " INSERT INTO production_orders (site_code, order_no, lot_no, "
-                           "item_id, quantity, document_scope, document_value, document_number) "
-                           "SELECT so.site_code, so.order_no, so.lot_no, $3::bigint, "
-                           "so.quantity, d.scope, d.value, d.number FROM d, source_orders so "
-                           "WHERE so.site_code = $4::text AND so.order_no = $5::text AND "
-                           "so.lot_no = $6::text RETURNING site_code, order_no, lot_no, "
-                           "item_id, quantity, document_scope, document_value, "
-                           "document_number, " OO_PG_UTC("created_at")},
+               "$1::text, $7::integer, $8::integer, $9::bigint", "$2::text", "$10::text",
+               "NULL") " INSERT INTO production_orders (site_code, order_no, lot_no, "
+                       "item_id, quantity, document_scope, document_value, document_number) "
+                       "SELECT so.site_code, so.order_no, so.lot_no, $3::bigint, "
+                       "so.quantity, d.scope, d.value, d.number FROM d, source_orders so "
+                       "WHERE so.site_code = $4::text AND so.order_no = $5::text AND "
+                       "so.lot_no = $6::text RETURNING site_code, order_no, lot_no, "
+                       "item_id, quantity, document_scope, document_value, "
+                       "document_number, " OO_PG_UTC("created_at")},
       .dead_runs =
           {"sch_dead_runs",
            "UPDATE schedule_runs SET status = 'error', error = 'owner stopped heart-beating', "

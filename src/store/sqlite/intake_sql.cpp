@@ -22,7 +22,8 @@ const IntakeSql& intake_sql() {
       // No DML in CTEs: the placement runs as one statement per row.
       .insert_order = {"in_insert_order",
                        "INSERT INTO orders (order_id, order_no, customer_id, warehouse_id, status, "
-                       "total_cents) VALUES (?1, ?2, ?3, ?4, 'placed', ?5) RETURNING created_at"},
+                       "total_cents, principal) VALUES (?1, ?2, ?3, ?4, 'placed', ?5, ?6) "
+                       "RETURNING created_at"},
       .insert_line = {"in_insert_line",
                       "INSERT INTO order_lines (order_id, line_no, sku_id, quantity, "
                       "unit_price_cents) VALUES (?1, ?2, ?3, ?4, ?5)"},
@@ -39,7 +40,7 @@ const IntakeSql& intake_sql() {
                          "customer_id = ?1 AND idempotency_key = ?2"},
       .get_order = {"in_get_order",
                     "SELECT order_id, order_no, status, customer_id, warehouse_id, total_cents, "
-                    "created_at FROM orders WHERE order_id = ?1"},
+                    "created_at, principal FROM orders WHERE order_id = ?1"},
       .get_lines = {"in_get_lines",
                     "SELECT line_no, sku_id, quantity, unit_price_cents FROM order_lines WHERE "
                     "order_id = ?1 ORDER BY line_no"},

@@ -1,5 +1,7 @@
 #include "store/migrations.hpp"
 #include "store/sqlite/audit_migrations.hpp"
+#include "store/sqlite/document_body_migrations.hpp"
+#include "store/sqlite/principal_migrations.hpp"
 #include "store/sqlite/sql_text.hpp"
 
 namespace onceorder::store::sqlite {
@@ -764,6 +766,8 @@ constexpr Migration kMigrations[] = {
     {22, "events", kEventsUp, kEventsDown},
     {23, "deliveries", kDeliveriesUp, kDeliveriesDown},
     {24, "audit_outcome", kAuditOutcomeUp, kAuditOutcomeDown},
+    {25, "principals", kPrincipalsUp, kPrincipalsDown},
+    {26, "document_bodies", kDocumentBodiesUp, kDocumentBodiesDown},
 };
 
 }  // namespace

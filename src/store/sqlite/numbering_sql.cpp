@@ -2,13 +2,20 @@
 
 namespace onceorder::store::sqlite {
 
-#define OO_SQLITE_DOC_COLS(d) \
-  d ".scope, " d ".value, " d ".number, " d ".origin, " d ".scheme, " d ".title, " d ".created_at"
+// A document's columns (NumberingSql's order), and a stored one's with its lines after them
+// (group_concat in the order of the subquery's rows: line order).
+#define OO_SQLITE_DOC_COLS(d)                                                        \
+  d ".scope, " d ".value, " d ".number, " d ".origin, " d ".scheme, " d ".title, " d \
+    ".created_at, " d ".principal, " d ".header"
+#define OO_SQLITE_STORED_DOC_COLS(d)                                     \
+  OO_SQLITE_DOC_COLS(d)                                                  \
+  ", (SELECT '[' || group_concat(l.data, ',') || ']' FROM (SELECT data " \
+  "FROM document_lines WHERE scope = " d ".scope AND value = " d ".value ORDER BY line_no) l)"
 
 const NumberingSql& numbering_sql() {
   static const NumberingSql sql{
       .find_receipt = {"num_find_receipt",
-                       "SELECT r.title, " OO_SQLITE_DOC_COLS(
+                       "SELECT r.title, " OO_SQLITE_STORED_DOC_COLS(
                            "d") " FROM document_receipts r "
                                 "JOIN documents d ON d.scope = r.scope AND d.value = r.value "
                                 "WHERE r.scope = ?1 AND r.idempotency_key = ?2"},
@@ -20,10 +27,15 @@ const NumberingSql& numbering_sql() {
                        "WHERE s.last_value < s.max_value RETURNING last_value"},
       .insert_issued =
           {"num_insert_issued",
-           "INSERT INTO documents AS d (scope, value, number, origin, scheme, title) "
-           "SELECT scope, last_value, oo_format_number(last_value, radix, width), "
-           "'issued', 'r' || radix || 'w' || width, ?2 FROM doc_scopes "
-           "WHERE scope = ?1 RETURNING scope, value, number, origin, scheme, title, created_at"},
+           "INSERT INTO documents AS d (scope, value, number, origin, scheme, title, principal, "
+           "header) SELECT scope, last_value, oo_format_number(last_value, radix, width), "
+           "'issued', 'r' || radix || 'w' || width, ?2, ?3, ?4 FROM doc_scopes WHERE scope = ?1 "
+           "RETURNING scope, value, number, origin, scheme, title, created_at, principal, "
+           "header"},
+      // json_each's value of an object is its text as sent (canonical, minified).
+      .insert_lines = {"num_insert_lines",
+                       "INSERT INTO document_lines (scope, value, line_no, data) "
+                       "SELECT ?1, ?2, key + 1, value FROM json_each(?3)"},
       .insert_receipt = {"num_insert_receipt",
                          "INSERT INTO document_receipts (scope, idempotency_key, title, value) "
                          "VALUES (?1, ?2, ?3, ?4)"},
@@ -48,33 +60,42 @@ const NumberingSql& numbering_sql() {
                      " AND d.origin = 'legacy') "
                      "FROM doc_scopes s WHERE s.scope = ?1"},
       .list_documents = {"num_list_documents",
-                         "SELECT " OO_SQLITE_DOC_COLS(
+                         "SELECT " OO_SQLITE_STORED_DOC_COLS(
                              "d") " FROM documents d "
                                   "WHERE d.scope = ?1 AND d.value > ?2 ORDER BY d.value LIMIT ?3"},
+      .get_document = {"num_get_document", "SELECT " OO_SQLITE_STORED_DOC_COLS(
+                                               "d") " FROM documents d "
+                                                    "WHERE d.scope = ?1 AND d.value = ?2"},
       .existing_values = {"num_existing_values",
                           "SELECT value FROM documents WHERE scope = ?1 AND value IN "
                           "(SELECT value FROM json_each('[' || ?2 || ']')) ORDER BY value"},
       .insert_legacy = {"num_insert_legacy",
-                        "INSERT INTO documents (scope, value, number, origin, scheme, title) "
-                        "VALUES (?1, ?2, ?3, 'legacy', ?4, ?5)"},
+                        "INSERT INTO documents (scope, value, number, origin, scheme, title, "
+                        "principal) VALUES (?1, ?2, ?3, 'legacy', ?4, ?5, ?6)"},
       .raise_last = {"num_raise_last",
                      "UPDATE doc_scopes SET last_value = max(last_value, ?2) WHERE scope = ?1"},
       .find_receipts = {"num_find_receipts",
-                        "SELECT r.idempotency_key, r.title, " OO_SQLITE_DOC_COLS(
+                        "SELECT r.idempotency_key, r.title, " OO_SQLITE_STORED_DOC_COLS(
                             "d") " FROM document_receipts r "
                                  "JOIN documents d ON d.scope = r.scope AND d.value = r.value "
                                  "WHERE r.scope = ?1 AND r.idempotency_key IN "
                                  "(SELECT value FROM json_each(?2))"},
       // A batch under the write lock BEGIN IMMEDIATE took: the counter, then every document
-      // in one statement (json_each's key is the title's index), then every receipt.
-      // Its parameters are (scope, last, titles JSON array).
+      // in one statement (json_each's key is the document's index), then every receipt.
+      // Its parameters are (scope, last, documents JSON array of [title, principal, header,
+      // lines]).
       .insert_many = {"num_insert_many",
-                      "INSERT INTO documents (scope, value, number, origin, scheme, title) "
-                      "SELECT s.scope, ?2 + t.key + 1, "
+                      "INSERT INTO documents (scope, value, number, origin, scheme, title, "
+                      "principal, header) SELECT s.scope, ?2 + t.key + 1, "
                       "oo_format_number(?2 + t.key + 1, s.radix, s.width), 'issued', "
-                      "'r' || s.radix || 'w' || s.width, t.value FROM doc_scopes s, "
-                      "json_each(?3) t WHERE s.scope = ?1 "
-                      "RETURNING scope, value, number, origin, scheme, title, created_at"},
+                      "'r' || s.radix || 'w' || s.width, json_extract(t.value, '$[0]'), "
+                      "json_extract(t.value, '$[1]'), json_extract(t.value, '$[2]') "
+                      "FROM doc_scopes s, json_each(?3) t WHERE s.scope = ?1 RETURNING scope, "
+                      "value, number, origin, scheme, title, created_at, principal, header"},
+      .insert_many_lines = {"num_insert_many_lines",
+                            "INSERT INTO document_lines (scope, value, line_no, data) "
+                            "SELECT ?1, ?2 + t.key + 1, l.key + 1, l.value FROM json_each(?3) t, "
+                            "json_each(json_extract(t.value, '$[3]')) l"},
       .set_counter = {"num_set_counter", "UPDATE doc_scopes SET last_value = ?2 WHERE scope = ?1"},
       .insert_receipts =
           {"num_insert_receipts",

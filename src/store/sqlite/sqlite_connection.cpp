@@ -53,7 +53,9 @@ class SqliteConnection final : public Connection {
 
   Engine engine() const override { return Engine::sqlite; }
 
-  Status begin(TxMode mode) override {
+  // BEGIN IMMEDIATE waits (busy_timeout) for another connection's write lock.
+  bool begin_may_wait(TxMode mode) const override { return mode == TxMode::write; }
+  Status do_begin(TxMode mode) override {
     OO_RETURN_IF_ERROR(exec_script(mode == TxMode::write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED"));
     in_tx_ = true;
     return Status::Ok();
