@@ -111,10 +111,14 @@ function renderBanner() {
 export async function need(path) {
   const r = await getJson(path);
   if (r.status === 200) return r.body;
+  reportFailure(path, r);
+  return null;
+}
+
+export function reportFailure(path, r) {
   noteFailure(r);
   report(r.status === 401 ? `${problemText(r)} — give a token above (it stays in this tab)`
                           : `${path.split("?")[0]}: ${problemText(r)}`);
-  return null;
 }
 
 // Busy (503), rate-limited (429) and unreachable answers slow the live loop down.

@@ -3,8 +3,7 @@
 // The page starts with routes an operator may call (the timeline, the orders' list, the
 // receipts); GET /v1/orders/{id}, which only an admin may read, is asked only when no receipt
 // names the lines.
-import { el, getJson, link, need, noteFailure, postJson, problemText, report, section, table,
-         time, facts } from "./core.js";
+import { el, getJson, link, need, postJson, reportFailure, section, table, time, facts } from "./core.js";
 import { action, failed, filterForm, href, noteRefusal, pager } from "./ui.js";
 
 const orderHead = ["order", "number", "customer", "warehouse", "status", "total (cents)", "created"];
@@ -29,10 +28,7 @@ export async function orderList(ctx) {
               "This server lists orders newest first only (it refused order=asc): shown newest first.");
     r = await getJson(`/v1/orders?${q}`);
   }
-  if (r.status !== 200) {
-    noteFailure(r);
-    report(`/v1/orders: ${problemText(r)}`);
-  }
+  if (r.status !== 200) reportFailure("/v1/orders", r);
   const b = r.status === 200 ? r.body : null;
   const rows = b ? b.orders.map(orderCells) : [];
   return el("div", {}, el("h1", {}, "Orders"), note,

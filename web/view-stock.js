@@ -1,7 +1,7 @@
 // Stock: the warehouses (GET /v1/warehouses where the server has it; otherwise a warehouse is
 // opened by id), one warehouse's SKUs with their reserved quantities and the stock
 // adjustment, and the ledger of operator changes (the audit trail's stock rows).
-import { el, getJson, link, need, noteFailure, postJson, problemText, report, section, table, time } from "./core.js";
+import { el, getJson, link, need, postJson, reportFailure, section, table, time } from "./core.js";
 import { action, failed, filterForm, href, noteRefusal, pager } from "./ui.js";
 
 function openById() {
@@ -34,8 +34,7 @@ export async function warehouseList(ctx) {
       "This server has no list of warehouses (GET /v1/warehouses answered 404): open one by its id."), openById());
   }
   if (r.status !== 200) {
-    noteFailure(r);
-    report(`/v1/warehouses: ${problemText(r)}`);
+    reportFailure("/v1/warehouses", r);
     return el("div", {}, head, openById());
   }
   const list = r.body.warehouses || [];
