@@ -28,9 +28,10 @@ async function failedLookUp(page, base, produced) {
   check(hiddenGrid === "none", `a hidden facts list is not displayed (display: ${hiddenGrid})`);
 }
 
-// A click on an order far down the list: its page is drawn at the top of the window.
+// A click on an order far down a long list (the events): its page is drawn at the top of the
+// window.
 async function clickShowsInView(page, base) {
-  await visit(page, base, "/orders");
+  await visit(page, base, "/events");
   const link = page.locator("#view a.order-link").last();
   await link.scrollIntoViewIfNeeded();
   await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
@@ -138,7 +139,7 @@ export async function tokenChecks({ browser, bin, db, order, artifacts, engine }
   writeFileSync(tokens, `${operator} operator ops\nviewer-token-0123456789-0123456789-abcd viewer watcher\n`, { mode: 0o600 });
   const server = await startServer(bin, db, ["--tokens", tokens, "--delivery-workers", "0"]);
   const rec = await openPage(browser, 1400);
-  for (const route of ["/", "/orders", "/endpoints", `/orders/${order.order_id}`]) {
+  for (const route of ["/", `/orders/${order.order_id}`, "/orders", "/endpoints"]) {
     await visit(rec.page, server.base, route);
     const seen = await rec.page.evaluate(() => document.body.innerText.match(/\b401\b/g)?.length || 0);
     check(seen === 1 && (await bannerText(rec.page)).startsWith("401 unauthorized"), `without a token ${route} shows the 401 once (${seen} times)`);
@@ -146,10 +147,12 @@ export async function tokenChecks({ browser, bin, db, order, artifacts, engine }
   await rec.page.screenshot({ path: join(artifacts, `${engine}-no-token.png`) });
   const from = rec.requests.length;
   await rec.page.goto(`${server.base}/#/orders/${order.order_id}?token=${operator}`);
-  await rec.page.waitForSelector(".order-page");
+  await rec.page.waitForFunction((id) => document.querySelector("#view").dataset.route === `/orders/${id}` &&
+    document.querySelector("#view").dataset.ready === "true", order.order_id);
   check(!rec.page.url().includes("token") && rec.page.url().endsWith(`#/orders/${order.order_id}`),
         `the link's token is gone from the address bar (${rec.page.url()})`);
-  const status = await rec.page.locator(".order-page").getAttribute("data-status");
+  const shown = await rec.page.locator(".order-page").count();
+  const status = shown ? await rec.page.locator(".order-page").getAttribute("data-status") : "not shown";
   const lines = await rec.page.locator(".order-page section").nth(1).locator("tbody tr").count();
   check(status === "placed" && lines >= 1 && (await bannerText(rec.page)) === "",
         `an operator looks the order up: status ${status}, ${lines} lines, no error`);
