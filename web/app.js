@@ -129,7 +129,9 @@ $("token-form").addEventListener("submit", (e) => {
 });
 $("live").addEventListener("change", setLive);
 $("refresh").addEventListener("click", () => draw(false));
-document.addEventListener("visibilitychange", () => { if (!document.hidden && $("live").checked) setLive(); });
+document.addEventListener("visibilitychange", () => {
+  if (!document.hidden && $("live").checked) setLive();
+});
 window.addEventListener("hashchange", () => {
   takeTokenFromAddress();
   draw(true);

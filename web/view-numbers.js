@@ -16,7 +16,8 @@ export async function scopeList(ctx) {
   return el("div", {}, el("h1", {}, "Document scopes"),
     el("p", { class: "note" }, "Each scope numbers its documents without gaps; a click on one lists them."),
     table(scopeHead, scopes.map(scopeCells),
-          "No scopes: PUT /v1/scopes/{scope} configures one, and the first document or production order makes one.",
+          "No scopes: PUT /v1/scopes/{scope} configures one, and the first document or " +
+          "production order makes one.",
           (i) => ({ class: scopeClass(scopes[i]) })),
     b ? pager(ctx, b.next_after, scopes.length, "scope(s)") : null);
 }
@@ -30,8 +31,9 @@ export async function gapAudit(ctx) {
   const odd = scopes.filter((c) => c.gaps > 0 || c.missing > 0);
   return el("div", {}, el("h1", {}, "Gap audit"),
     el("p", { id: "gaps-summary", class: odd.some((c) => c.gaps > 0) ? "bad" : "ok" },
-       `${scopes.length} scope(s) audited: ${odd.filter((c) => c.gaps > 0).length} with a gap (invariant I7), ` +
-       `${odd.filter((c) => c.missing > 0).length} with values never issued (a legacy import may leave those).`),
+       `${scopes.length} scope(s) audited: ${odd.filter((c) => c.gaps > 0).length} with a gap ` +
+       `(invariant I7), ${odd.filter((c) => c.missing > 0).length} with values never issued (a ` +
+       "legacy import may leave those)."),
     table(scopeHead, odd.map(scopeCells), "No gaps: every scope's numbers run 1, 2, 3… without a hole.",
           (i) => ({ class: scopeClass(odd[i]) })),
     b ? pager(ctx, b.next_after, scopes.length, "scope(s) audited") : null);
@@ -61,7 +63,8 @@ export async function scopePage(ctx) {
       ["imported", String(scope.imported)], ["remaining", String(scope.remaining)]])),
     section("Gaps", row ? el("p", { id: "scope-gaps", class: row.gaps > 0 ? "bad" : "ok" },
       row.gaps > 0 ? `${row.gaps} gap(s): an issued value whose predecessor has no document (invariant I7)`
-                   : "no gaps", row.missing > 0 ? `; ${row.missing} value(s) below the last never issued (a legacy import)` : "")
+                   : "no gaps",
+      row.missing > 0 ? `; ${row.missing} value(s) below the last never issued (a legacy import)` : "")
       : el("p", { class: "empty" }, "The gap audit of this scope could not be read.")),
     section("Documents", docs ? table(["number", "value", "title", "origin", "scheme", "created"],
       docs.documents.map((d) => [d.number, String(d.value), d.title, d.origin, d.scheme, time(d.created_at)]),

@@ -33,7 +33,8 @@ export async function orderList(ctx) {
   const rows = b ? b.orders.map(orderCells) : [];
   return el("div", {}, el("h1", {}, "Orders"), note,
     filterForm(ctx, [
-      { name: "status", label: "Status", options: [["", "any"], ["placed", "placed"], ["cancelled", "cancelled"]] },
+      { name: "status", label: "Status",
+        options: [["", "any"], ["placed", "placed"], ["cancelled", "cancelled"]] },
       { name: "customer_id", label: "Customer", numeric: true },
       { name: "warehouse_id", label: "Warehouse", numeric: true, size: 6 },
       { name: "order", label: "Order", options: [["", "newest first"], ["asc", "oldest first"]] }]),
@@ -46,7 +47,8 @@ export async function orderList(ctx) {
 // The order as the list has it (warehouse, total, created): the page just after id + 1.
 async function listedOrder(id) {
   if (!/^[1-9][0-9]{0,18}$/.test(id)) return null;
-  const r = await getJson(`/v1/orders?${new URLSearchParams({ after: String(BigInt(id) + 1n), limit: "1" })}`);
+  const q = new URLSearchParams({ after: String(BigInt(id) + 1n), limit: "1" });
+  const r = await getJson(`/v1/orders?${q}`);
   const o = r.status === 200 ? r.body.orders[0] : null;
   return o && String(o.order_id) === id ? o : null;
 }
@@ -98,7 +100,8 @@ function cancelAction(ctx, id) {
       if (blocked) return { refuse: blocked };
       const t = now.timeline;
       return { what: `Cancelling order ${id} (${t.order_no}, customer ${t.customer_id}) releases ` +
-               `${now.lines.length} reservation(s) back to warehouse ${now.listed ? now.listed.warehouse_id : "?"}; ` +
+               `${now.lines.length} reservation(s) back to warehouse ` +
+               `${now.listed ? now.listed.warehouse_id : "?"}; ` +
                "it is refused if a line reaches production meanwhile.",
                lines: now.lines.map((l) => `line ${l.line_no}: sku ${l.sku_id} × ${l.quantity}`),
                confirm: "Confirm: cancel the order" };
@@ -106,7 +109,8 @@ function cancelAction(ctx, id) {
     run: async () => {
       const r = await postJson(`/v1/orders/${encodeURIComponent(id)}/cancel`);
       noteRefusal(r);
-      return r.status === 200 ? { ok: true, text: `order ${id} is ${r.body.status}` } : failed("not cancelled", r);
+      if (r.status !== 200) return failed("not cancelled", r);
+      return { ok: true, text: `order ${id} is ${r.body.status}` };
     },
     done: ctx.refresh,
   });
@@ -121,7 +125,10 @@ function orderSections(o, id) {
   const sources = t.entries.filter((e) => e.kind === "source_order");
   const made = t.entries.filter((e) => e.kind === "produced");
   const site = wh ? `W${wh}` : null;
-  const itemsOf = (lot) => el("a", { href: href("/items", { site_code: site, order_no: t.order_no, lot_no: lot }) }, "items");
+  const itemsOf = (lot) =>
+    el("a", { href: href("/items", { site_code: site, order_no: t.order_no, lot_no: lot }) }, "items");
+  const docLink = (e) => (site ? el("a", { href: `#/scopes/PO-${site}`, class: "id" }, e.document_number)
+                                : e.document_number);
   return [
     section("Lines", table(["line", "sku", "quantity", ...(priced ? ["unit price (cents)"] : [])], lineRows,
                            "No lines known: no receipt names them and this token may not read the order.")),
@@ -129,11 +136,12 @@ function orderSections(o, id) {
       o.receipts.map((k) => [k.idempotency_key, k.normalized, k.outcome, time(k.created_at)]),
       "No receipt: receipts expire after --receipt-retention.")),
     section("Source orders", table(["site/order/lot", "quantity", "at", ""],
-      sources.map((e) => [`${site || "W?"}/${t.order_no}/${e.lot_no}`, String(e.quantity), time(e.at), site ? itemsOf(e.lot_no) : ""]),
+      sources.map((e) => [`${site || "W?"}/${t.order_no}/${e.lot_no}`, String(e.quantity), time(e.at),
+                          site ? itemsOf(e.lot_no) : ""]),
       "No source orders: placing an order makes one per line.")),
     section("Production orders", table(["line", "item", "document", "at"],
       made.map((e) => [e.lot_no, link("item", e.item_id),
-                       site ? el("a", { href: `#/scopes/PO-${site}`, class: "id" }, e.document_number) : e.document_number,
+                       docLink(e),
                        time(e.at)]),
       "No production order yet: a run makes one per line (Production → Runs).")),
     section(`Timeline (${t.entries.length} entries${t.truncated ? ", item events cut at 1000" : ""})`,
@@ -151,7 +159,8 @@ export async function orderPage(ctx) {
   const blocked = cancelBlocked(o);
   return el("div", { class: "order-page", dataset: { order: id, status: t.status } }, head,
     section("Order", facts([["order", id], ["number", t.order_no], ["status", t.status],
-      ["customer", String(t.customer_id)], ["warehouse", o.listed ? link("warehouse", o.listed.warehouse_id) : null],
+      ["customer", String(t.customer_id)],
+      ["warehouse", o.listed ? link("warehouse", o.listed.warehouse_id) : null],
       ["total (cents)", o.listed ? String(o.listed.total_cents) : null],
       ["created", o.listed ? time(o.listed.created_at) : null]]),
       el("div", { class: "actions" }, blocked ? el("p", { class: "note", id: "cancel-blocked" }, blocked)

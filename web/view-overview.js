@@ -7,7 +7,9 @@ import { runRows, runHead } from "./view-production.js";
 
 async function readiness() {
   const r = await getJson("/readyz");
-  if (r.status === 200) return el("p", { id: "ready", class: "ok" }, `ready (schema version ${r.body.schema_version})`);
+  if (r.status === 200) {
+    return el("p", { id: "ready", class: "ok" }, `ready (schema version ${r.body.schema_version})`);
+  }
   report(`/readyz: ${problemText(r)}`);
   return el("p", { id: "ready", class: "bad" }, "not ready");
 }
@@ -55,13 +57,17 @@ async function activity() {
   const busy = pick("busy").reduce((x, y) => x + y, 0);
   return el("div", {},
     el("div", { class: "charts" },
-      barChart({ key: "orders", title: "Orders placed", unit: "orders / min", minutes, values: pick("orders") }),
-      barChart({ key: "items", title: "Production orders made", unit: "items / min", minutes, values: pick("items") }),
-      barChart({ key: "numbers", title: "Document numbers issued", unit: "numbers / min", minutes, values: pick("numbers") }),
+      barChart({ key: "orders", title: "Orders placed", unit: "orders / min", minutes,
+                 values: pick("orders") }),
+      barChart({ key: "items", title: "Production orders made", unit: "items / min", minutes,
+                 values: pick("items") }),
+      barChart({ key: "numbers", title: "Document numbers issued", unit: "numbers / min", minutes,
+                 values: pick("numbers") }),
       barChart({ key: "requests", title: "Requests to this server, busy in red", unit: "answers / min",
                  minutes, values: pick("requests"), overlay: pick("busy") })),
     el("p", { id: "activity-summary", class: "note" },
-       `busy rate ${requests ? ((100 * busy) / requests).toFixed(1) : "0.0"}% of this server's ${requests} answers in the hour`));
+       `busy rate ${requests ? ((100 * busy) / requests).toFixed(1) : "0.0"}% of this server's ` +
+       `${requests} answers in the hour`));
 }
 
 // The placement phases from /metrics, once the server exports them.
@@ -70,7 +76,8 @@ async function phaseBreakdown() {
   const rows = m.status === 200 ? parsePhases(m.text) : null;
   if (rows) return phaseChart(rows);
   return el("p", { id: "phases-empty", class: "empty" }, m.status === 200
-    ? "No placement phase breakdown: this server does not export onceorder_order_phase_seconds, or has placed no order since it started."
+    ? "No placement phase breakdown: this server does not export onceorder_order_phase_seconds, " +
+      "or has placed no order since it started."
     : "No placement phase breakdown: /metrics is not served on this address (serve --metrics-listen).");
 }
 
@@ -81,7 +88,8 @@ export async function overview() {
     section("Needs an operator", ...cards),
     section("Activity, last hour", charts, phases),
     section("Recent runs", runs ? table(runHead, runRows(runs.runs),
-                                        "No runs yet: a batch run (serve --batch-interval) or a manual run (Production → Runs) makes one.")
+                                        "No runs yet: a batch run (serve --batch-interval) or a " +
+                                        "manual run (Production → Runs) makes one.")
                                 : el("p", { class: "empty" }, "runs not read"),
             el("p", {}, el("a", { href: "#/runs" }, "All runs →"))));
 }
