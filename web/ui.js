@@ -83,6 +83,7 @@ export function action({ label, name, preview, run, done }) {
     back.addEventListener("click", () => { box.hidden = true; });
     confirm.addEventListener("click", async () => {
       box.hidden = true;
+      $("result").hidden = true;
       const r = await run();
       await done();
       showResult(r.text, r.ok);

@@ -23,7 +23,7 @@ export async function setUpEndpoints(base, call) {
   await until("the deliveries to die and to be in doubt", async () => {
     const dead = (await call("GET", "/v1/endpoints/down/deliveries?status=dead")).body.deliveries;
     const doubt = (await call("GET", "/v1/endpoints/stall/deliveries?status=in_doubt")).body.deliveries;
-    return dead.length >= 3 && doubt.length >= 2;
+    return dead.length >= 3 && doubt.length >= 3;
   });
 }
 

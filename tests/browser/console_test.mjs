@@ -1,8 +1,8 @@
 // The operator console in a real browser (Debian's headless Chromium, driven by
 // playwright-core), on the engine given: every route walked at 1400 and 800 px wide (its view
 // drawn, no error, no page-wide horizontal scroll, no invalid `pattern`, its ids links), each
-// bug the console once had checked (console_bugs.mjs), and the actions carried out through
-// the page after their preview (console_actions.mjs). Screenshots go to the artifacts
+// bug the console once had checked (console_bugs.mjs), the actions carried out through the
+// page after their preview (console_actions.mjs), and what the views show (console_views.mjs). Screenshots go to the artifacts
 // directory, and with ONCEORDER_CONSOLE_SHOTS=DIR one per view at 1400 px to DIR (docs/console).
 //
 // Usage: node console_test.mjs ONCEORDER_BIN ARTIFACTS_DIR sqlite|postgresql
@@ -16,6 +16,7 @@ import { chromium } from "playwright-core";
 import { api, bannerText, check, dir, makeDb, openPage, startServer, state, visit } from "./harness.mjs";
 import { bugChecks, tokenChecks } from "./console_bugs.mjs";
 import { actions, setUpEndpoints } from "./console_actions.mjs";
+import { viewChecks } from "./console_views.mjs";
 
 const [bin, artifacts, engine] = process.argv.slice(2);
 const browserPath = process.env.CHROMIUM || "/usr/bin/chromium";
@@ -111,14 +112,19 @@ try {
   const order = (await call("POST", "/v1/orders", { customer_id: 9, warehouse_id: 1, lines: [{ sku_id: 101, quantity: 1 }] },
                             { "Idempotency-Key": "browser-1" })).body;
   check(order && order.status === "placed", "an order of its own to cancel was placed");
-  const demoOrders = (await call("GET", "/v1/orders?status=placed")).body.orders;
-  const produced = demoOrders.find((o) => o.order_id !== order.order_id);
+  // And one more, so that three order.placed events are in doubt at the endpoint that stalls.
+  check((await call("POST", "/v1/orders", { customer_id: 9, warehouse_id: 1, lines: [{ sku_id: 101, quantity: 1 }] },
+                    { "Idempotency-Key": "browser-2" })).status === 201, "another order was placed");
+  // A demo order: it went through the demo's run, so it is in production.
+  const produced = (await call("GET", "/v1/orders?customer_id=7")).body.orders[0];
+  check(produced !== undefined, "a demo order to look at");
   const browser = await chromium.launch({ executablePath: browserPath, args: ["--no-sandbox"] });
   state.browser = browser;
-  const handoff = await setUpEndpoints(base, call);
+  await setUpEndpoints(base, call);
   await walk(browser, base, main.token, { order: produced.order_id, item: 1 });
   await bugChecks({ browser, base, token: main.token, produced, artifacts, engine });
-  await actions({ browser, base, token: main.token, call, order, handoff, artifacts, engine });
+  await actions({ browser, base, token: main.token, call, order, artifacts, engine });
+  await viewChecks({ browser, base, token: main.token, call, order, artifacts, engine });
   await tokenChecks({ browser, bin, db, order: produced, artifacts, engine });
   check(cli("check").includes("ok"), "onceorder check is clean afterwards");
 } catch (e) {

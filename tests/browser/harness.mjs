@@ -111,7 +111,10 @@ export async function openPage(browser, width, height = 900) {
 
 // Goes to a route of the console and waits until its view is drawn.
 export async function visit(page, base, route) {
+  // The same address again changes nothing in a page: it is loaded afresh instead.
+  const same = page.url() === `${base}/#${route}`;
   await page.goto(`${base}/#${route}`);
+  if (same) await page.reload();
   await page.waitForSelector(`#view[data-ready="true"]`, { timeout: 15000 });
   await page.waitForFunction((r) => document.querySelector("#view").dataset.route === r.split("?")[0], route);
 }
