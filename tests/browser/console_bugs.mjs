@@ -104,7 +104,9 @@ async function liveMode(rec, base) {
   const sent = requests.slice(from).map((r) => new URL(r.url).pathname);
   const runs = sent.filter((p) => p === "/v1/schedule/runs").length;
   const others = sent.filter((p) => p.startsWith("/v1/") && p !== "/v1/schedule/runs");
-  check(runs === 2 && others.length === 0, `live mode reads the visible view only, every 5 s (${runs} reads; others: ${others.join(" ")})`);
+  // Two ticks in 11.5 s (one when a loaded machine draws slowly); a loop per second would be 11.
+  check(runs >= 1 && runs <= 2 && others.length === 0,
+        `live mode reads the visible view only, every 5 s (${runs} reads; others: ${others.join(" ")})`);
   await page.route("**/v1/schedule/runs?*", (route) => route.fulfill({ status: 503, contentType: "application/problem+json",
     headers: { "Retry-After": "1" }, body: JSON.stringify({ status: 503, code: "busy", detail: "try later" }) }));
   await page.waitForFunction(() => document.querySelector("#live-state").textContent.startsWith("slowed to 10"), null, { timeout: 12000 });
