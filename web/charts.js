@@ -29,7 +29,9 @@ function axes(node, top, labels, unit) {
   const gy = svg("g", { class: "axis axis-y" });
   gx.appendChild(svg("line", { x1: x0, y1: y0, x2: W - M.right, y2: y0 }));
   gy.appendChild(svg("line", { x1: x0, y1: M.top, x2: x0, y2: y0 }));
-  for (const v of [0, top / 2, top]) {
+  // Counts get whole ticks: the middle one only where it is a whole number (or the unit is
+  // fractional anyway, top below 1).
+  for (const v of Number.isInteger(top / 2) || top < 1 ? [0, top / 2, top] : [0, top]) {
     const y = y0 - (v / top) * (y0 - M.top);
     gy.appendChild(svg("line", { class: "grid", x1: x0, y1: y, x2: W - M.right, y2: y }));
     gy.appendChild(svg("text", { x: x0 - 4, y: y + 3, "text-anchor": "end" },

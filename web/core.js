@@ -154,6 +154,9 @@ const routeOf = {
   scope: (name) => `#/scopes/${encodeURIComponent(name)}`,
   warehouse: (id) => `#/warehouses/${id}`,
   endpoint: (name) => `#/endpoints/${encodeURIComponent(name)}`,
+  // A customer and a principal have no page of their own: their orders, their actions.
+  customer: (id) => `#/orders?customer_id=${id}`,
+  principal: (name) => `#/audit?principal=${encodeURIComponent(name)}`,
 };
 export function link(kind, id, text) {
   if (id === null || id === undefined || id === "") return "";

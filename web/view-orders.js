@@ -7,7 +7,7 @@ import { el, getJson, link, need, postJson, reportFailure, section, table, time,
 import { action, failed, filterForm, href, noteRefusal, pager } from "./ui.js";
 
 const orderHead = ["order", "number", "customer", "warehouse", "status", "total (cents)", "created"];
-export const orderCells = (o) => [link("order", o.order_id), o.order_no, String(o.customer_id),
+export const orderCells = (o) => [link("order", o.order_id), o.order_no, link("customer", o.customer_id),
   link("warehouse", o.warehouse_id), o.status, String(o.total_cents), time(o.created_at)];
 
 // The list, newest first, or oldest first (`order=asc`, to follow new orders with the cursor)
@@ -159,7 +159,7 @@ export async function orderPage(ctx) {
   const blocked = cancelBlocked(o);
   return el("div", { class: "order-page", dataset: { order: id, status: t.status } }, head,
     section("Order", facts([["order", id], ["number", t.order_no], ["status", t.status],
-      ["customer", String(t.customer_id)],
+      ["customer", link("customer", t.customer_id)],
       ["warehouse", o.listed ? link("warehouse", o.listed.warehouse_id) : null],
       ["total (cents)", o.listed ? String(o.listed.total_cents) : null],
       ["created", o.listed ? time(o.listed.created_at) : null]]),

@@ -118,7 +118,8 @@ export async function audit(ctx) {
   const q = new URLSearchParams({ limit: "50" });
   for (const k of ["principal", "action", "after"]) if (ctx.params.get(k)) q.set(k, ctx.params.get(k));
   const b = await need(`/v1/actions?${q}`);
-  const rows = b ? b.actions.map((a) => [a.action_id, time(a.at), a.principal, a.role, a.action,
+  const rows = b ? b.actions.map((a) => [a.action_id, time(a.at), link("principal", a.principal), a.role,
+    a.action,
     targetLink(a), a.status === null ? "" : String(a.status), a.outcome]) : [];
   return el("div", {}, el("h1", {}, "Audit trail"),
     el("p", { class: "note" }, "Every state-changing request to an audited route, newest first."),

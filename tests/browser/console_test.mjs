@@ -39,8 +39,8 @@ const cli = (...args) => execFileSync(bin, ["--db", db, ...args], { encoding: "u
 function routes(ids) {
   return [
     ["overview", "/", ["a.run-link"]],
-    ["orders", "/orders", ["a.order-link", "a.warehouse-link"]],
-    ["order", `/orders/${ids.order}`, ["a.item-link", "a.warehouse-link"]],
+    ["orders", "/orders", ["a.order-link", "a.warehouse-link", "a.customer-link"]],
+    ["order", `/orders/${ids.order}`, ["a.item-link", "a.warehouse-link", "a.customer-link"]],
     ["orders-oldest-first", "/orders?order=asc", ["a.order-link"]],
     ["runs", "/runs", ["a.run-link"]],
     ["run", "/runs/1", ["a.item-link", "a.run-link"]],
@@ -59,7 +59,7 @@ function routes(ids) {
     ["endpoint", "/endpoints/down", ["a.order-link"]],
     ["consumers", "/consumers", []],
     ["events", "/events", ["a.order-link", "a.run-link"]],
-    ["audit", "/audit", []],
+    ["audit", "/audit", ["a.principal-link"]],
   ];
 }
 
@@ -79,7 +79,9 @@ async function walkOne(rec, base, [name, route, links], width) {
   check(bad.length === 0, `${width} px ${route}: every pattern is valid (${bad.join(" ")})`);
   for (const sel of links) {
     const hrefs = await page.locator(`#view ${sel}`).evaluateAll((as) => as.map((a) => a.getAttribute("href")));
-    check(hrefs.length > 0 && hrefs.every((h) => /^#\/[a-z-]+\/[^/]+$/.test(h)), `${width} px ${route}: ${sel} links (${hrefs.length})`);
+    // An entity's page, or (a customer, a principal) the list filtered to it.
+    const ok = hrefs.every((h) => /^#\/[a-z-]+(\/[^/?]+|\?[a-z_]+=[^&]+)$/.test(h));
+    check(hrefs.length > 0 && ok, `${width} px ${route}: ${sel} links (${hrefs.length})`);
   }
   check(rec.errors.length === before, `${width} px ${route}: no page errors (${rec.errors.slice(before).join("; ")})`);
   await page.screenshot({ path: join(artifacts, `${engine}-${width}-${name}.png`), fullPage: true });
