@@ -105,6 +105,15 @@ async function handoff(rec, base, call, artifacts, engine) {
                            `#view tr[data-event="${first}"]`);
   check(result.startsWith(`redelivered event(s) ${first} to down`), `the redeliver's answer: ${result}`);
   await rec.page.screenshot({ path: join(artifacts, `${engine}-redelivered.png`) });
+  await visit(rec.page, base, "/endpoints/down");
+  const ticked = await rec.page.locator('#view tr[data-status="dead"]').evaluateAll((rs) => rs.slice(1, 3)
+    .map((r) => r.dataset.event));
+  for (const id of ticked) await rec.page.locator(`#view tr[data-event="${id}"] input[type=checkbox]`).check();
+  const both = await act(rec, "redeliver", "/v1/endpoints/down/redeliver", "Redeliver 2 dead delivery(ies)",
+                         "#view div.actions");
+  const sent = rec.requests.filter((r) => r.url.endsWith("/v1/endpoints/down/redeliver")).at(-1).body;
+  check(both.startsWith(`redelivered event(s) ${ticked.join(", ")} to down`) &&
+        sent === `{"event_ids":[${ticked.join(",")}]}`, `the ticked ones in one request: ${sent}; ${both}`);
   await visit(rec.page, base, "/endpoints/stall");
   const id = await rec.page.locator('#view tr[data-status="in_doubt"]').first().getAttribute("data-event");
   const settled = await act(rec, "mark-delivered", "/v1/endpoints/stall/resolve", "OnceOrder will not send it again",
