@@ -125,14 +125,18 @@ TEST_P(OpsHttpTest, DashboardIsServed) {
   EXPECT_EQ(page.header("content-type"), "text/html; charset=utf-8");
   EXPECT_TRUE(contains(page.body, "OnceOrder"));
   EXPECT_TRUE(contains(page.header("content-security-policy"), "default-src 'self'"));
+  // The console is ES modules: app.js (the routes) imports one module per section.
   const auto script = client().get("/app.js");
   EXPECT_EQ(script.status, 200);
-  EXPECT_TRUE(contains(script.body, "/v1/invariants"));
-  EXPECT_TRUE(contains(script.body, "/readyz"));
-  EXPECT_TRUE(contains(script.body, "/v1/schedule/runs"));
-  EXPECT_TRUE(contains(script.body, "/v1/orders/"));
-  EXPECT_TRUE(contains(page.body, "id=\"runs\""));
-  EXPECT_TRUE(contains(page.body, "id=\"order-form\""));
+  EXPECT_TRUE(contains(script.body, "./view-orders.js"));
+  const auto overview = client().get("/view-overview.js");
+  EXPECT_EQ(overview.status, 200);
+  EXPECT_TRUE(contains(overview.body, "/v1/invariants"));
+  EXPECT_TRUE(contains(overview.body, "/readyz"));
+  EXPECT_TRUE(contains(client().get("/view-production.js").body, "/v1/schedule/runs"));
+  EXPECT_TRUE(contains(client().get("/view-orders.js").body, "/v1/orders/"));
+  EXPECT_TRUE(contains(page.body, "id=\"nav\""));
+  EXPECT_TRUE(contains(page.body, "<script type=\"module\" src=\"app.js\">"));
   expect_problem(client().get("/missing.html"), 404, "not_found");
   expect_problem(client().get("/../CMakeLists.txt"), 404, "not_found");
   expect_problem(client().get("/.hidden"), 404, "not_found");
