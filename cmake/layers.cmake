@@ -19,6 +19,7 @@ set(ONCEORDER_CORE_SOURCES
   src/core/status.cpp
   src/core/text.cpp
   src/core/timestamp.cpp
+  src/core/version.cpp
 )
 set(ONCEORDER_STORE_SOURCES
   src/store/audit_store.cpp

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "core/version.hpp"
 #include "http/problem.hpp"
 #include "http/routes.hpp"
 #include "onceorder/invariants.hpp"
@@ -58,8 +59,10 @@ Response get_readyz(const Services& s) {
   }
   // Logged once when checked: a probe repeating the answer adds no log line.
   if (!r.status.ok()) return problem_response(r.status, r.reference);
-  return json_response(bhttp::status::ok,
-                       {{"status", "ready"}, {"schema_version", r.schema_version}});
+  return json_response(bhttp::status::ok, {{"status", "ready"},
+                                           {"schema_version", r.schema_version},
+                                           {"version", release_version()},
+                                           {"commit", build_commit()}});
 }
 
 Response get_metrics(const Services& s) {
