@@ -60,6 +60,8 @@ set(ONCEORDER_STORE_SOURCES
   src/store/sqlite/sqlite_connection.cpp
   src/store/sqlite/stock_sql.cpp
   src/store/stock_store.cpp
+  # Last: an addition in the middle would regroup the unity batches after it.
+  src/store/capacity_store.cpp
 )
 # Compiled once for the product and once per broken variant (tools/torture).
 set(ONCEORDER_STORE_SEAMS

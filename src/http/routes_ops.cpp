@@ -224,6 +224,15 @@ Response get_metrics(const Services& s) {
     prom_deliveries(out, *deliveries);
   }
   prom_outbox_gauges(out, s.monitor.outbox());
+  // /readyz's answer as a series an alert can watch: a scrape asks for a fresh check (on the
+  // monitor's connection, at most one a second) and shows the last one finished.
+  s.monitor.readiness_fresh();
+  if (const OpsMonitor::Readiness r = s.monitor.readiness(); r.at) {
+    prom_value(out, "onceorder_ready", "gauge",
+               "1 when the last readiness check (GET /readyz) found the database reachable and "
+               "its schema current, else 0.",
+               r.status.ok() ? 1 : 0);
+  }
   return text_response(bhttp::status::ok, "text/plain; version=0.0.4; charset=utf-8",
                        std::move(out));
 }
