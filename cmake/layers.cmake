@@ -19,6 +19,7 @@ set(ONCEORDER_CORE_SOURCES
   src/core/status.cpp
   src/core/text.cpp
   src/core/timestamp.cpp
+  src/core/version.cpp
 )
 set(ONCEORDER_STORE_SOURCES
   src/store/audit_store.cpp
@@ -59,6 +60,8 @@ set(ONCEORDER_STORE_SOURCES
   src/store/sqlite/sqlite_connection.cpp
   src/store/sqlite/stock_sql.cpp
   src/store/stock_store.cpp
+  # Last: an addition in the middle would regroup the unity batches after it.
+  src/store/capacity_store.cpp
 )
 # Compiled once for the product and once per broken variant (tools/torture).
 set(ONCEORDER_STORE_SEAMS

@@ -7,6 +7,7 @@
 #include <csignal>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <iostream>
 
@@ -17,6 +18,7 @@
 #include "cli/options.hpp"
 #include "cli/tokens.hpp"
 #include "cli/transport.hpp"
+#include "core/version.hpp"
 #include "http/auth.hpp"
 #include "onceorder/db_url.hpp"
 #include "onceorder/duration.hpp"
@@ -61,22 +63,15 @@ int main(int argc, char** argv) {
   app.fallthrough();
   std::string db_url(kDefaultDbUrl);
   if (const char* env = std::getenv("ONCEORDER_DB"); env && *env) db_url = env;
-  app.add_option("--db", db_url, "database URL: sqlite:PATH or postgresql://… (env ONCEORDER_DB)");
+  app.add_option("--db", db_url, cli::kDbHelp)->type_name("URL");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "debug logging");
+  app.set_version_flag("--version", version_line(),
+                       "print the release and the git commit, and exit");
 
   // Scheduling settings shared by serve and the schedule commands.
   SchedulerOptions sched;
   MaintenanceOptions maint;
-  auto add_sched_options = [&](CLI::App* cmd) {
-    add_duration(cmd, "--run-timeout", sched.run_timeout, "heartbeat silence that ends a run (5m)");
-    add_duration(cmd, "--lease", sched.lease, "how long a claimed item stays claimed (30s)");
-    cmd->add_option("--max-attempts", sched.max_attempts,
-                    "failed attempts before an order stops (5)")
-        ->check(CLI::Range(1, 1000));
-    cmd->add_option("--workers", sched.workers, "threads processing a run (1)")
-        ->check(CLI::Range(1, 64));
-  };
 
   auto* serve =
       app.add_subcommand("serve", "run the HTTP server, the batch and the reaper (migrates first)");
@@ -150,7 +145,9 @@ int main(int argc, char** argv) {
           "how long this process answers a replayed order from memory, without reading its "
           "receipt; off: never (30s, at most the receipt retention)")
       ->type_name("DURATION|off");
-  add_sched_options(serve);
+  cli::add_sched_options(
+      serve, sched,
+      cli::kSchedRunTimeout | cli::kSchedLease | cli::kSchedMaxAttempts | cli::kSchedWorkers);
   cli::add_transport_options(serve, server_options);
   cli::DeliveryFlags delivery_flags;
   cli::add_delivery_options(serve, delivery_flags);
@@ -159,15 +156,26 @@ int main(int argc, char** argv) {
   auto* migrate = app.add_subcommand("migrate", "bring the schema up to date");
   store::MigrateOptions migrate_options;
   migrate_options.repair_indexes = true;
+  // Names only, in the help and in the error: CLI11's enum maps print as "{full->0,…}".
   migrate
-      ->add_option("--live-index", migrate_options.live_index,
-                   "full | new-rows-only: what the live-item index covers when it is built "
-                   "(new-rows-only leaves legacy duplicates alone; docs/CUTOVER.md)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, store::LiveIndexMode>{
-              {"full", store::LiveIndexMode::full},
-              {"new-rows-only", store::LiveIndexMode::new_rows_only}},
-          CLI::ignore_case));
+      ->add_option_function<std::string>(
+          "--live-index",
+          [&migrate_options](const std::string& text) {
+            std::string mode = text;
+            for (char& ch : mode)
+              ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+            if (mode == "full") {
+              migrate_options.live_index = store::LiveIndexMode::full;
+            } else if (mode == "new-rows-only") {
+              migrate_options.live_index = store::LiveIndexMode::new_rows_only;
+            } else {
+              throw CLI::ValidationError("--live-index",
+                                         "'" + text + "' is neither full nor new-rows-only");
+            }
+          },
+          "what the live-item index covers when it is built (new-rows-only leaves legacy "
+          "duplicates alone; docs/CUTOVER.md)")
+      ->type_name("full|new-rows-only");
   auto* demo = app.add_subcommand("demo", "load a small demo data set");
   auto* check = app.add_subcommand("check", "run the invariants; exit 1 when any is violated");
   bool check_json = false;
@@ -176,12 +184,13 @@ int main(int argc, char** argv) {
   auto* schedule = app.add_subcommand("schedule", "production scheduling");
   schedule->require_subcommand(1);
   auto* batch = schedule->add_subcommand("batch", "one batch run now, with progress");
-  add_sched_options(batch);
+  cli::add_sched_options(batch, sched,
+                         cli::kSchedLease | cli::kSchedMaxAttempts | cli::kSchedWorkers);
   auto* reap = schedule->add_subcommand("reap", "one reaper pass");
-  add_sched_options(reap);
+  cli::add_sched_options(reap, sched, cli::kSchedRunTimeout);
   auto* requeue = schedule->add_subcommand(
       "requeue", "re-queue orders that reached --max-attempts (none named: list them)");
-  add_sched_options(requeue);
+  cli::add_sched_options(requeue, sched, cli::kSchedMaxAttempts);
   std::vector<std::string> requeue_keys;
   bool requeue_dry_run = false;
   requeue->add_flag("--dry-run", requeue_dry_run, "say what would be re-queued, change nothing");
@@ -227,6 +236,7 @@ int main(int argc, char** argv) {
 
   cli::EndpointTestFlags endpoint_flags;
   auto* endpoint_test = cli::add_endpoint_commands(app, endpoint_flags);
+  cli::add_database_options(app, db_url, verbose, {token_cmd});
 
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);

@@ -17,7 +17,8 @@ Api::Api(store::Database& db, Scheduler& scheduler, Intake& intake,
     : numbering_(db),
       runs_(scheduler),
       tokens_(std::move(tokens)),
-      monitor_(db, invariants_interval, deliveries),
+      monitor_(db, invariants_interval, deliveries, OpsMonitor::kOutboxInterval,
+               scheduler.options().max_attempts),
       services_{db, numbering_, scheduler, intake, runs_, metrics_, monitor_} {}
 
 std::string_view Api::route_label(std::string_view target) {

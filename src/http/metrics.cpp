@@ -98,6 +98,35 @@ void prom_gauge_per_name(std::string& out, std::string_view name, std::string_vi
   }
 }
 
+// The capacity alerts' series (OPERATIONS.md, "Alerts"): exhausted orders, the fullest scopes'
+// counters against their max, and the synchronous standbys where the role can see them.
+void prom_capacity_gauges(std::string& out, const CapacityGauges& g) {
+  static_assert(CapacityGauges::kExhaustedCap == 1000 && CapacityGauges::kFullestScopes == 20,
+                "the help texts below name the caps");
+  prom_value(out, "onceorder_orders_exhausted", "gauge",
+             "Orders that reached --max-attempts failed attempts and are no longer picked "
+             "(GET /v1/schedule/exhausted), counted up to 1000.",
+             static_cast<std::uint64_t>(g.exhausted_orders));
+  using Fill = store::ScopeFill;
+  prom_gauge_per_name(out, "onceorder_scope_last_value",
+                      "The last number issued in each of the 20 scopes nearest their max.", "scope",
+                      g.fullest_scopes, [](const Fill& f) {
+                        return std::pair{f.scope, f.last_value};
+                      });
+  prom_gauge_per_name(out, "onceorder_scope_max_value",
+                      "The largest number each of those scopes may issue.", "scope",
+                      g.fullest_scopes, [](const Fill& f) {
+                        return std::pair{f.scope, f.max_value};
+                      });
+  if (!g.sync_standbys) return;
+  prom_value(out, "onceorder_pg_sync_standbys", "gauge",
+             "Standbys the PostgreSQL primary streams to synchronously (sync or quorum).",
+             static_cast<std::uint64_t>(g.sync_standbys->in_sync));
+  prom_value(out, "onceorder_pg_sync_standbys_named", "gauge",
+             "1 when the primary's synchronous_standby_names is set.",
+             g.sync_standbys->named ? 1 : 0);
+}
+
 }  // namespace
 
 void prom_deliveries(std::string& out, const DeliveryMetrics& d) {
@@ -175,6 +204,7 @@ void prom_outbox_gauges(std::string& out, const OutboxGauges& g) {
               "transaction is still open somewhere in the cluster; 0 when none.");
   fmt::format_to(std::back_inserter(out), "onceorder_feed_horizon_age_seconds {:.3f}\n",
                  g.held_seconds);
+  prom_capacity_gauges(out, g.capacity);
 }
 
 namespace {

@@ -139,7 +139,9 @@ void prom_value(std::string& out, std::string_view name, std::string_view type,
 // onceorder_delivery_errors_total.
 void prom_deliveries(std::string& out, const DeliveryMetrics& d);
 // The outbox's gauges as the monitor last read them, per endpoint and per consumer (a deleted
-// one has no series), and the feed's held-back age; nothing before the first read.
+// one has no series), and the feed's held-back age, and the capacity gauges read with them
+// (exhausted orders, the fullest scopes, PostgreSQL's synchronous standbys); nothing before the
+// first read.
 void prom_outbox_gauges(std::string& out, const OutboxGauges& g);
 
 template <std::size_t N>

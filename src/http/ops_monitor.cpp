@@ -38,9 +38,33 @@ OpsMonitor::Readiness check_readiness(store::Database& db) {
   return r;
 }
 
+Result<CapacityGauges> read_capacity_gauges(store::Database& db, int max_attempts) {
+  CapacityGauges g;
+  SchedulerOptions options;
+  options.max_attempts = max_attempts;
+  ExhaustedFilter filter;
+  filter.limit = CapacityGauges::kExhaustedCap;
+  OO_ASSIGN_OR_RETURN(
+      auto exhausted,
+      Scheduler(db, options).list_exhausted(filter, store::Clock::now() + kOutboxReadDeadline));
+  g.exhausted_orders = static_cast<std::int64_t>(exhausted.size());
+  OO_ASSIGN_OR_RETURN(
+      g.fullest_scopes,
+      store::transact<std::vector<store::ScopeFill>>(
+          db, store::read_tx(store::Clock::now() + kOutboxReadDeadline), [](store::Connection& c) {
+            return store::fullest_scopes(c, CapacityGauges::kFullestScopes);
+          }));
+  OO_ASSIGN_OR_RETURN(g.sync_standbys,
+                      store::transact<std::optional<store::SyncStandbys>>(
+                          db, store::read_tx(store::Clock::now() + kOutboxReadDeadline),
+                          [](store::Connection& c) { return store::sync_standbys(c); }));
+  return g;
+}
+
 // Every endpoint (with its undelivered deliveries: none is zeros), every named consumer with
-// its lag, and the feed's held-back age, each read in a transaction of its own.
-Result<OutboxGauges> read_outbox_gauges(store::Database& db) {
+// its lag, the feed's held-back age and the capacity gauges, each read in a transaction of its
+// own.
+Result<OutboxGauges> read_outbox_gauges(store::Database& db, int max_attempts) {
   Outbox outbox(db);
   OutboxGauges g;
   OO_ASSIGN_OR_RETURN(auto endpoints, outbox.endpoints(store::Clock::now() + kOutboxReadDeadline));
@@ -48,6 +72,7 @@ Result<OutboxGauges> read_outbox_gauges(store::Database& db) {
   OO_ASSIGN_OR_RETURN(g.consumers, outbox.consumers(store::Clock::now() + kOutboxReadDeadline));
   OO_ASSIGN_OR_RETURN(g.held_seconds,
                       outbox.held_seconds(store::Clock::now() + kOutboxReadDeadline));
+  OO_ASSIGN_OR_RETURN(g.capacity, read_capacity_gauges(db, max_attempts));
   g.at = store::Clock::now();
   return g;
 }
@@ -55,8 +80,12 @@ Result<OutboxGauges> read_outbox_gauges(store::Database& db) {
 }  // namespace
 
 OpsMonitor::OpsMonitor(store::Database& db, std::chrono::milliseconds interval,
-                       const DeliveryMetrics* deliveries, std::chrono::milliseconds outbox_interval)
-    : interval_(interval), outbox_interval_(outbox_interval), deliveries_(deliveries) {
+                       const DeliveryMetrics* deliveries, std::chrono::milliseconds outbox_interval,
+                       int max_attempts)
+    : interval_(interval),
+      outbox_interval_(outbox_interval),
+      max_attempts_(max_attempts),
+      deliveries_(deliveries) {
   // Its own connections, opened like the request pool's: a slow invariant query or an
   // unreachable database never holds a connection a request is waiting for.
   store::DatabaseOptions options = db.options();
@@ -182,7 +211,7 @@ void OpsMonitor::outbox_loop() {
   while (!stopping_) {
     lock.unlock();
     const auto started = store::Clock::now();
-    auto read = read_outbox_gauges(*own_);
+    auto read = read_outbox_gauges(*own_, max_attempts_);
     const auto took =
         std::chrono::duration_cast<std::chrono::milliseconds>(store::Clock::now() - started);
     if (!read.ok() && !failing) {

@@ -21,8 +21,10 @@
 
 #include "onceorder/event_types.hpp"
 #include "onceorder/invariants.hpp"
+#include "onceorder/scheduling.hpp"
 #include "onceorder/status.hpp"
 #include "onceorder/store.hpp"
+#include "store/capacity_store.hpp"
 
 namespace onceorder {
 struct DeliveryMetrics;
@@ -34,10 +36,22 @@ namespace onceorder::http {
 // deliveries, every named consumer with its lag, and how long the feed holds back its oldest
 // held event. Names are bounded in number (EventLimits) and in their characters, so each
 // makes a safe metric label.
+// What the capacity alerts watch (OPERATIONS.md, "Alerts"), read with the outbox's gauges: orders
+// that reached the attempt limit (counted up to kExhaustedCap), the scopes nearest their max
+// (kFullestScopes of them), and the synchronous standbys where the role can see them.
+struct CapacityGauges {
+  static constexpr int kExhaustedCap = 1000;
+  static constexpr int kFullestScopes = 20;
+  std::int64_t exhausted_orders = 0;
+  std::vector<store::ScopeFill> fullest_scopes;
+  std::optional<store::SyncStandbys> sync_standbys;
+};
+
 struct OutboxGauges {
   std::vector<std::pair<std::string, DeliveryCounts>> endpoints;  // by name
   std::vector<Consumer> consumers;                                // by name
   double held_seconds = 0;
+  CapacityGauges capacity;
   std::optional<store::Clock::time_point> at;  // when read; none: not yet
 };
 
@@ -74,10 +88,12 @@ class OpsMonitor {
   // Starts the background threads. `interval`: the least time between invariant runs
   // (next_run_after), the first one at once; zero turns the runs off. `outbox_interval`: the
   // same for the outbox's gauges. `db` and `deliveries` (null: this process shows no delivery
-  // counters) outlive the monitor.
+  // counters) outlive the monitor. `max_attempts`: the scheduler's, which makes an order
+  // exhausted.
   OpsMonitor(store::Database& db, std::chrono::milliseconds interval,
              const DeliveryMetrics* deliveries = nullptr,
-             std::chrono::milliseconds outbox_interval = kOutboxInterval);
+             std::chrono::milliseconds outbox_interval = kOutboxInterval,
+             int max_attempts = SchedulerOptions{}.max_attempts);
   ~OpsMonitor();
   OpsMonitor(const OpsMonitor&) = delete;
   OpsMonitor& operator=(const OpsMonitor&) = delete;
@@ -109,6 +125,7 @@ class OpsMonitor {
 
   const std::chrono::milliseconds interval_;
   const std::chrono::milliseconds outbox_interval_;
+  const int max_attempts_;
   const DeliveryMetrics* const deliveries_;
   std::unique_ptr<store::Database> own_;  // the private pool
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "core/version.hpp"
 #include "http/problem.hpp"
 #include "http/routes.hpp"
 #include "onceorder/invariants.hpp"
@@ -58,8 +59,10 @@ Response get_readyz(const Services& s) {
   }
   // Logged once when checked: a probe repeating the answer adds no log line.
   if (!r.status.ok()) return problem_response(r.status, r.reference);
-  return json_response(bhttp::status::ok,
-                       {{"status", "ready"}, {"schema_version", r.schema_version}});
+  return json_response(bhttp::status::ok, {{"status", "ready"},
+                                           {"schema_version", r.schema_version},
+                                           {"version", release_version()},
+                                           {"commit", build_commit()}});
 }
 
 Response get_metrics(const Services& s) {
@@ -236,6 +239,15 @@ Response get_metrics(const Services& s) {
     prom_deliveries(out, *deliveries);
   }
   prom_outbox_gauges(out, s.monitor.outbox());
+  // /readyz's answer as a series an alert can watch: a scrape asks for a fresh check (on the
+  // monitor's connection, at most one a second) and shows the last one finished.
+  s.monitor.readiness_fresh();
+  if (const OpsMonitor::Readiness r = s.monitor.readiness(); r.at) {
+    prom_value(out, "onceorder_ready", "gauge",
+               "1 when the last readiness check (GET /readyz) found the database reachable and "
+               "its schema current, else 0.",
+               r.status.ok() ? 1 : 0);
+  }
   return text_response(bhttp::status::ok, "text/plain; version=0.0.4; charset=utf-8",
                        std::move(out));
 }

@@ -138,6 +138,9 @@ class ServeProcess {
       if (std::chrono::steady_clock::now() > until) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
+    // The process is gone, its end of the pipe with it: the reader ends at EOF once it has the
+    // last words, which output() must then hold (read before, they raced the exit).
+    if (exit_code_ && reader_.joinable()) reader_.join();
     return exit_code_;
   }
 
