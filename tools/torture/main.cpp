@@ -70,6 +70,11 @@ std::string naive_schema(const std::string& variant) {
     return "ALTER TABLE documents DROP CONSTRAINT documents_pkey CASCADE";
   if (variant == "unfenced")
     return "ALTER TABLE production_orders DROP CONSTRAINT production_orders_pkey";
+  // Seed 000 as first built: one live item per run and order, not per order.
+  if (variant == "run_key")
+    return "DROP INDEX schedule_items_live; CREATE UNIQUE INDEX schedule_items_run_key ON "
+           "schedule_items (run_id, site_code, order_no, lot_no); ALTER TABLE production_orders "
+           "DROP CONSTRAINT production_orders_pkey";
   return "";
 }
 

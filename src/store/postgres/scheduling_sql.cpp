@@ -13,6 +13,22 @@ namespace onceorder::store::postgres {
 // locks its source_orders rows): a cancel waits for item creation, and item creation
 // re-checks a row a concurrent cancel changed. The ON CONFLICT arbiter is the live-item
 // index, for a creation racing this one.
+#if defined(ONCEORDER_NAIVE_RUN_KEY)
+// Seed 000's root bug, built only into the torture harness's broken variant (tools/torture):
+// the items' unique key includes run_id, so a batch run and a manual run each make a live
+// item for the same order. The candidates are read first and inserted after a pause (the
+// seed's batch works down a list read minutes before), no row shared. Never in the product.
+#define OO_PG_INSERT_SCHEDULABLE(key, max_attempts)                                             \
+  "WITH c AS MATERIALIZED (SELECT f.site_code, f.order_no, f.lot_no FROM schedule_key_facts f " \
+  "WHERE " key                                                                                  \
+  " NOT f.cancelled AND NOT f.has_success AND NOT f.has_live AND NOT "                          \
+  "f.legacy_pending AND f.failed < " max_attempts                                               \
+  "::bigint), w AS MATERIALIZED (SELECT pg_sleep(0.5) FROM (SELECT 1 FROM c LIMIT 1) x) "       \
+  "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT "            \
+  "$1::bigint, c.site_code, c.order_no, c.lot_no, 'wait' FROM c WHERE (SELECT count(*) FROM "   \
+  "w) >= 0 ORDER BY c.site_code, c.order_no, c.lot_no ON CONFLICT (run_id, site_code, "         \
+  "order_no, lot_no) DO NOTHING RETURNING item_id"
+#else
 #define OO_PG_INSERT_SCHEDULABLE(key, max_attempts)                                            \
   "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT "           \
   "$1::bigint, f.site_code, f.order_no, f.lot_no, 'wait' FROM schedule_key_facts f WHERE " key \
@@ -21,6 +37,7 @@ namespace onceorder::store::postgres {
   "::bigint ORDER BY f.site_code, f.order_no, f.lot_no FOR SHARE "                             \
   "OF f ON CONFLICT (site_code, order_no, lot_no) WHERE status NOT IN ('failed', 'aborted') "  \
   "DO NOTHING RETURNING item_id"
+#endif
 
 // A run's item counts by status: wait, processing, success, failed, aborted.
 #define OO_PG_RUN_COUNTS                                                                      \
