@@ -15,18 +15,15 @@ namespace onceorder::store::postgres {
 // index, for a creation racing this one.
 #if defined(ONCEORDER_NAIVE_RUN_KEY)
 // Seed 000's root bug, built only into the torture harness's broken variant (tools/torture):
-// the items' unique key includes run_id, so a batch run and a manual run each make a live
-// item for the same order. The candidates are read first and inserted after a pause (the
-// seed's batch works down a list read minutes before), no row shared. Never in the product.
-#define OO_PG_INSERT_SCHEDULABLE(key, max_attempts)                                             \
-  "WITH c AS MATERIALIZED (SELECT f.site_code, f.order_no, f.lot_no FROM schedule_key_facts f " \
-  "WHERE " key                                                                                  \
-  " NOT f.cancelled AND NOT f.has_success AND NOT f.has_live AND NOT "                          \
-  "f.legacy_pending AND f.failed < " max_attempts                                               \
-  "::bigint), w AS MATERIALIZED (SELECT pg_sleep(0.5) FROM (SELECT 1 FROM c LIMIT 1) x) "       \
-  "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT "            \
-  "$1::bigint, c.site_code, c.order_no, c.lot_no, 'wait' FROM c WHERE (SELECT count(*) FROM "   \
-  "w) >= 0 ORDER BY c.site_code, c.order_no, c.lot_no ON CONFLICT (run_id, site_code, "         \
+// the items' unique key includes run_id, and a run trusts it, as the seed's did, to keep an
+// order from being scheduled twice: it skips orders already done, not orders queued or being
+// processed in another run, and shares no row. A batch run and a manual run then each make
+// a live item for one order, and both produce it. Never in the product.
+#define OO_PG_INSERT_SCHEDULABLE(key, max_attempts)                                              \
+  "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT "             \
+  "$1::bigint, f.site_code, f.order_no, f.lot_no, 'wait' FROM schedule_key_facts f WHERE " key   \
+  " NOT f.cancelled AND NOT f.has_success AND NOT f.legacy_pending AND f.failed < " max_attempts \
+  "::bigint ORDER BY f.site_code, f.order_no, f.lot_no ON CONFLICT (run_id, site_code, "         \
   "order_no, lot_no) DO NOTHING RETURNING item_id"
 #else
 #define OO_PG_INSERT_SCHEDULABLE(key, max_attempts)                                            \
