@@ -8,7 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <future>
+#include <latch>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/refusals.hpp"
@@ -247,6 +250,61 @@ TEST_P(IntakeDefenceTest, ALostAnswerIsFoundByItsReplay) {
                               order_id)),
             2);
   expect_invariants_hold(*db);
+}
+
+// Seed 002's lock-wait signal: two carts queued behind placements of their row find it held
+// by another transaction when their batch locks it (SKIP LOCKED) and wait for it: each is
+// counted once in Intake::lock_waits, however often it is handed back meanwhile.
+TEST_P(IntakeDefenceTest, PlacementsThatFindTheirRowHeldAreCountedOnceAsLockWaits) {
+  if (GetParam() != Engine::postgres) GTEST_SKIP() << "SQLite's one write lock holds no row";
+  RawPg holder(tdb_.url());
+  std::latch first_in_flight{1}, others_queued{1};
+  std::atomic<bool> pause_first{true}, hold_row{true};
+  std::thread releaser;
+  store::DatabaseOptions options{.pool_size = 4};
+  options.statement_hook = [&](std::string_view statement) {
+    if (statement == "in_place_all" && pause_first.exchange(false)) {
+      first_in_flight.count_down();
+      others_queued.wait();
+    }
+    // The queued carts' batch is about to lock the row: another transaction takes it first,
+    // and lets it go a moment later.
+    if ((statement == "in_insert_receipts_lock_stock" || statement == "in_place_known") &&
+        hold_row.exchange(false)) {
+      holder.exec("BEGIN; SELECT 1 FROM stock WHERE sku_id = 101 FOR UPDATE");
+      releaser = std::thread([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        holder.exec("COMMIT");
+      });
+    }
+  };
+  auto db = tdb_.open(options);
+  Intake intake(*db);
+  ASSERT_TRUE(intake.put_sku(1, 101, 100, 10, defence_deadline()).ok());
+  const auto place = [&](const char* key) {
+    return intake.place({7, 1, {{101, 1}}, key}, defence_deadline());
+  };
+  // The first cart runs alone in its own lane and stops before its writes; the second shares
+  // its row, so runs in the warehouse's lane, alone, and waits for the row (FOR UPDATE: not
+  // counted); the third and fourth queue behind it and run as one batch.
+  auto first = std::async(std::launch::async, place, "first");
+  first_in_flight.wait();
+  auto second = std::async(std::launch::async, place, "second");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto third = std::async(std::launch::async, place, "third");
+  auto fourth = std::async(std::launch::async, place, "fourth");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  others_queued.count_down();
+  for (auto* f : {&first, &second, &third, &fourth}) {
+    auto r = f->get();
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_FALSE(r->out_of_stock);
+  }
+  if (releaser.joinable()) releaser.join();
+  EXPECT_FALSE(hold_row.load()) << "the queued carts never ran as a batch";
+  EXPECT_GE(intake.held_back(), 2u);
+  EXPECT_EQ(intake.lock_waits(), 2u);
+  EXPECT_EQ(available(101), 6);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, IntakeDefenceTest, ::testing::ValuesIn(engines_under_test()),
