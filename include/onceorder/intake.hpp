@@ -99,6 +99,9 @@ struct IntakeOptions {
   // Test seam: an order id to use instead of the generator's next one (a collision planted
   // by a test, as two processes holding one node id would make it).
   std::function<std::optional<std::int64_t>()> fault_order_id;
+  // Test seam: the clock order ids are made from (IdGenerator's; empty: the system's), for a
+  // clock that moved back. Combines as usual.
+  IdGenerator::MsClock id_clock;
   // While either seam is set, nothing is combined (place_batch too runs one at a time): the
   // seams are written for one placement per transaction.
 };
@@ -162,6 +165,10 @@ class Intake {
   // its cart needs (or because another request of its key did): under `place` it queues in
   // its lane again, up to kLaneRetries times, and then runs alone, counted each time.
   std::uint64_t held_back() const { return held_back_.load(std::memory_order_relaxed); }
+  // Placements that found a stock row or their key held by another transaction (their batch's
+  // SKIP LOCKED skipped it) and so waited for it: each counted once, however often it was
+  // handed back. Seed 002's lock-wait rate is this over the placements.
+  std::uint64_t lock_waits() const { return lock_waits_.load(std::memory_order_relaxed); }
   // Placements that, handed back that often, ran alone.
   std::uint64_t ran_alone() const { return ran_alone_.load(std::memory_order_relaxed); }
   // Batches decided ahead, on the stock rows as this process's placements last left them, in one
@@ -263,6 +270,7 @@ class Intake {
   PhaseHistograms phases_;
   std::atomic<std::uint64_t> held_back_{0};
   std::atomic<std::uint64_t> ran_alone_{0};
+  std::atomic<std::uint64_t> lock_waits_{0};
   // The stock rows as this process's committed placements left them, (warehouse, sku) →
   // (available, price): a lane's next batch is decided on them without reading the rows
   // first, and the database writes it only if every row still holds those values (place_jobs).

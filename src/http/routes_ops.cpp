@@ -171,6 +171,11 @@ Response get_metrics(const Services& s) {
              "stock row its cart needs (or another request of its key did); it queues in its "
              "lane again, 8 times at most, then runs alone.",
              s.intake.held_back());
+  prom_value(out, "onceorder_order_lock_waits_total", "counter",
+             "Placements that found a stock row or their key held by another transaction and "
+             "waited for it, each counted once: over onceorder_orders_total, seed 002's "
+             "lock-wait rate.",
+             s.intake.lock_waits());
   prom_value(out, "onceorder_order_ran_alone_total", "counter",
              "Placements still handed back after queuing in their lane 8 more times, that then "
              "ran alone, waiting for the held stock row.",

@@ -165,7 +165,8 @@ Result<int> Intake::node_id() {
   std::lock_guard lock(id_mu_);
   if (!lease_ || !lease_->valid()) {
     OO_ASSIGN_OR_RETURN(lease_, NodeLease::acquire(db_, options_.holder, options_.node_lease));
-    ids_ = std::make_unique<IdGenerator>(lease_->node(), lease_->not_before_ms());
+    ids_ =
+        std::make_unique<IdGenerator>(lease_->node(), lease_->not_before_ms(), options_.id_clock);
   }
   return lease_->node();
 }
@@ -177,7 +178,8 @@ Result<std::int64_t> Intake::next_order_id() {
   }
   if (!lease_ || !lease_->valid()) {
     OO_ASSIGN_OR_RETURN(lease_, NodeLease::acquire(db_, options_.holder, options_.node_lease));
-    ids_ = std::make_unique<IdGenerator>(lease_->node(), lease_->not_before_ms());
+    ids_ =
+        std::make_unique<IdGenerator>(lease_->node(), lease_->not_before_ms(), options_.id_clock);
   }
   return ids_->next();
 }
@@ -354,6 +356,7 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
     store::CallTimes spent;
     answer = combiner_->run(lane, &job, deadline);
     if (answer) spent += answer->spent;
+    if (answer && answer->held_back) lock_waits_.fetch_add(1, std::memory_order_relaxed);
     // Handed back for a held row, a request queues in its lane again before it runs alone:
     // the holder is usually a placement that ends within milliseconds, while a request that
     // runs alone holds its first rows as it waits for the rest, so that the lane's next batch

@@ -141,8 +141,10 @@ Explorer::Explorer(std::string url) : url_(std::move(url)) {
     options.lock_timeout = 20s;  // a parked lock holder is let go, never timed out
     options.statement_hook = [gate](std::string_view what) { gate->at_statement(what); };
     auto& ctx = contexts_[i];
-    ctx.db = open(with_param(url_, fmt::format("application_name=oo_iso_{}", kNames[i])),
-                  std::move(options));
+    auto parsed =
+        parse_db_url(with_param(url_, fmt::format("application_name=oo_iso_{}", kNames[i])));
+    if (!parsed.ok()) throw std::runtime_error(parsed.status().to_string());
+    ctx.db = testing::open_counting_refusals(*parsed, std::move(options), ctx.refusals);
     // A lease that cannot come up for renewal while a pair runs: renewals would add
     // statements to some schedules and not to others.
     IntakeOptions intake_options;
@@ -239,6 +241,7 @@ ScheduleResult Explorer::run_once(const PairSpec& pair, const std::vector<int>& 
   for (auto& g : gates_) g->set_enabled(false);
   reset_tables();
   pair.setup(fixture);
+  for (auto& ctx : contexts_) ctx.refusals.reset();  // the setup's are not the schedule's
 
   // Until the session stopped at a statement, finished, or waits for a lock. The gate wakes
   // the explorer as soon as the session arrives; no sleep between looks.
@@ -335,6 +338,16 @@ ScheduleResult Explorer::run_once(const PairSpec& pair, const std::vector<int>& 
   for (auto& g : gates_) g->set_enabled(false);  // let anything still parked run out
   for (auto& t : threads) t.join();
 
+  for (int i = 0; i < 2; ++i) {
+    auto& seen = contexts_[i].refusals;
+    report.deadlocks += seen.deadlocks;
+    report.second_line_refusals += seen.second_line;
+    if (pair.refusals_fail && (seen.deadlocks > 0 || seen.second_line > 0))
+      result.violations.push_back(fmt::format(
+          "{}: {} deadlocks, {} refusals by a second line the locks should have made needless "
+          "({})",
+          kNames[i], seen.deadlocks.load(), seen.second_line.load(), seen.describe()));
+  }
   auto invariants = check_invariants(*control_, soon());
   if (!invariants.ok()) {
     result.violations.push_back("invariants could not run: " + invariants.status().to_string());

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "common/refusals.hpp"
 #include "onceorder/intake.hpp"
 #include "onceorder/numbering.hpp"
 #include "onceorder/scheduling.hpp"
@@ -42,6 +43,8 @@ struct SessionContext {
   std::unique_ptr<Intake> intake;
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<Numbering> numbering;
+  // Deadlocks and second-line refusals its statements met in the schedule running.
+  testing::Refusals refusals;
 };
 
 // The data a pair's setup made for its operations (order ids, claims…), by name.
@@ -66,6 +69,12 @@ struct PairSpec {
   std::function<std::vector<std::string>(Fixture&, const std::string& a, const std::string& b)>
       check;
   int max_preemptions = 2;  // -1: every interleaving
+  // A schedule in which a deadlock happened, or in which a foreign key, trigger, CHECK or
+  // unique key (an idempotency receipt's aside: that is a first line) refused what the
+  // locks should have prevented, fails: the retry or the mapped answer that follows hides a
+  // lock gone missing from every end state. A pair whose readers are shown failing on
+  // purpose may turn it off.
+  bool refusals_fail = true;
 };
 
 struct ScheduleResult {
@@ -83,6 +92,8 @@ struct PairReport {
   std::map<std::string, int> outcomes;   // "A=cancelled B=in_production" → schedules
   std::vector<ScheduleResult> failures;  // schedules with violations (first few kept)
   int failing_schedules = 0;
+  int deadlocks = 0;             // over all schedules
+  int second_line_refusals = 0;  // over all schedules
 };
 
 // One step of the depth-first search: which sessions could go, which one went.

@@ -734,9 +734,11 @@ TEST_P(PairTest, EveryScheduleKeepsEveryInvariant) {
     bounded.max_preemptions = std::atoi(b);
   const PairReport report = env->explorer->explore(bounded);
   env->reports.push_back(report);
-  fmt::print("{}: {} schedules, up to {} steps, {} blocked steps, {} nondeterministic replays\n",
-             report.pair, report.schedules, report.max_steps, report.blocked_steps,
-             report.nondeterministic);
+  fmt::print(
+      "{}: {} schedules, up to {} steps, {} blocked steps, {} nondeterministic replays, {} "
+      "deadlocks, {} second-line refusals\n",
+      report.pair, report.schedules, report.max_steps, report.blocked_steps,
+      report.nondeterministic, report.deadlocks, report.second_line_refusals);
   for (const auto& [o, n] : report.outcomes) fmt::print("  {:>5} × {}\n", n, o);
   EXPECT_EQ(report.failing_schedules, 0) << report.pair;
   for (const auto& f : report.failures)

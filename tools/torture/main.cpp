@@ -70,6 +70,12 @@ std::string naive_schema(const std::string& variant) {
     return "ALTER TABLE documents DROP CONSTRAINT documents_pkey CASCADE";
   if (variant == "unfenced")
     return "ALTER TABLE production_orders DROP CONSTRAINT production_orders_pkey";
+  // Seed 000 as first built: one live item per run and order, not per order.
+  if (variant == "run_key")
+    return "DROP INDEX schedule_items_live; CREATE UNIQUE INDEX schedule_items_run_key ON "
+           "schedule_items (run_id, site_code, order_no, lot_no); ALTER TABLE production_orders "
+           "DROP CONSTRAINT production_orders_pkey; ALTER TABLE events DROP CONSTRAINT "
+           "events_type_key_key";
   return "";
 }
 
@@ -135,7 +141,7 @@ void add_run_options(CLI::App* run, RunArgs& a) {
   run->add_option("--check-bin", a.product_bin, "the onceorder binary for `check` (default --bin)");
   run->add_option("--variant", a.variant,
                   "a broken variant: its naive schema, or (poller) the naive outbox poller")
-      ->check(CLI::IsMember({"max_plus_one", "unfenced", "reserve_loop", "poller"}));
+      ->check(CLI::IsMember({"max_plus_one", "unfenced", "reserve_loop", "run_key", "poller"}));
   run->add_option("--expect-violation", a.expect,
                   "succeed only when one of these checks (comma-separated) fails");
   run->add_option("--ops", a.ops, "operations (overrides the profile)");

@@ -13,6 +13,19 @@ namespace onceorder::store::postgres {
 // locks its source_orders rows): a cancel waits for item creation, and item creation
 // re-checks a row a concurrent cancel changed. The ON CONFLICT arbiter is the live-item
 // index, for a creation racing this one.
+#if defined(ONCEORDER_NAIVE_RUN_KEY)
+// Seed 000's root bug, built only into the torture harness's broken variant (tools/torture):
+// the items' unique key includes run_id, and a run trusts it, as the seed's did, to keep an
+// order from being scheduled twice: it skips orders already done, not orders queued or being
+// processed in another run, and shares no row. A batch run and a manual run then each make
+// a live item for one order, and both produce it. Never in the product.
+#define OO_PG_INSERT_SCHEDULABLE(key, max_attempts)                                              \
+  "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT "             \
+  "$1::bigint, f.site_code, f.order_no, f.lot_no, 'wait' FROM schedule_key_facts f WHERE " key   \
+  " NOT f.cancelled AND NOT f.has_success AND NOT f.legacy_pending AND f.failed < " max_attempts \
+  "::bigint ORDER BY f.site_code, f.order_no, f.lot_no ON CONFLICT (run_id, site_code, "         \
+  "order_no, lot_no) DO NOTHING RETURNING item_id"
+#else
 #define OO_PG_INSERT_SCHEDULABLE(key, max_attempts)                                            \
   "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT "           \
   "$1::bigint, f.site_code, f.order_no, f.lot_no, 'wait' FROM schedule_key_facts f WHERE " key \
@@ -21,6 +34,7 @@ namespace onceorder::store::postgres {
   "::bigint ORDER BY f.site_code, f.order_no, f.lot_no FOR SHARE "                             \
   "OF f ON CONFLICT (site_code, order_no, lot_no) WHERE status NOT IN ('failed', 'aborted') "  \
   "DO NOTHING RETURNING item_id"
+#endif
 
 // A run's item counts by status: wait, processing, success, failed, aborted.
 #define OO_PG_RUN_COUNTS                                                                      \
