@@ -27,6 +27,7 @@ enum class RouteId {
   order_receipts,
   order_timeline,
   warehouse_skus,
+  warehouses,
   scopes,
   source_orders,
   schedule_runs,
