@@ -182,7 +182,8 @@ Status issue_scopes(store::NumberingStore& store, Connection& c, std::span<const
   }
   return Status::Ok();
 }
-// Why upsert_format refused `format`, read under the row lock the refusal left held.
+
+// Why upsert_format refused `format`, read under the counter row's lock (configure holds it).
 Status format_refused(store::NumberingStore& store, Connection& c, std::string_view scope,
                       const ScopeFormat& format) {
   OO_ASSIGN_OR_RETURN(auto info, store.scope_info(c, scope));
@@ -379,9 +380,12 @@ Result<Numbering::Configured> Numbering::configure(std::string_view scope,
   return store::transact<Configured>(
       db_, write_tx(deadline), [&](Connection& c) -> Result<Configured> {
         // The counter's row first, locked: no number can be issued in the scope until this
-        // transaction ends. The rules themselves are upsert_format's own WHERE, not a decision
-        // here between a read and the write: a row created meanwhile by a first issue (none
-        // existed to lock) is refused by the statement, and the whole transaction runs again.
+        // transaction ends, and the next statement's snapshot sees every document issued
+        // before. The rules themselves are upsert_format's own WHERE, not a check here between
+        // a read and the write: when the scope did not exist there was no row to lock, and a
+        // first number may create it and commit in between (the write would then meet that row
+        // with a snapshot older than its documents). The statement refuses a row it was not
+        // told was locked, and the transaction runs again, this time locking it.
         OO_ASSIGN_OR_RETURN(auto row, store_->lock_scope(c, scope));
         OO_ASSIGN_OR_RETURN(bool written, store_->upsert_format(c, scope, format, row.has_value()));
         if (!written) {
