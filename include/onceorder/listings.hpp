@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "onceorder/document_types.hpp"
+#include "onceorder/event_types.hpp"
 #include "onceorder/order_types.hpp"
 #include "onceorder/schedule_types.hpp"
 #include "onceorder/store.hpp"
@@ -23,6 +24,30 @@ namespace onceorder {
 // Orders newest first, `filter.limit` at most (1–1000).
 Result<std::vector<OrderSummary>> list_orders(store::Database& db, const OrderFilter& filter,
                                               store::Clock::time_point deadline);
+
+// The most order.placed events one page of a filtered follow reads (filters leave some out): a
+// page costs at most this many, and ends where the read stopped, so the next page goes on
+// from there.
+inline constexpr int kFollowScan = 10000;
+
+// A follower's page: orders in the order they became visible (the event feed's order), and
+// where the next page starts (nullopt: the read found nothing after `after`; ask again with
+// the same position).
+struct OrderFollowPage {
+  std::vector<OrderSummary> orders;
+  std::optional<FeedPosition> next_after;
+};
+
+// The orders whose order.placed event comes after `after` in the feed and that match
+// `filter` (its `before` is not used), `filter.limit` at most (1–1000). Only what the feed
+// can show is read: no order can commit later at a place before the page's end
+// (docs/EVENTS.md, "The feed never skips").
+Result<OrderFollowPage> follow_orders(store::Database& db, const OrderFilter& filter,
+                                      FeedPosition after, store::Clock::time_point deadline);
+
+// The warehouses with a stock row and warehouse_id > `after`, ascending, `limit` at most.
+Result<std::vector<WarehouseSummary>> list_warehouses(store::Database& db, std::int64_t after,
+                                                      int limit, store::Clock::time_point deadline);
 
 // The receipts that point at `order_id`, oldest first. not_found when the order does not
 // exist or, with `only_customer`, belongs to another customer (so that ids cannot be probed).

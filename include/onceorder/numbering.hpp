@@ -126,7 +126,8 @@ class Numbering {
     ScopeInfo info;
     bool created = false;
   };
-  // Sets width / radix / max. scope_conflict when max is below a value already used.
+  // Sets width / radix / max. scope_conflict when max is below a value already used, or when
+  // width or radix would change after the scope issued a number (its numbers keep one look).
   Result<Configured> configure(std::string_view scope, const ScopeFormat& format,
                                store::Clock::time_point deadline);
 

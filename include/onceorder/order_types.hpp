@@ -79,6 +79,15 @@ struct Sku {
   std::int64_t price_cents = 0;
 };
 
+// A warehouse as its list shows it: the warehouse of some stock row, with its SKU rows counted
+// and their quantities summed.
+struct WarehouseSummary {
+  std::int64_t warehouse_id = 0;
+  std::int64_t skus = 0;
+  std::int64_t available = 0;
+  std::int64_t reserved = 0;
+};
+
 // An order's line becomes one source order for production: site "W<warehouse>", the
 // order's number, lot "<line_no>". This is the only place the key is built; the SQL that
 // needs it (placement, cancel, the invariants) takes its parts as parameters or follows

@@ -391,6 +391,8 @@ Response Api::dispatch(const RouteMatch& m, const Principal& who, const Request&
       return get_order_timeline(s, who, m, req, deadline);
     case RouteId::warehouse_skus:
       return list_skus(s, m, req, deadline);
+    case RouteId::warehouses:
+      return list_warehouses(s, req, deadline);
     case RouteId::scopes:
       return list_scopes(s, req, deadline);
     case RouteId::order:

@@ -35,6 +35,7 @@ const std::array kRoutes{
           {"stock.adjust"}},
     Route{RouteId::scopes, "/v1/scopes", kGet, Access::staff},
     Route{RouteId::warehouse_skus, "/v1/warehouses/{warehouse_id}/skus", kGet, Access::staff},
+    Route{RouteId::warehouses, "/v1/warehouses", kGet, Access::staff},
     Route{RouteId::orders, "/v1/orders", kGetPost, Access::orders, Access::readers},
     Route{RouteId::order_receipts, "/v1/orders/{order_id}/receipts", kGet, Access::readers},
     Route{RouteId::order_timeline, "/v1/orders/{order_id}/timeline", kGet, Access::readers},
@@ -189,6 +190,7 @@ std::optional<RouteMatch> match_api(std::span<const std::string_view> segs) {
   if (head == "actions" && n == 1) return match(RouteId::actions);
   if (head == "stats" && n == 2 && segs[1] == "activity") return match(RouteId::activity);
   if (head == "scopes" && n == 1) return match(RouteId::scopes);
+  if (head == "warehouses" && n == 1) return match(RouteId::warehouses);
   if (head == "warehouses" && n == 3 && segs[2] == "skus") {
     return match(RouteId::warehouse_skus, {segs[1]});
   }

@@ -28,6 +28,7 @@ enum class RouteId {
   order_receipts,
   order_timeline,
   warehouse_skus,
+  warehouses,
   scopes,
   source_orders,
   schedule_runs,

@@ -38,6 +38,7 @@ TEST(Router, MatchesIdRoutes) {
   EXPECT_EQ(id_of("/v1/schedule/claims"), RouteId::schedule_claims);
   EXPECT_EQ(id_of("/v1/orders/42/receipts"), RouteId::order_receipts);
   EXPECT_EQ(id_of("/v1/warehouses/1/skus"), RouteId::warehouse_skus);
+  EXPECT_EQ(id_of("/v1/warehouses"), RouteId::warehouses);
   EXPECT_EQ(id_of("/v1/scopes"), RouteId::scopes);
   EXPECT_EQ(id_of("/v1/production-orders"), RouteId::production_orders);
   EXPECT_EQ(id_of("/v1/maintenance/reap"), RouteId::reap);

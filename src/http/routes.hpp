@@ -74,6 +74,7 @@ Response list_orders(Services& s, const Principal& who, const Request& req, Dead
 Response list_order_receipts(Services& s, const Principal& who, const RouteMatch& m,
                              const Request& req, Deadline deadline);
 Response list_skus(Services& s, const RouteMatch& m, const Request& req, Deadline deadline);
+Response list_warehouses(Services& s, const Request& req, Deadline deadline);
 Response list_scopes(Services& s, const Request& req, Deadline deadline);
 Response list_claims(Services& s, const Request& req, Deadline deadline);
 // Timelines (API.md, "Timelines"): an item's events; an order's life with its items' events.

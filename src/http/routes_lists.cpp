@@ -9,6 +9,7 @@
 #include "http/request_input.hpp"
 #include "http/routes.hpp"
 #include "onceorder/duration.hpp"
+#include "onceorder/event_types.hpp"
 #include "onceorder/listings.hpp"
 #include "onceorder/number_format.hpp"
 
@@ -45,6 +46,37 @@ json cart_lines(std::string_view text) {
   return lines;
 }
 
+// The longest `order` value read ("desc"), and the longest feed cursor a follower sends back.
+constexpr size_t kMaxOrderText = 4;
+constexpr size_t kMaxFollowCursorText = 64;
+
+json orders_json(const std::vector<OrderSummary>& orders) {
+  json out = json::array();
+  for (const OrderSummary& o : orders) {
+    out.push_back({{"order_id", std::to_string(o.order_id)},
+                   {"order_no", o.order_no},
+                   {"status", o.status},
+                   {"customer_id", o.customer_id},
+                   {"warehouse_id", o.warehouse_id},
+                   {"total_cents", o.total_cents},
+                   {"created_at", o.created_at},
+                   {"principal", principal_json(o.principal)}});
+  }
+  return out;
+}
+
+// GET /v1/orders?order=asc: a follower's page in feed order. `next_after` is where the read
+// stopped (a feed cursor), also on a page that is not full; null when it found nothing new.
+Response follow_orders_response(Services& s, const OrderFilter& filter, FeedPosition after,
+                                Deadline deadline) {
+  auto page = onceorder::follow_orders(s.db, filter, after, deadline);
+  if (!page.ok()) return problem_response(page.status());
+  return json_response(
+      bhttp::status::ok,
+      {{"orders", orders_json(page->orders)},
+       {"next_after", page->next_after ? json(cursor_text(*page->next_after)) : json(nullptr)}});
+}
+
 json null_if_empty(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 
 // One item event as both timelines show it. `owner` names a worker process (host and pid):
@@ -69,6 +101,10 @@ json event_json(const ItemEvent& e, bool show_owner = true) {
 Response list_orders(Services& s, const Principal& who, const Request& req, Deadline deadline) {
   auto query = QueryReader::parse(sv(req.target()));
   if (!query.ok()) return problem_response(query.status());
+  const auto order = query->string("order", kMaxOrderText);
+  if (order && *order != "asc" && *order != "desc")
+    query->add_error("order", "must be asc or desc");
+  const bool ascending = order && *order == "asc";
   OrderFilter filter;
   if (auto text = query->string("status", 16)) {
     if (*text == "placed" || *text == "cancelled") {
@@ -79,7 +115,20 @@ Response list_orders(Services& s, const Principal& who, const Request& req, Dead
   }
   filter.customer_id = query->integer("customer_id", 1, kMaxId);
   filter.warehouse_id = query->integer("warehouse_id", 1, kMaxId);
-  filter.before = query->integer("after", 0, kMaxId).value_or(0);
+  // Ascending, `after` is a place in the event feed (the order a follower needs); newest
+  // first, an order_id.
+  std::optional<FeedPosition> position;
+  if (ascending) {
+    if (auto text = query->string("after", kMaxFollowCursorText)) {
+      auto parsed = parse_cursor(*text);
+      if (parsed.ok())
+        position = *parsed;
+      else
+        query->add_error("after", parsed.status().message());
+    }
+  } else {
+    filter.before = query->integer("after", 0, kMaxId).value_or(0);
+  }
   filter.limit = query->limit();
   if (Status st = query->finish(); !st.ok()) return problem_response(st);
   if (who.is_customer()) {
@@ -89,25 +138,37 @@ Response list_orders(Services& s, const Principal& who, const Request& req, Dead
     }
     filter.customer_id = who.customer_id;
   }
+  if (ascending)
+    return follow_orders_response(s, filter, position.value_or(FeedPosition{}), deadline);
 
   auto orders = onceorder::list_orders(s.db, filter, deadline);
   if (!orders.ok()) return problem_response(orders.status());
-  json out = json::array();
-  for (const OrderSummary& o : *orders) {
-    out.push_back({{"order_id", std::to_string(o.order_id)},
-                   {"order_no", o.order_no},
-                   {"status", o.status},
-                   {"customer_id", o.customer_id},
-                   {"warehouse_id", o.warehouse_id},
-                   {"total_cents", o.total_cents},
-                   {"created_at", o.created_at},
-                   {"principal", principal_json(o.principal)}});
-  }
   // order_id is a string in answers (precision in JavaScript), so the cursor is too.
   const std::string last = orders->empty() ? "" : std::to_string(orders->back().order_id);
   return json_response(bhttp::status::ok,
-                       {{"orders", std::move(out)},
+                       {{"orders", orders_json(*orders)},
                         {"next_after", page_cursor(orders->size(), filter.limit, last)}});
+}
+
+Response list_warehouses(Services& s, const Request& req, Deadline deadline) {
+  auto query = QueryReader::parse(sv(req.target()));
+  if (!query.ok()) return problem_response(query.status());
+  const std::int64_t after = query->integer("after", 0, kMaxId).value_or(0);
+  const int limit = query->limit();
+  if (Status st = query->finish(); !st.ok()) return problem_response(st);
+  auto found = onceorder::list_warehouses(s.db, after, limit, deadline);
+  if (!found.ok()) return problem_response(found.status());
+  json out = json::array();
+  for (const WarehouseSummary& w : *found) {
+    out.push_back({{"warehouse_id", w.warehouse_id},
+                   {"skus", w.skus},
+                   {"available", w.available},
+                   {"reserved", w.reserved}});
+  }
+  const std::int64_t last = found->empty() ? 0 : found->back().warehouse_id;
+  return json_response(
+      bhttp::status::ok,
+      {{"warehouses", std::move(out)}, {"next_after", page_cursor(found->size(), limit, last)}});
 }
 
 Response list_order_receipts(Services& s, const Principal& who, const RouteMatch& m,

@@ -42,6 +42,40 @@ Result<std::vector<OrderSummary>> list_orders(store::Database& db, const OrderFi
       });
 }
 
+Result<OrderFollowPage> follow_orders(store::Database& db, const OrderFilter& filter,
+                                      FeedPosition after, store::Clock::time_point deadline) {
+  OO_RETURN_IF_ERROR(check_limit(filter.limit));
+  const bool filtered = filter.status || filter.customer_id || filter.warehouse_id;
+  // Unfiltered, every event read is an order of the page: reading more would be waste.
+  const int scan = filtered ? kFollowScan : filter.limit;
+  store::ListingStore listing(db.dialect());
+  return store::transact<OrderFollowPage>(
+      db, store::read_tx(deadline), [&](store::Connection& c) -> Result<OrderFollowPage> {
+        OO_ASSIGN_OR_RETURN(auto rows, listing.follow_orders(c, filter, after, scan));
+        OrderFollowPage page;
+        // A full page ends at its last order; otherwise at the last event read, so that the
+        // orders the filters left out are not read again.
+        if (static_cast<int>(rows.orders.size()) == filter.limit)
+          page.next_after = rows.orders.back().first;
+        else
+          page.next_after = rows.last_read;
+        for (auto& [at, order] : rows.orders) page.orders.push_back(std::move(order));
+        return page;
+      });
+}
+
+Result<std::vector<WarehouseSummary>> list_warehouses(store::Database& db, std::int64_t after,
+                                                      int limit,
+                                                      store::Clock::time_point deadline) {
+  OO_RETURN_IF_ERROR(check_limit(limit));
+  store::ListingStore listing(db.dialect());
+  return store::transact<std::vector<WarehouseSummary>>(
+      db, store::read_tx(deadline),
+      [&](store::Connection& c) -> Result<std::vector<WarehouseSummary>> {
+        return listing.warehouses(c, after, limit);
+      });
+}
+
 Result<std::vector<OrderReceiptView>> list_order_receipts(store::Database& db,
                                                           std::int64_t order_id,
                                                           std::optional<std::int64_t> only_customer,

@@ -190,6 +190,30 @@ Status issue_scopes(store::NumberingStore& store, Connection& c, std::span<const
   }
   return Status::Ok();
 }
+
+// Why upsert_format refused `format`, read under the counter row's lock (configure holds it).
+Status format_refused(store::NumberingStore& store, Connection& c, std::string_view scope,
+                      const ScopeFormat& format) {
+  OO_ASSIGN_OR_RETURN(auto info, store.scope_info(c, scope));
+  if (!info) return Status(Code::internal, "scope vanished while configuring it");
+  if (info->last_value > format.max) {
+    return Status(Code::scope_conflict,
+                  fmt::format("scope '{}' already used value {}; max must be at least that", scope,
+                              info->last_value));
+  }
+  std::vector<FieldError> fields;
+  const ScopeFormat& now = info->format;
+  if (format.width != now.width)
+    fields.push_back({"width", fmt::format("must stay {} once numbers were issued", now.width)});
+  if (format.radix != now.radix)
+    fields.push_back({"radix", fmt::format("must stay {} once numbers were issued", now.radix)});
+  return Status(Code::scope_conflict,
+                fmt::format("scope '{}' has issued {} numbers like '{}'; its width and radix stay "
+                            "as they are, so that every number of the scope looks alike (send "
+                            "them with the new max); nothing was changed",
+                            scope, info->issued, format_number(1, now.radix, now.width)),
+                std::move(fields));
+}
 }  // namespace
 
 Numbering::Numbering(store::Database& db, NumberingOptions options)
@@ -364,13 +388,19 @@ Result<Numbering::Configured> Numbering::configure(std::string_view scope,
   OO_RETURN_IF_ERROR(validate_scope_format(format));
   return store::transact<Configured>(
       db_, write_tx(deadline), [&](Connection& c) -> Result<Configured> {
+        // The counter's row first, locked: no number can be issued in the scope until this
+        // transaction ends, and the next statement's snapshot sees every document issued
+        // before. The rules themselves are upsert_format's own WHERE, not a check here between
+        // a read and the write: when the scope did not exist there was no row to lock, and a
+        // first number may create it and commit in between (the write would then meet that row
+        // with a snapshot older than its documents). The statement refuses a row it was not
+        // told was locked, and the transaction runs again, this time locking it.
         OO_ASSIGN_OR_RETURN(auto row, store_->lock_scope(c, scope));
-        if (row && row->last_value > format.max) {
-          return Status(Code::scope_conflict,
-                        fmt::format("scope '{}' already used value {}; max must be at least that",
-                                    scope, row->last_value));
+        OO_ASSIGN_OR_RETURN(bool written, store_->upsert_format(c, scope, format, row.has_value()));
+        if (!written) {
+          if (!row) return Status(Code::retry_transaction, "scope created concurrently");
+          return format_refused(*store_, c, scope, format);
         }
-        OO_RETURN_IF_ERROR(store_->upsert_format(c, scope, format));
         OO_ASSIGN_OR_RETURN(auto info, store_->scope_info(c, scope));
         if (!info) return Status(Code::internal, "scope vanished while configuring it");
         return Configured{std::move(*info), !row.has_value()};

@@ -1,5 +1,9 @@
 #include "store/listing_store.hpp"
 
+#include "store/events_store.hpp"
+
+#include <algorithm>
+
 namespace onceorder::store {
 namespace {
 
@@ -29,7 +33,8 @@ ItemEvent event_from(const Row& r) {
 
 }  // namespace
 
-ListingStore::ListingStore(const Dialect& dialect) : sql_(dialect.listing) {}
+ListingStore::ListingStore(const Dialect& dialect)
+    : sql_(dialect.listing), feed_prime_(dialect.events.prime) {}
 
 Result<std::vector<OrderSummary>> ListingStore::orders(store::Connection& c, const OrderFilter& f) {
   const Param status = optional_text(f.status);
@@ -46,6 +51,41 @@ Result<std::vector<OrderSummary>> ListingStore::orders(store::Connection& c, con
     out.push_back(OrderSummary{r.i64(0), r.text(1), r.text(2), r.i64(3), r.i64(4), r.i64(5),
                                r.text(6), r.is_null(7) ? "" : r.text(7)});
   }
+  return out;
+}
+
+Result<std::vector<WarehouseSummary>> ListingStore::warehouses(store::Connection& c,
+                                                               std::int64_t after_warehouse,
+                                                               int limit) {
+  OO_ASSIGN_OR_RETURN(auto rows,
+                      c.query(sql_.list_warehouses, {after_warehouse, std::int64_t{limit}}));
+  std::vector<WarehouseSummary> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) out.push_back({r.i64(0), r.i64(1), r.i64(2), r.i64(3)});
+  return out;
+}
+
+Result<OrderFollowRows> ListingStore::follow_orders(store::Connection& c, const OrderFilter& f,
+                                                    FeedPosition after, int scan) {
+  OO_RETURN_IF_ERROR(c.query(feed_prime_, {}, Then::with_next).status());
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.follow_orders,
+                                         {after.tx, after.event_id, optional_text(f.status),
+                                          optional_id(f.customer_id), optional_id(f.warehouse_id),
+                                          std::int64_t{f.limit}, std::int64_t{scan}}));
+  OrderFollowRows out;
+  for (const Row& r : rows) {
+    const FeedPosition at{r.i64(1), r.i64(2)};
+    if (r.text(0) == "p") {
+      out.last_read = at;
+      continue;
+    }
+    out.orders.emplace_back(
+        at, OrderSummary{r.i64(3), r.text(4), r.text(5), r.i64(6), r.i64(7), r.i64(8), r.text(9),
+                         r.is_null(10) ? "" : r.text(10)});
+  }
+  // A UNION ALL keeps no order of its own: the page is in feed order.
+  std::sort(out.orders.begin(), out.orders.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 

@@ -11,9 +11,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "onceorder/document_types.hpp"
+#include "onceorder/event_types.hpp"
 #include "onceorder/order_types.hpp"
 #include "onceorder/schedule_types.hpp"
 #include "onceorder/store.hpp"
@@ -49,6 +51,18 @@ struct ListingSql {
   store::Statement order_receipts;
   // (warehouse, after sku, limit) → sku, available, reserved, price
   store::Statement list_skus;
+  // (after warehouse, limit) → warehouse, SKU rows, sum of available, sum of reserved: the
+  // warehouses of the stock rows, ascending. There is no warehouse table; the stock primary key
+  // is walked from one warehouse to the next (a skip scan), so a page costs its warehouses' rows.
+  store::Statement list_warehouses;
+  // (after tx, after event, status|null, customer|null, warehouse|null, limit, scan) → rows
+  // 'o', tx, event_id, then the order summary columns: the orders whose order.placed event is
+  // among the first `scan` after the feed position and matches the filters, `limit` at most, in
+  // feed order; then one row 'p', tx, event_id (the summary columns empty): the last of those
+  // `scan` events, matching or not (no row when there is none). Only events below the feed's
+  // visibility horizon are read (docs/EVENTS.md), so no order can still appear before the
+  // position a page ends at; ListingStore sends EventsSql::prime first.
+  store::Statement follow_orders;
   // (after scope, limit) → scope, width, radix, max, last, issued, imported, gaps, missing
   store::Statement list_scopes;
   // (within ms, after item, limit) → item, run, run kind, site, order, lot, attempt, owner,
@@ -65,6 +79,13 @@ struct ListingSql {
   // (site, order_no, limit) → the item_events columns for every item of the order's keys,
   // oldest first (schedule_items_by_key, then the events by item).
   store::Statement order_events;
+};
+
+// What follow_orders read: each matching order at its place in the feed, and the place of the
+// last order.placed event it read.
+struct OrderFollowRows {
+  std::vector<std::pair<FeedPosition, OrderSummary>> orders;
+  std::optional<FeedPosition> last_read;
 };
 
 // An order as its timeline starts: when it was placed and, if so, cancelled.
@@ -95,6 +116,12 @@ class ListingStore {
                                                        std::int64_t order_id);
   Result<std::vector<Sku>> skus(store::Connection& c, std::int64_t warehouse_id,
                                 std::int64_t after_sku, int limit);
+  Result<std::vector<WarehouseSummary>> warehouses(store::Connection& c,
+                                                   std::int64_t after_warehouse, int limit);
+  // follow_orders: the matching orders with their feed positions, and the last position read
+  // (nullopt when the read found no order.placed event after `after`).
+  Result<OrderFollowRows> follow_orders(store::Connection& c, const OrderFilter& filter,
+                                        FeedPosition after, int scan);
   Result<std::vector<ClaimView>> claims(store::Connection& c, std::int64_t within_ms,
                                         std::int64_t after_item, int limit);
   Result<std::vector<ScopeAudit>> scopes(store::Connection& c, std::string_view after, int limit);
@@ -110,6 +137,7 @@ class ListingStore {
 
  private:
   const ListingSql& sql_;
+  const Statement& feed_prime_;  // EventsSql::prime, sent before follow_orders
 };
 
 }  // namespace onceorder::store

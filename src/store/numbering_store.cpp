@@ -330,12 +330,12 @@ Result<std::optional<ScopeRow>> NumberingStore::scope_row(store::Connection& c,
       ScopeFormat{static_cast<int>(r.i64(0)), static_cast<int>(r.i64(1)), r.i64(2)}, r.i64(3)});
 }
 
-Status NumberingStore::upsert_format(store::Connection& c, std::string_view scope,
-                                     const ScopeFormat& f) {
-  return c
-      .query(sql_.upsert_format,
-             {scope, std::int64_t{f.width}, std::int64_t{f.radix}, std::int64_t{f.max}})
-      .status();
+Result<bool> NumberingStore::upsert_format(store::Connection& c, std::string_view scope,
+                                           const ScopeFormat& f, bool locked) {
+  OO_ASSIGN_OR_RETURN(
+      auto rows, c.query(sql_.upsert_format, {scope, std::int64_t{f.width}, std::int64_t{f.radix},
+                                              std::int64_t{f.max}, std::int64_t{locked ? 1 : 0}}));
+  return !rows.empty();
 }
 
 Status NumberingStore::ensure_scope(store::Connection& c, std::string_view scope,

@@ -28,8 +28,11 @@ struct NumberingSql {
   store::Statement insert_receipt;     // (scope, key, title, value)
   store::Statement lock_scope;         // (scope) → width, radix, max, last_value (row locked)
   store::Statement read_scope;         // (scope) → width, radix, max, last_value (no lock)
-  store::Statement upsert_format;      // (scope, width, radix, max)
-  store::Statement ensure_scope;       // (scope) created with defaults if missing
+  // (scope, width, radix, max, 1 when the caller found the row locked, else 0) → scope when
+  // written; no row when refused: width or radix changed after a number was issued, max below
+  // the counter, or a row that appeared after the caller found none.
+  store::Statement upsert_format;
+  store::Statement ensure_scope;     // (scope) created with defaults if missing
   store::Statement scope_info;       // (scope) → scope, width, radix, max, last, issued, imported
   store::Statement list_documents;   // (scope, after, limit) → documents
   store::Statement get_document;     // (scope, value) → document
@@ -145,7 +148,10 @@ class NumberingStore {
   Result<std::optional<ScopeRow>> lock_scope(store::Connection& c, std::string_view scope);
   // The counter as the statement's snapshot sees it, without locking it.
   Result<std::optional<ScopeRow>> read_scope(store::Connection& c, std::string_view scope);
-  Status upsert_format(store::Connection& c, std::string_view scope, const ScopeFormat& f);
+  // Writes the format unless upsert_format's condition refuses it (false). `locked`: the caller
+  // holds the scope's row (lock_scope found it).
+  Result<bool> upsert_format(store::Connection& c, std::string_view scope, const ScopeFormat& f,
+                             bool locked);
   // Creates the scope with `format` if it does not exist yet (an existing one is kept).
   Status ensure_scope(store::Connection& c, std::string_view scope, const ScopeFormat& format);
   Result<std::optional<ScopeInfo>> scope_info(store::Connection& c, std::string_view scope);

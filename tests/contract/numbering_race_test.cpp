@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <barrier>
+#include <cstdio>
 #include <latch>
 #include <optional>
 #include <set>
@@ -143,6 +144,49 @@ TEST_P(NumberingTest, EmptyScopeRaceGivesOneToN) {
     std::sort(got.begin(), got.end());
     for (int i = 0; i < kThreads; ++i) ASSERT_EQ(got[i], i + 1) << "round " << round;
   }
+  expect_invariants_hold();
+}
+
+// A width change racing the first numbers of a scope that does not exist yet: either the
+// change comes first and every number has the new width, or a number comes first and the
+// change is refused. Never a scope whose numbers have two widths (configure found no row to
+// lock, an issue created the scope meanwhile, and the write went ahead).
+TEST_P(NumberingTest, WidthChangeRacingTheFirstNumbersKeepsOneWidth) {
+  constexpr int kIssuers = 3, kRounds = 30;
+  int changed = 0, refused = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string scope = "WIDE-" + std::to_string(round);
+    std::barrier start(kIssuers + 1);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kIssuers; ++t) {
+      threads.emplace_back([&] {
+        start.arrive_and_wait();
+        auto r = issue(scope, "racer");
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+      });
+    }
+    Result<Numbering::Configured> configured = Status(Code::internal, "not run");
+    threads.emplace_back([&] {
+      start.arrive_and_wait();
+      configured = numbering_.configure(scope, ScopeFormat{6, 10, 999999}, soon());
+    });
+    for (auto& th : threads) th.join();
+    if (configured.ok()) {
+      ++changed;
+    } else {
+      ASSERT_EQ(configured.status().code(), Code::scope_conflict)
+          << configured.status().to_string();
+      ++refused;
+    }
+    const auto width = tdb_.sql("SELECT width FROM doc_scopes WHERE scope = '" + scope + "'");
+    ASSERT_EQ(width.size(), 1u);
+    EXPECT_EQ(width[0].i64(0), configured.ok() ? 6 : 4) << scope;
+    const auto lengths =
+        tdb_.sql("SELECT DISTINCT length(number) FROM documents WHERE scope = '" + scope + "'");
+    ASSERT_EQ(lengths.size(), 1u) << scope << " mixes number widths";
+    EXPECT_EQ(lengths[0].i64(0), width[0].i64(0)) << scope;
+  }
+  std::printf("width changes: %d taken, %d refused\n", changed, refused);
   expect_invariants_hold();
 }
 

@@ -113,6 +113,45 @@ TEST_P(NumberingTest, ConfigureValidatesAndRefusesMaxBelowUsedValues) {
   EXPECT_EQ(info->remaining(), 0xFFF - 12);
 }
 
+// A scope's numbers keep one look: width and radix may change until the scope issued its first
+// number (legacy imports keep their own numbers, so they do not count), and never after; max
+// may change as long as it stays at or above the counter.
+TEST_P(NumberingTest, WidthAndRadixStayOnceANumberWasIssued) {
+  ASSERT_TRUE(numbering_.configure("FIX", ScopeFormat{4, 10, 9999}, soon()).ok());
+  ASSERT_TRUE(numbering_.import_legacy("FIX", LegacyScheme::dec3, "number\n007\n", soon()).ok());
+  auto before = numbering_.configure("FIX", ScopeFormat{6, 10, 999999}, soon());
+  ASSERT_TRUE(before.ok()) << before.status().to_string();
+  EXPECT_FALSE(before->created);
+  auto first = issue("FIX", "first");
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->document.number, "000008");
+  // The same width and radix with another max is still a change the scope takes.
+  auto same = numbering_.configure("FIX", ScopeFormat{6, 10, 5000}, soon());
+  ASSERT_TRUE(same.ok()) << same.status().to_string();
+  EXPECT_EQ(same->info.format.max, 5000);
+
+  for (const ScopeFormat& changed : {ScopeFormat{4, 10, 9999}, ScopeFormat{6, 16, 0xFFFFFF}}) {
+    auto refused = numbering_.configure("FIX", changed, soon());
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), Code::scope_conflict);
+    ASSERT_EQ(refused.status().fields().size(), 1u);
+    EXPECT_EQ(refused.status().fields()[0].field, changed.width != 6 ? "width" : "radix");
+    EXPECT_NE(refused.status().message().find("000001"), std::string::npos)
+        << refused.status().message();
+  }
+  auto info = numbering_.scope("FIX", soon());
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->format, (ScopeFormat{6, 10, 5000}));
+  auto next = issue("FIX", "second");
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(next->document.number, "000009");
+  // A new scope may be created with any format.
+  auto created = numbering_.configure("NEW", ScopeFormat{2, 36, 1295}, soon());
+  ASSERT_TRUE(created.ok());
+  EXPECT_TRUE(created->created);
+  expect_invariants_hold();
+}
+
 TEST_P(NumberingTest, BadInputIsRejectedWithFieldErrorsAndWritesNothing) {
   struct Case {
     IssueRequest req;

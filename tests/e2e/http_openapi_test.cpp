@@ -8,6 +8,7 @@
 //   the API's headers) is checked against what the document declares for that path, method
 //   and status; every accepted request against its request schema.
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -239,6 +240,22 @@ class OpenApiHttpTest : public HttpTest {
       ADD_FAILURE() << e << "\n  body: " << r.body.substr(0, 400);
     }
     if (!operation.empty()) seen_[operation].insert(std::to_string(r.status));
+    if (const char* out = std::getenv("ONCEORDER_OPENAPI_EXAMPLES_OUT"); out && !operation.empty())
+      write_example(out, operation, body, r);
+  }
+
+  // One exchange as a JSON line for scripts/openapi-examples, which makes the document's
+  // examples from real answers.
+  static void write_example(const char* path, const std::string& operation, const std::string& body,
+                            const HttpResponse& r) {
+    std::ofstream out(path, std::ios::app);
+    out << json{{"operation", operation},
+                {"status", std::to_string(r.status)},
+                {"request", body},
+                {"media", r.header("content-type")},
+                {"response", r.body}}
+               .dump(-1, ' ', false, json::error_handler_t::replace)
+        << '\n';
   }
 
   // The outbox's paths, exercised by a test of their own.
@@ -508,6 +525,10 @@ TEST_P(OpenApiHttpTest, EveryOperationAnswersAsTheDocumentSays) {
   EXPECT_TRUE(skus.json()["next_after"].is_number_integer()) << skus.body;
   EXPECT_EQ(get("/v1/warehouses/1/skus?after=101").status, 200);
   EXPECT_EQ(get("/v1/warehouses/0/skus").status, 400);
+  EXPECT_EQ(get("/v1/warehouses?limit=1").json()["next_after"], 1);
+  EXPECT_EQ(get("/v1/warehouses?after=x").status, 400);
+  EXPECT_TRUE(get("/v1/orders?order=asc&after=0").json()["next_after"].is_string());
+  EXPECT_EQ(get("/v1/orders?order=asc&after=17").status, 400);
   const auto scopes = get("/v1/scopes?limit=1");
   EXPECT_EQ(scopes.status, 200);
   EXPECT_TRUE(scopes.json()["next_after"].is_string()) << scopes.body;

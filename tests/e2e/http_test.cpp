@@ -210,6 +210,26 @@ TEST_P(DocumentsHttpTest, LoweringMaxBelowUsedValueConflicts) {
   EXPECT_EQ(client().put("/v1/scopes/C", R"({"max": 3})").status, 200);
 }
 
+// PUT replaces the whole format (a missing member is its default): once the scope issued a
+// number, a body whose width or radix differs is 409 with a field error naming what must stay,
+// and nothing changes; the same width and radix with another max are taken.
+TEST_P(DocumentsHttpTest, WidthChangeAfterIssueConflicts) {
+  ASSERT_EQ(client().put("/v1/scopes/W", R"({"width": 5, "max": 99999})").status, 201);
+  ASSERT_EQ(client().put("/v1/scopes/W", R"({"width": 6, "max": 999999})").status, 200);
+  ASSERT_EQ(issue("W", "doc").json()["number"], "000001");
+  EXPECT_EQ(client().put("/v1/scopes/W", R"({"width": 6, "max": 999999})").status, 200);
+  for (const std::string body : {R"({"max": 9999})", R"({"width": 6, "radix": 16, "max": 99})"}) {
+    SCOPED_TRACE(body);
+    const bool radix = body.find("radix") != std::string::npos;
+    expect_problem(client().put("/v1/scopes/W", body), 409, "scope_conflict",
+                   {radix ? "radix" : "width"});
+  }
+  const auto scope = client().get("/v1/scopes/W").json();
+  EXPECT_EQ(scope["width"], 6);
+  EXPECT_EQ(scope["max"], 999999);
+  EXPECT_EQ(issue("W", "doc").json()["number"], "000002");
+}
+
 TEST_P(DocumentsHttpTest, ListDocumentsPages) {
   for (int i = 1; i <= 5; ++i) ASSERT_EQ(issue("L", "doc " + std::to_string(i)).status, 201);
   auto page = client().get("/v1/scopes/L/documents?limit=2");

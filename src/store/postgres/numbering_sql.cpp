@@ -66,11 +66,20 @@ const NumberingSql& numbering_sql() {
       .read_scope = {"num_read_scope",
                      "SELECT width, radix, max_value, last_value FROM doc_scopes "
                      "WHERE scope = $1"},
+      // Applied only where the scope's issued numbers keep one look: its width and radix stay
+      // while it has issued documents, and max stays at or above the counter. The condition is
+      // the update's own WHERE, on the counter row the statement locks (the caller locked it
+      // first, so this statement's snapshot sees every document committed under it); where the
+      // row was missing when the caller looked ($5 = 0) an insert that meets a row created
+      // meanwhile changes nothing. No row: refused.
       .upsert_format = {"num_upsert_format",
-                        "INSERT INTO doc_scopes (scope, width, radix, max_value) "
+                        "INSERT INTO doc_scopes AS s (scope, width, radix, max_value) "
                         "VALUES ($1, $2, $3, $4) ON CONFLICT (scope) DO UPDATE SET "
                         "width = excluded.width, radix = excluded.radix, "
-                        "max_value = excluded.max_value"},
+                        "max_value = excluded.max_value WHERE $5 = 1 AND "
+                        "s.last_value <= excluded.max_value AND ((s.width = excluded.width AND "
+                        "s.radix = excluded.radix) OR NOT EXISTS (SELECT 1 FROM documents d "
+                        "WHERE d.scope = s.scope AND d.origin = 'issued')) RETURNING scope"},
       .ensure_scope = {"num_ensure_scope",
                        "INSERT INTO doc_scopes (scope, width, radix, max_value) "
                        "VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING"},

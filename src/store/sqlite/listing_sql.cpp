@@ -38,6 +38,27 @@ const ListingSql& listing_sql() {
       .list_skus = {"ls_list_skus",
                     "SELECT s.sku_id, s.available, s.reserved, s.price_cents FROM stock s WHERE "
                     "s.warehouse_id = ?1 AND s.sku_id > ?2 ORDER BY s.sku_id LIMIT ?3"},
+      .list_warehouses =
+          {"ls_list_warehouses",
+           "WITH RECURSIVE w (id, n) AS (SELECT (SELECT min(warehouse_id) FROM stock WHERE "
+           "warehouse_id > ?1), 1 UNION ALL SELECT (SELECT min(s.warehouse_id) FROM stock s WHERE "
+           "s.warehouse_id > w.id), w.n + 1 FROM w WHERE w.id IS NOT NULL AND w.n < ?2) SELECT "
+           "w.id, count(*), sum(s.available), sum(s.reserved) FROM w JOIN stock s ON "
+           "s.warehouse_id = w.id GROUP BY w.id ORDER BY w.id"},
+      // One writer: event_id order is commit order, every committed event is visible.
+      .follow_orders =
+          {"ls_follow_orders",
+           "WITH s AS (SELECT e.tx, e.event_id, e.ref FROM events e WHERE (e.tx, e.event_id) > "
+           "(?1, ?2) AND e.type = 'order.placed' ORDER BY e.tx, e.event_id LIMIT ?7), m AS "
+           "(SELECT s.tx, s.event_id, o.order_id, o.order_no, o.status, o.customer_id, "
+           "o.warehouse_id, o.total_cents, o.created_at, o.principal FROM s JOIN orders o ON "
+           "o.order_id = "
+           "s.ref WHERE (?3 IS NULL OR o.status = ?3) AND (?4 IS NULL OR o.customer_id = ?4) AND "
+           "(?5 IS NULL OR o.warehouse_id = ?5) ORDER BY s.tx, s.event_id LIMIT ?6) SELECT 'o', "
+           "m.tx, m.event_id, m.order_id, m.order_no, m.status, m.customer_id, m.warehouse_id, "
+           "m.total_cents, m.created_at, m.principal FROM m UNION ALL SELECT * FROM (SELECT "
+           "'p', s.tx, s.event_id, 0, '', '', 0, 0, 0, '', NULL FROM s ORDER BY s.tx DESC, s.event_id DESC LIMIT "
+           "1)"},
       .list_scopes = {"ls_list_scopes", OO_LIST_SCOPES_SQL("?1", "?2")},
       .list_claims = {"ls_list_claims",
                       "SELECT i.item_id, i.run_id, r.kind, i.site_code, i.order_no, i.lot_no, "
