@@ -65,7 +65,7 @@ class RefusalCountingConnection final : public store::Connection {
   RefusalCountingConnection(std::unique_ptr<store::Connection> inner, Refusals& seen)
       : inner_(std::move(inner)), seen_(seen) {}
   Engine engine() const override { return inner_->engine(); }
-  Status begin(store::TxMode mode) override { return inner_->begin(mode); }
+  Status do_begin(store::TxMode mode) override { return inner_->begin(mode); }
   void rollback() override { inner_->rollback(); }
   bool in_transaction() const override { return inner_->in_transaction(); }
   void bound_statements(std::optional<store::Clock::time_point> until) override {

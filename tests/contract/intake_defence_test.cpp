@@ -41,7 +41,7 @@ class FaultSeamConnection final : public store::Connection {
   FaultSeamConnection(std::unique_ptr<store::Connection> inner, Faults& faults)
       : inner_(std::move(inner)), faults_(faults) {}
   Engine engine() const override { return inner_->engine(); }
-  Status begin(store::TxMode mode) override { return inner_->begin(mode); }
+  Status do_begin(store::TxMode mode) override { return inner_->begin(mode); }
   void rollback() override {
     if (!dead_) inner_->rollback();
   }
@@ -113,8 +113,9 @@ class IntakeDefenceTest : public ::testing::TestWithParam<Engine> {
 Status write_order_of(store::Database& db, std::int64_t quantity, const store::DecidedOn* ahead) {
   store::IntakeStore intake(db.dialect());
   const Cart cart{1, {{101, quantity}}};
-  const Order order{7001, order_number(7001),        "placed",       7,
-                    1,    {{1, 101, quantity, 100}}, 100 * quantity, ""};
+  const Order order{7001,  order_number(7001),        "placed",       7,
+                    1,     {{1, 101, quantity, 100}}, 100 * quantity, "",
+                    "test"};
   const store::BatchOutcome outcome{7, "over", &order, nullptr, &cart};
   return store::transact<bool>(
              db, store::write_tx(defence_deadline()),

@@ -13,6 +13,7 @@
 
 #include "common/test_db.hpp"
 #include "isolation/explorer.hpp"
+#include "onceorder/principal.hpp"
 #include "store/numbering_store.hpp"
 
 namespace onceorder::isolation::lane_pairs {
@@ -27,7 +28,9 @@ store::Clock::time_point deadline() { return store::Clock::now() + 60s; }
 // the error's code.
 std::string waiting_lane_claim(SessionContext& s, std::vector<std::string_view> titles) {
   store::NumberingStore numbers(s.db->dialect());
-  const std::vector<store::ScopeClaim> claims{{"S", std::move(titles), {}}};
+  std::vector<store::NewDocument> docs;
+  for (std::string_view t : titles) docs.push_back({t, kInProcessPrincipal});
+  const std::vector<store::ScopeClaim> claims{{"S", std::move(docs), {}}};
   auto r = store::transact<std::string>(
       *s.db, store::write_tx(deadline()), [&](store::Connection& c) -> Result<std::string> {
         auto claimed = numbers.claim_scopes(c, claims, /*wait=*/true, store::Then::commit);
