@@ -1,5 +1,6 @@
 #include "store/migrations.hpp"
 #include "store/postgres/audit_migrations.hpp"
+#include "store/postgres/key_facts_migrations.hpp"
 #include "store/postgres/sql_text.hpp"
 
 namespace onceorder::store::postgres {
@@ -870,6 +871,7 @@ constexpr Migration kMigrations[] = {
     {22, "events", kEventsUp, kEventsDown},
     {23, "deliveries", kDeliveriesUp, kDeliveriesDown},
     {24, "audit_outcome", kAuditOutcomeUp, kAuditOutcomeDown},
+    {25, "key_facts_deny_list", kKeyFactsDenyListUp, kKeyFactsDenyListDown},
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "store/migrations.hpp"
 #include "store/sqlite/audit_migrations.hpp"
+#include "store/sqlite/key_facts_migrations.hpp"
 #include "store/sqlite/sql_text.hpp"
 
 namespace onceorder::store::sqlite {
@@ -764,6 +765,7 @@ constexpr Migration kMigrations[] = {
     {22, "events", kEventsUp, kEventsDown},
     {23, "deliveries", kDeliveriesUp, kDeliveriesDown},
     {24, "audit_outcome", kAuditOutcomeUp, kAuditOutcomeDown},
+    {25, "key_facts_deny_list", kKeyFactsDenyListUp, kKeyFactsDenyListDown},
 };
 
 }  // namespace
