@@ -81,7 +81,7 @@ TEST_P(RunCreationTest, TheNextManualRunTakesTheOrphansOfAServeKilledMidRun) {
   auto res = client.post("/v1/schedule/runs?wait=false", json{{"orders", keys}}.dump());
   ASSERT_EQ(res.status, 201) << res.body;
   const json body = res.json();
-  EXPECT_EQ(body["skipped"], json::array()) << body.dump();
+  EXPECT_EQ(body["skipped"].size(), 0u) << "skipped, e.g. " << body["skipped"][0].dump();
   EXPECT_EQ(body["orphans_aborted"], 100);
   EXPECT_EQ(body["counts"]["wait"].get<int>() + body["counts"]["processing"].get<int>() +
                 body["counts"]["success"].get<int>(),
@@ -114,7 +114,7 @@ void expect_answer_within_deadline(HttpClient& client, const std::string& site, 
                 res.json()["counts"]["processing"].get<int>() +
                 res.json()["counts"]["success"].get<int>(),
             n);
-  EXPECT_EQ(res.json()["skipped"], json::array());
+  EXPECT_EQ(res.json()["skipped"].size(), 0u);
   std::printf("[ run creation ] %d listed orders answered in %lld ms\n", n,
               static_cast<long long>(took.count()));
 }
@@ -123,6 +123,11 @@ TEST_P(RunCreationTest, AManualRunOfThousandsOfOrdersOnANewDatabaseAnswersWithin
   ServeProcess serve(tdb_.url(), {"--batch-interval", "1h", "--workers", "1"});
   const auto port = serve.port();
   ASSERT_NE(port, 0) << serve.output();
+  if (GetParam() == Engine::postgres) {
+    // Nor does autovacuum analyze them while the test runs.
+    for (const char* table : {"source_orders", "schedule_items", "schedule_runs"})
+      tdb_.sql(std::string("ALTER TABLE ") + table + " SET (autovacuum_enabled = off)");
+  }
   source_orders("N1", 1, 2000);
   source_orders("N2", 1, 10000);  // the most one request may name
   if (GetParam() == Engine::postgres) {

@@ -20,7 +20,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-store::Clock::time_point deadline_ahead() { return store::Clock::now() + 60s; }
+store::Clock::time_point orphan_pair_deadline() { return store::Clock::now() + 60s; }
 
 std::int64_t one_number(Fixture& f, const std::string& sql) { return f.sql(sql).at(0).i64(0); }
 
@@ -33,9 +33,9 @@ enum class Death { ended, silent };
 void orphan(Fixture& f, Death death) {
   auto& s = *f.session[1]->scheduler;
   const std::vector<SourceOrder> orders = {{kKey, 1}};
-  if (auto r = s.import_source_orders(orders, deadline_ahead()); !r.ok())
+  if (auto r = s.import_source_orders(orders, orphan_pair_deadline()); !r.ok())
     throw std::runtime_error("import: " + r.status().to_string());
-  auto run = s.create_run(RunKind::manual, std::vector<OrderKey>{kKey}, deadline_ahead());
+  auto run = s.create_run(RunKind::manual, std::vector<OrderKey>{kKey}, orphan_pair_deadline());
   if (!run.ok()) throw std::runtime_error("run: " + run.status().to_string());
   f.ids["dead"] = run->run.run_id;
   f.sql(death == Death::ended
@@ -49,7 +49,7 @@ void orphan(Fixture& f, Death death) {
 // "reaped <orphans aborted> dead <runs ended>" or the error's code. A silent run's items are
 // aborted with the run (its cascade), not counted as orphans.
 std::string reap_orphans(SessionContext& s) {
-  auto r = s.scheduler->reap(deadline_ahead());
+  auto r = s.scheduler->reap(orphan_pair_deadline());
   if (!r.ok()) return std::string(code_name(r.status().code()));
   return fmt::format("reaped {} dead {}", r->aborted_waiting, r->dead_runs);
 }
@@ -58,7 +58,7 @@ std::string reap_orphans(SessionContext& s) {
 std::string run_over_orphan(SessionContext& s, RunKind kind) {
   std::optional<std::vector<OrderKey>> keys;
   if (kind == RunKind::manual) keys.emplace(std::vector<OrderKey>{kKey});
-  auto created = s.scheduler->create_run(kind, keys, deadline_ahead());
+  auto created = s.scheduler->create_run(kind, keys, orphan_pair_deadline());
   if (!created.ok()) return std::string(code_name(created.status().code()));
   auto done = s.scheduler->process_run(created->run.run_id);
   if (!done.ok()) return std::string(code_name(done.status().code()));
