@@ -1,6 +1,6 @@
-// Migration 25 for PostgreSQL (included by postgres/migrations.cpp): the candidate view holds a key by
-// the live-item index's rule. The index `schedule_items_live` releases a key only for
-// 'failed' and 'aborted' (a deny-list, fail-closed); a view listing the statuses that hold it
+// Migration 25 for PostgreSQL (included by postgres/migrations.cpp): the candidate view holds a key
+// by the live-item index's rule. The index `schedule_items_live` releases a key only for 'failed'
+// and 'aborted' (a deny-list, fail-closed); a view listing the statuses that hold it
 // ('wait', 'processing') would leave an item of a status added later out of both of its
 // columns while the index still counts it, and a run would skip its order as
 // `max_attempts_reached`. Here `has_live` is every item the index counts but a success: a new
