@@ -78,6 +78,10 @@ class Maintenance {
  private:
   void loop();
   bool ensure_leadership();
+  // The batch run, on a thread of its own so that the loop goes on reaping, expiring and
+  // renewing the lease while it lasts; sets batch_done_ at the end.
+  void run_batch();
+  bool batch_ended();
 
   store::Database& db_;
   Scheduler& scheduler_;
@@ -90,6 +94,8 @@ class Maintenance {
   std::mutex mu_;
   std::condition_variable wake_;
   std::thread thread_;
+  std::thread batch_;        // the batch run in progress, if any (joined by the loop)
+  bool batch_done_ = false;  // under mu_
 };
 
 }  // namespace onceorder

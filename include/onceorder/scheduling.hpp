@@ -47,6 +47,9 @@ struct RunCreated {
   Run run;  // as it is now (also on replay: its counts move while it runs)
   std::vector<Skipped> skipped;
   bool replayed = false;  // the run and `skipped` of an earlier request with the key
+  // `wait` items of runs no longer alive (ended, or their owner silent for `run_timeout`) that
+  // held the run's keys, aborted in a transaction of their own before the run took them.
+  std::int64_t orphans_aborted = 0;
 };
 
 // POST /v1/schedule/requeue: the keys re-queued (or, on a dry run, that would be) and the
@@ -217,7 +220,8 @@ class Scheduler {
                   const std::optional<std::vector<OrderKey>>& keys, std::vector<Skipped>& skipped);
   Result<RunCreated> create_keyed_run(RunKind kind,
                                       const std::optional<std::vector<OrderKey>>& keys,
-                                      store::Clock::time_point deadline, const std::string& idem);
+                                      store::Clock::time_point deadline, const std::string& idem,
+                                      std::int64_t orphans);
   ProductionStep& step_for(const std::string& site_code);
 
   store::Database& db_;

@@ -197,6 +197,7 @@ Response post_run(Services& s, const Request& req, Deadline deadline) {
     skipped.push_back(std::move(entry));
   }
   out["skipped"] = std::move(skipped);
+  out["orphans_aborted"] = created->orphans_aborted;
   Response res = json_response(bhttp::status::created, out);
   if (created->replayed) res.set("Idempotent-Replayed", "true");
   return res;

@@ -155,32 +155,56 @@ void Maintenance::loop() {
       next_expiry =
           now + (r.ok() && !r->complete ? options_.reap_interval : options_.expiry_interval);
     }
-    if (leader && now >= next_batch && ensure_leadership()) {
-      auto run =
-          scheduler_.create_run(RunKind::batch, std::nullopt, now + std::chrono::seconds(60));
-      if (!run.ok()) {
-        spdlog::warn("msg=\"batch run not created\" error=\"{}\"", run.status().message());
-      } else {
-        spdlog::info("msg=\"batch run started\" run_id={} items={}", run->run.run_id,
-                     run->run.counts.wait);
-        auto done = scheduler_.process_run(run->run.run_id, {}, &stopping_);
-        if (done.ok()) {
-          spdlog::info("msg=\"batch run finished\" run_id={} success={} failed={}", done->run_id,
-                       done->counts.success, done->counts.failed);
-        } else {
-          spdlog::warn("msg=\"batch run ended\" run_id={} error=\"{}\"", run->run.run_id,
-                       done.status().message());
-        }
-      }
+    if (batch_.joinable() && batch_ended()) {
+      batch_.join();
       next_batch = Clock::now() + options_.batch_interval;
+    }
+    if (leader && now >= next_batch && !batch_.joinable() && ensure_leadership()) {
+      {
+        std::lock_guard lock(mu_);
+        batch_done_ = false;
+      }
+      batch_ = std::thread([this] { run_batch(); });
+      next_batch = Clock::time_point::max();  // set again when it ends
     }
     std::unique_lock lock(mu_);
     // A follower asks again within a second, so that a lease that ended is taken soon.
     const auto wake_at = leader ? std::min({next_reap, next_batch, next_expiry})
                                 : Clock::now() + options_.reap_interval;
     wake_.wait_until(lock, std::min(wake_at, Clock::now() + std::chrono::seconds(1)),
-                     [this] { return stopping_.load(); });
+                     [this] { return stopping_.load() || (batch_.joinable() && batch_done_); });
   }
+  // stopping_ ends the batch run at its next batch boundary.
+  if (batch_.joinable()) batch_.join();
+}
+
+bool Maintenance::batch_ended() {
+  std::lock_guard lock(mu_);
+  return batch_done_;
+}
+
+void Maintenance::run_batch() {
+  const auto now = store::Clock::now();
+  auto run = scheduler_.create_run(RunKind::batch, std::nullopt, now + std::chrono::seconds(60));
+  if (!run.ok()) {
+    spdlog::warn("msg=\"batch run not created\" error=\"{}\"", run.status().message());
+  } else {
+    spdlog::info("msg=\"batch run started\" run_id={} items={}", run->run.run_id,
+                 run->run.counts.wait);
+    auto done = scheduler_.process_run(run->run.run_id, {}, &stopping_);
+    if (done.ok()) {
+      spdlog::info("msg=\"batch run finished\" run_id={} success={} failed={}", done->run_id,
+                   done->counts.success, done->counts.failed);
+    } else {
+      spdlog::warn("msg=\"batch run ended\" run_id={} error=\"{}\"", run->run.run_id,
+                   done.status().message());
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    batch_done_ = true;
+  }
+  wake_.notify_all();
 }
 
 }  // namespace onceorder

@@ -77,6 +77,42 @@ std::optional<std::vector<Skipped>> parse_skipped(std::string_view text) {
   return out;
 }
 
+// A run receipt's answer: the skipped lines, then "#orphans_aborted <n>" when it aborted any
+// (a line of two words, which no skipped line is; an answer without it aborted none).
+constexpr std::string_view kOrphansLine = "#orphans_aborted ";
+
+std::string run_answer_text(const std::vector<Skipped>& skipped, std::int64_t orphans) {
+  std::string out = skipped_text(skipped);
+  if (orphans == 0) return out;
+  if (!out.empty()) out += '\n';
+  return out + std::string(kOrphansLine) + std::to_string(orphans);
+}
+
+bool parse_run_answer(std::string_view text, std::vector<Skipped>& skipped, std::int64_t& orphans) {
+  orphans = 0;
+  const size_t at = text.rfind(kOrphansLine);
+  if (at != std::string_view::npos && (at == 0 || text[at - 1] == '\n')) {
+    const std::string_view n = text.substr(at + kOrphansLine.size());
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string_view::npos) return false;
+    orphans = std::stoll(std::string(n));
+    text = text.substr(0, at == 0 ? 0 : at - 1);
+  }
+  auto parsed = parse_skipped(text);
+  if (!parsed) return false;
+  skipped = std::move(*parsed);
+  return true;
+}
+
+// Why a key a manual run was given got no item.
+std::string skip_reason(const store::KeyState& s) {
+  return !s.has_source      ? "unknown_order"
+         : s.has_success    ? "already_scheduled"
+         : s.has_live       ? "in_progress"
+         : s.cancelled      ? "order_cancelled"
+         : s.legacy_pending ? "legacy_pending"
+                            : "max_attempts_reached";
+}
+
 class StandardProductionStep final : public ProductionStep {
  public:
   Result<ProductionOrder> produce(const Claim& claim, DocumentIssuer& issuer) override {
@@ -203,18 +239,19 @@ Status Scheduler::fill_run(Connection& c, std::int64_t run_id,
   if (!keys) {
     OO_RETURN_IF_ERROR(store_->insert_candidates(c, run_id, options_.max_attempts).status());
   } else {
-    for (const OrderKey& k : *keys) {
-      OO_ASSIGN_OR_RETURN(bool inserted,
-                          store_->insert_item_for(c, run_id, k, options_.max_attempts));
-      if (inserted) continue;
-      OO_ASSIGN_OR_RETURN(store::KeyState s, store_->key_state(c, k));
-      const char* reason = !s.has_source      ? "unknown_order"
-                           : s.has_success    ? "already_scheduled"
-                           : s.has_live       ? "in_progress"
-                           : s.cancelled      ? "order_cancelled"
-                           : s.legacy_pending ? "legacy_pending"
-                                              : "max_attempts_reached";
-      skipped.push_back({k, reason});
+    // Set-based where the engine allows: one statement for the items, one for the reasons,
+    // rather than a round trip per key (up to kMaxOrdersPerRequest) before the answer.
+    OO_ASSIGN_OR_RETURN(auto made,
+                        store_->insert_items_for(c, run_id, *keys, options_.max_attempts));
+    std::vector<OrderKey> rest;
+    for (const OrderKey& k : *keys)
+      if (!made.contains(k)) rest.push_back(k);
+    if (!rest.empty()) {
+      OO_ASSIGN_OR_RETURN(auto states, store_->key_states(c, rest));
+      for (const OrderKey& k : rest) {
+        auto it = states.find(k);
+        skipped.push_back({k, skip_reason(it == states.end() ? store::KeyState{} : it->second)});
+      }
     }
   }
   OO_ASSIGN_OR_RETURN(bool alive, store_->set_run_status(c, run_id, RunStatus::running, ""));
@@ -241,8 +278,17 @@ Result<RunCreated> Scheduler::create_run(RunKind kind,
     keys.emplace(unique.begin(), unique.end());  // key order = lock order
   }
   OO_RETURN_IF_ERROR(check_request_key(idem));
+  // The seed's clean-up at creation: a key held only by an orphan would otherwise be skipped
+  // as in_progress until the reaper passes. A transaction of its own, committed before the
+  // run's: its locks (source orders shared in key order, then the orphans) are never held
+  // while item creation takes the source orders again in key order, so that a cancel,
+  // which takes them in the same order, cannot deadlock with it.
+  OO_ASSIGN_OR_RETURN(std::int64_t orphans,
+                      store::transact<std::int64_t>(db_, write_tx(deadline), [&](Connection& c) {
+                        return store_->abort_orphans(c, keys, options_.run_timeout.count());
+                      }));
   std::vector<Skipped> skipped;
-  if (idem) return create_keyed_run(kind, keys, deadline, *idem);
+  if (idem) return create_keyed_run(kind, keys, deadline, *idem, orphans);
 
   OO_ASSIGN_OR_RETURN(std::int64_t run_id,
                       store::transact<std::int64_t>(db_, write_tx(deadline), [&](Connection& c) {
@@ -257,13 +303,13 @@ Result<RunCreated> Scheduler::create_run(RunKind kind,
     return filled.status();
   }
   OO_ASSIGN_OR_RETURN(Run run, get_run(run_id, deadline));
-  return RunCreated{std::move(run), std::move(skipped)};
+  return RunCreated{std::move(run), std::move(skipped), false, orphans};
 }
 
 Result<RunCreated> Scheduler::create_keyed_run(RunKind kind,
                                                const std::optional<std::vector<OrderKey>>& keys,
-                                               Clock::time_point deadline,
-                                               const std::string& idem) {
+                                               Clock::time_point deadline, const std::string& idem,
+                                               std::int64_t orphans) {
   // The set of orders (sorted, each once) is the normalized request; none means every
   // candidate, which is another request than any list.
   const store::RequestKey key{store::RequestRoute::schedule_run, "", idem};
@@ -286,6 +332,7 @@ Result<RunCreated> Scheduler::create_keyed_run(RunKind kind,
     std::int64_t run_id = 0;
     std::vector<Skipped> skipped;
     bool replayed = false;
+    std::int64_t orphans = 0;
   };
   store::ReceiptsStore receipts(db_.dialect());
   bool waited_on_key = false;
@@ -294,20 +341,22 @@ Result<RunCreated> Scheduler::create_keyed_run(RunKind kind,
     waited_on_key = !stored.ok() && stored.status().code() == Code::lock_timeout;
     if (!stored.ok()) return stored.status();
     if (*stored) {
-      auto skipped = parse_skipped((*stored)->answer);
-      if (!skipped || !(*stored)->run_id)
+      Made out{0, {}, true};
+      if (!parse_run_answer((*stored)->answer, out.skipped, out.orphans) || !(*stored)->run_id)
         return Status(Code::internal, "a run receipt's answer is unreadable");
-      return Made{*(*stored)->run_id, std::move(*skipped), true};
+      out.run_id = *(*stored)->run_id;
+      return out;
     }
-    Made out;
+    Made out{0, {}, false, orphans};
     OO_ASSIGN_OR_RETURN(out.run_id, store_->insert_run(c, kind, options_.owner));
     OO_RETURN_IF_ERROR(fill_run(c, out.run_id, keys, out.skipped));
-    OO_RETURN_IF_ERROR(receipts.answer(c, key, skipped_text(out.skipped), out.run_id));
+    OO_RETURN_IF_ERROR(
+        receipts.answer(c, key, run_answer_text(out.skipped, out.orphans), out.run_id));
     return out;
   });
   if (!made.ok()) return in_progress_if_waited(made.status(), waited_on_key);
   OO_ASSIGN_OR_RETURN(Run run, get_run(made->run_id, deadline));
-  return RunCreated{std::move(run), std::move(made->skipped), made->replayed};
+  return RunCreated{std::move(run), std::move(made->skipped), made->replayed, made->orphans};
 }
 
 Result<std::vector<Claim>> Scheduler::claim(std::int64_t run_id, int limit) {

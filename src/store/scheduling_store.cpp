@@ -75,6 +75,31 @@ void append_claim_row(std::string& out, const Claim& cl) {
   out += std::to_string(cl.attempt);
 }
 
+// Order keys as a JSON array of [site, order, lot], in the given order.
+std::string order_keys_json(const std::vector<OrderKey>& keys) {
+  std::string out = "[";
+  for (const OrderKey& k : keys) {
+    out += out.size() > 1 ? ",[" : "[";
+    append_json_string(out, k.site_code);
+    out += ',';
+    append_json_string(out, k.order_no);
+    out += ',';
+    append_json_string(out, k.lot_no);
+    out += ']';
+  }
+  return out + ']';
+}
+
+// has_success, has_live, failed, cancelled, legacy_pending from column `from` on.
+KeyState key_state_from(const Row& r, int from) {
+  return KeyState{true,
+                  r.boolean(from),
+                  r.boolean(from + 1),
+                  r.i64(from + 2),
+                  r.boolean(from + 3),
+                  r.boolean(from + 4)};
+}
+
 }  // namespace
 
 SchedulingStore::SchedulingStore(const Dialect& dialect)
@@ -120,8 +145,43 @@ Result<KeyState> SchedulingStore::key_state(store::Connection& c, const OrderKey
   OO_ASSIGN_OR_RETURN(auto rows,
                       c.query(sql_.key_state, {sv(k.site_code), sv(k.order_no), sv(k.lot_no)}));
   if (rows.empty()) return KeyState{};
-  const Row& r = rows[0];
-  return KeyState{true, r.boolean(0), r.boolean(1), r.i64(2), r.boolean(3), r.boolean(4)};
+  return key_state_from(rows[0], 0);
+}
+
+Result<std::set<OrderKey>> SchedulingStore::insert_items_for(store::Connection& c,
+                                                             std::int64_t run_id,
+                                                             const std::vector<OrderKey>& keys,
+                                                             int max_attempts) {
+  std::set<OrderKey> made;
+  if (sql_.insert_items_for.sql.empty()) {
+    for (const OrderKey& k : keys) {
+      OO_ASSIGN_OR_RETURN(bool inserted, insert_item_for(c, run_id, k, max_attempts));
+      if (inserted) made.insert(k);
+    }
+    return made;
+  }
+  const std::string json = order_keys_json(keys);
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.insert_items_for, {run_id, std::string_view(json),
+                                                                 std::int64_t{max_attempts}}));
+  for (const Row& r : rows) made.insert({r.text(0), r.text(1), r.text(2)});
+  return made;
+}
+
+Result<std::map<OrderKey, KeyState>> SchedulingStore::key_states(
+    store::Connection& c, const std::vector<OrderKey>& keys) {
+  std::map<OrderKey, KeyState> out;
+  if (sql_.key_states.sql.empty()) {
+    for (const OrderKey& k : keys) {
+      OO_ASSIGN_OR_RETURN(KeyState s, key_state(c, k));
+      if (s.has_source) out.emplace(k, s);
+    }
+    return out;
+  }
+  const std::string json = order_keys_json(keys);
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.key_states, {std::string_view(json)}));
+  for (const Row& r : rows)
+    out.emplace(OrderKey{r.text(0), r.text(1), r.text(2)}, key_state_from(r, 3));
+  return out;
 }
 
 Result<bool> SchedulingStore::set_run_status(store::Connection& c, std::int64_t run_id,
@@ -333,6 +393,16 @@ Result<ProductionOrder> SchedulingStore::insert_production(store::Connection& c,
                                        sv(cl.key.order_no), sv(cl.key.lot_no)}));
   if (rows.empty()) return Status(Code::internal, "source order vanished during production");
   return production_from(rows[0]);
+}
+
+Result<std::int64_t> SchedulingStore::abort_orphans(
+    store::Connection& c, const std::optional<std::vector<OrderKey>>& keys,
+    std::int64_t timeout_ms) {
+  const std::string keys_json = keys ? order_keys_json(*keys) : std::string();
+  OO_ASSIGN_OR_RETURN(
+      auto rows, c.query(sql_.abort_orphans,
+                         {keys ? Param(std::string_view(keys_json)) : Param(nullptr), timeout_ms}));
+  return static_cast<std::int64_t>(rows.size());
 }
 
 Result<std::vector<std::int64_t>> SchedulingStore::dead_runs(store::Connection& c,

@@ -2,7 +2,9 @@
 // statements (store/<engine>/scheduling_sql.cpp). Methods run in the caller's transaction.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -19,8 +21,14 @@ struct SchedulingSql {
   store::Statement insert_run;       // (kind, owner) → run_id
   // A key whose legacy rows are staged but not moved is no candidate: its history (maybe
   // made by the old system) is not in schedule_items yet.
-  store::Statement insert_candidates;    // (run_id, max_attempts) → item_id per item
-  store::Statement insert_item_for;      // (run_id, site, order, lot, max_attempts) → item_id
+  store::Statement insert_candidates;  // (run_id, max_attempts) → item_id per item
+  store::Statement insert_item_for;    // (run_id, site, order, lot, max_attempts) → item_id
+  // A manual run's keys at once: (run_id, keys JSON array of [site, order, lot] in key order,
+  // max_attempts) → site, order, lot per item made. Empty: insert_item_for per key.
+  store::Statement insert_items_for = {};
+  // (keys JSON array) → site, order, lot, then key_state's columns, per key with a source
+  // order. Empty: key_state per key.
+  store::Statement key_states = {};
   store::Statement key_state;            // (site, order, lot) → success?, live?, failed,
                                          // cancelled?, legacy staged?; no row: no source
   store::Statement set_run_status;       // (run_id, status, error) → run_id when it was alive
@@ -48,6 +56,11 @@ struct SchedulingSql {
   // (scope, JSON array of [item_id, site, order, lot, value, number]) → item_id per
   // production order: a batch's, numbered already (engines without complete_numbered).
   store::Statement insert_production_many = {};
+  // Before a run takes its keys: `wait` items of a run that is not alive (ended, or its owner
+  // silent for timeout_ms) on those keys become `aborted`. (keys JSON array of [site, order,
+  // lot], or null for every key; timeout_ms) → item_id per aborted item. On PostgreSQL it
+  // shares the keys' source-order rows first, as item creation does.
+  store::Statement abort_orphans = {};
   store::Statement dead_runs;     // (timeout_ms) → run_id per run set to error
   store::Statement orphan_waits;  // () → item_id per aborted item
   // () → item_id per failed item. Not a `legacy` run's: nobody in OnceOrder holds its
@@ -85,7 +98,7 @@ struct Beat {
 struct KeyState {
   bool has_source = false;
   bool has_success = false;
-  bool has_live = false;  // wait or processing
+  bool has_live = false;  // an item the live-item index counts, not a success
   std::int64_t failed = 0;
   bool cancelled = false;
   bool legacy_pending = false;  // legacy rows staged for it are not moved yet
@@ -105,6 +118,12 @@ class SchedulingStore {
   Result<bool> insert_item_for(store::Connection& c, std::int64_t run_id, const OrderKey& k,
                                int max_attempts);
   Result<KeyState> key_state(store::Connection& c, const OrderKey& k);
+  // A manual run's items for `keys` (sorted, each once): the keys that got one.
+  Result<std::set<OrderKey>> insert_items_for(store::Connection& c, std::int64_t run_id,
+                                              const std::vector<OrderKey>& keys, int max_attempts);
+  // Each key's state; a key without a source order is absent.
+  Result<std::map<OrderKey, KeyState>> key_states(store::Connection& c,
+                                                  const std::vector<OrderKey>& keys);
   Result<bool> set_run_status(store::Connection& c, std::int64_t run_id, RunStatus status,
                               const std::string& error);
   Result<Beat> heartbeat(store::Connection& c, std::int64_t run_id);
@@ -134,6 +153,10 @@ class SchedulingStore {
   // Code::scope_exhausted when the scope has no number left.
   Result<ProductionOrder> produce_numbered(store::Connection& c, const Claim& claim,
                                            std::string_view scope, std::string_view title);
+  // The orphans on `keys` (nullopt: every key), aborted: how many.
+  Result<std::int64_t> abort_orphans(store::Connection& c,
+                                     const std::optional<std::vector<OrderKey>>& keys,
+                                     std::int64_t timeout_ms);
   Result<std::vector<std::int64_t>> dead_runs(store::Connection& c, std::int64_t timeout_ms);
   Result<std::int64_t> orphan_waits(store::Connection& c);
   Result<std::int64_t> expired_leases(store::Connection& c);

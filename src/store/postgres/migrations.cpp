@@ -2,6 +2,7 @@
 #include "store/postgres/audit_migrations.hpp"
 #include "store/postgres/document_body_migrations.hpp"
 #include "store/postgres/principal_migrations.hpp"
+#include "store/postgres/key_facts_migrations.hpp"
 #include "store/postgres/sql_text.hpp"
 
 namespace onceorder::store::postgres {
@@ -874,6 +875,7 @@ constexpr Migration kMigrations[] = {
     {24, "audit_outcome", kAuditOutcomeUp, kAuditOutcomeDown},
     {25, "principals", kPrincipalsUp, kPrincipalsDown},
     {26, "document_bodies", kDocumentBodiesUp, kDocumentBodiesDown},
+    {27, "key_facts_deny_list", kKeyFactsDenyListUp, kKeyFactsDenyListDown},
 };
 
 }  // namespace

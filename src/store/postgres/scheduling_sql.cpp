@@ -137,6 +137,58 @@ constexpr Statement kListExhausted{
     "schedule_items l ON l.item_id = g.last_item WHERE v.found IS NULL AND g.total - "
     "s.requeued_failures >= $5::bigint ORDER BY g.site_code, g.order_no, g.lot_no LIMIT $6"};
 
+// A manual run's keys in one statement: $2 is the JSON array of keys in key order. Each key
+// is looked up on its own (LATERAL: an index probe per key, whatever the planner knows of
+// the tables, which on a new database is nothing) and its source order row shared in array
+// order, the lock order of OO_PG_INSERT_SCHEDULABLE; the eligibility rule is the same.
+constexpr Statement kInsertItemsFor{
+    "sch_insert_items_for",
+    "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT $1::bigint, "
+    "f.site_code, f.order_no, f.lot_no, 'wait' FROM jsonb_array_elements($2::jsonb) WITH "
+    "ORDINALITY AS e (k, n) CROSS JOIN LATERAL (SELECT f.site_code, f.order_no, f.lot_no FROM "
+    "schedule_key_facts f WHERE f.site_code = e.k->>0 AND f.order_no = e.k->>1 AND f.lot_no = "
+    "e.k->>2 AND NOT f.cancelled AND NOT f.has_success AND NOT f.has_live AND NOT "
+    "f.legacy_pending AND f.failed < $3::bigint FOR SHARE OF f) f ORDER BY e.n ON CONFLICT "
+    "(site_code, order_no, lot_no) WHERE status NOT IN ('failed', 'aborted') DO NOTHING "
+    "RETURNING site_code, order_no, lot_no"};
+
+// The skipped keys' facts at once, a key at a time (LATERAL, as above).
+constexpr Statement kKeyStates{
+    "sch_key_states",
+    "SELECT f.site_code, f.order_no, f.lot_no, f.has_success, f.has_live, f.failed, f.cancelled, "
+    "f.legacy_pending FROM jsonb_array_elements($1::jsonb) e CROSS JOIN LATERAL (SELECT * FROM "
+    "schedule_key_facts f WHERE f.site_code = e->>0 AND f.order_no = e->>1 AND f.lot_no = "
+    "e->>2) f"};
+
+// A `wait` item `i` whose run is not alive: ended, or its owner silent for $2 ms (the
+// reaper's rule: sch_dead_runs, sch_orphan_waits).
+#define OO_PG_ORPHAN(i)                                                                  \
+  i ".status = 'wait' AND NOT EXISTS (SELECT 1 FROM schedule_runs r WHERE r.run_id = " i \
+    ".run_id AND r.status IN ('creating', 'running') AND r.heartbeat_at >= now() - "     \
+    "$2::float8 * interval '1 millisecond')"
+
+// The orphans on a run's keys ($1: JSON array of [site, order, lot]; null: every key), aborted
+// before the run takes them, in a transaction of its own (Scheduler::create_run). `c` finds
+// the keys that hold one (the given keys one by one, LATERAL, as sch_insert_items_for); `k`
+// shares their source-order rows one by one in key order (a nested loop keeps its outer
+// side's order) before any item is touched: the order of item creation and of cancel (row,
+// then items). A concurrent creation or reaper that aborted an orphan first leaves it not
+// `wait` any more, re-checked once the row lock is granted.
+constexpr Statement kAbortOrphans{
+    "sch_abort_orphans",
+    "WITH c AS (SELECT i.site_code, i.order_no, i.lot_no FROM jsonb_array_elements($1::jsonb) e "
+    "CROSS JOIN LATERAL (SELECT i.site_code, i.order_no, i.lot_no FROM schedule_items i WHERE "
+    "i.site_code = e->>0 AND i.order_no = e->>1 AND i.lot_no = e->>2 AND " OO_PG_ORPHAN(
+        "i") ") i UNION SELECT i.site_code, i.order_no, i.lot_no FROM "
+    "schedule_items i WHERE $1::jsonb IS NULL AND " OO_PG_ORPHAN("i") "), k AS MATERIALIZED "
+    "(SELECT so.site_code, so.order_no, so.lot_no FROM (SELECT * FROM c ORDER BY site_code, "
+    "order_no, lot_no) c CROSS JOIN LATERAL (SELECT s.site_code, s.order_no, s.lot_no FROM "
+    "source_orders s WHERE s.site_code = c.site_code AND s.order_no = c.order_no AND s.lot_no = "
+    "c.lot_no FOR SHARE) so) UPDATE schedule_items i SET status = 'aborted', "
+    "error = 'run is not alive', updated_at = now() FROM k WHERE i.site_code = k.site_code AND "
+    "i.order_no = k.order_no AND i.lot_no = k.lot_no AND " OO_PG_ORPHAN("i") " RETURNING "
+    "i.item_id"};
+
 const SchedulingSql& scheduling_sql() {
   static const SchedulingSql sql{
       .insert_source = {"sch_insert_source",
@@ -153,6 +205,8 @@ const SchedulingSql& scheduling_sql() {
                           OO_PG_INSERT_SCHEDULABLE("f.site_code = $2::text AND f.order_no = "
                                                    "$3::text AND f.lot_no = $4::text AND",
                                                    "$5")},
+      .insert_items_for = kInsertItemsFor,
+      .key_states = kKeyStates,
       .key_state = {"sch_key_state",
                     "SELECT f.has_success, f.has_live, f.failed, f.cancelled, f.legacy_pending "
                     "FROM schedule_key_facts f WHERE f.site_code = $1 AND f.order_no = $2 AND "
@@ -208,6 +262,7 @@ const SchedulingSql& scheduling_sql() {
                        "so.lot_no = $6::text RETURNING site_code, order_no, lot_no, "
                        "item_id, quantity, document_scope, document_value, "
                        "document_number, " OO_PG_UTC("created_at")},
+      .abort_orphans = kAbortOrphans,
       .dead_runs =
           {"sch_dead_runs",
            "UPDATE schedule_runs SET status = 'error', error = 'owner stopped heart-beating', "

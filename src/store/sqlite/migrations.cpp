@@ -2,6 +2,7 @@
 #include "store/sqlite/audit_migrations.hpp"
 #include "store/sqlite/document_body_migrations.hpp"
 #include "store/sqlite/principal_migrations.hpp"
+#include "store/sqlite/key_facts_migrations.hpp"
 #include "store/sqlite/sql_text.hpp"
 
 namespace onceorder::store::sqlite {
@@ -768,6 +769,7 @@ constexpr Migration kMigrations[] = {
     {24, "audit_outcome", kAuditOutcomeUp, kAuditOutcomeDown},
     {25, "principals", kPrincipalsUp, kPrincipalsDown},
     {26, "document_bodies", kDocumentBodiesUp, kDocumentBodiesDown},
+    {27, "key_facts_deny_list", kKeyFactsDenyListUp, kKeyFactsDenyListDown},
 };
 
 }  // namespace

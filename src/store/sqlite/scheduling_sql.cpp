@@ -17,6 +17,24 @@ namespace onceorder::store::sqlite {
   " ORDER BY f.site_code, f.order_no, f.lot_no ON CONFLICT (site_code, order_no, lot_no) "  \
   "WHERE status NOT IN ('failed', 'aborted') DO NOTHING RETURNING item_id"
 
+// A `wait` item `i` whose run is not alive: ended, or its owner silent for ?2 ms (the
+// reaper's rule: sch_dead_runs, sch_orphan_waits).
+#define OO_SQLITE_ORPHAN(i)                                                                  \
+  i ".status = 'wait' AND NOT EXISTS (SELECT 1 FROM schedule_runs r WHERE r.run_id = " i     \
+    ".run_id AND r.status IN ('creating', 'running') AND r.heartbeat_at >= " OO_SQLITE_TIME( \
+        "'now', '-' || (?2 / 1000.0) || ' seconds'") ")"
+
+// The orphans on a run's keys (?1: JSON array of [site, order, lot]; null: every key),
+// aborted before the run takes them; one writer at a time, so nothing moves in between.
+constexpr Statement kAbortOrphans{
+    "sch_abort_orphans",
+    "UPDATE schedule_items SET status = 'aborted', error = 'run is not alive', updated_at "
+    "= " OO_SQLITE_NOW " WHERE item_id IN (SELECT i.item_id FROM json_each(?1) e JOIN "
+    "schedule_items i ON i.site_code = json_extract(e.value, '$[0]') AND i.order_no = "
+    "json_extract(e.value, '$[1]') AND i.lot_no = json_extract(e.value, '$[2]') WHERE " OO_SQLITE_ORPHAN(
+        "i") " UNION ALL SELECT i.item_id FROM schedule_items i WHERE ?1 IS NULL AND " OO_SQLITE_ORPHAN("i") ") "
+    "RETURNING item_id"};
+
 const SchedulingSql& scheduling_sql() {
   static const SchedulingSql sql{
       .insert_source = {"sch_insert_source",
@@ -113,6 +131,7 @@ const SchedulingSql& scheduling_sql() {
            "ON so.site_code = json_extract(e.value, '$[1]') AND so.order_no = "
            "json_extract(e.value, '$[2]') AND so.lot_no = json_extract(e.value, '$[3]') "
            "RETURNING item_id"},
+      .abort_orphans = kAbortOrphans,
       .dead_runs =
           {"sch_dead_runs",
            "UPDATE schedule_runs SET status = 'error', error = 'owner stopped heart-beating', "
