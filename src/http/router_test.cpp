@@ -94,7 +94,8 @@ TEST(Router, UnknownApiPathsDoNotMatch) {
                              "/v1/",
                              "/v1/scopes/",
                              "/v1/scopes//documents",
-                             "/v1/scopes/S/documents/1",
+                             "/v1/scopes/S/documents/1/x",
+                             "/v1/scopes/S/documents/",
                              "/v1/scopes/S/other",
                              "/v1/x",
                              "/v1/orders/",
@@ -119,6 +120,7 @@ TEST(Router, UnknownApiPathsDoNotMatch) {
 TEST(Router, AllowHeader) {
   EXPECT_EQ(allow_header(*match_route("/v1/scopes/S")->route), "GET, HEAD, PUT");
   EXPECT_EQ(allow_header(*match_route("/v1/scopes/S/documents")->route), "GET, HEAD, POST");
+  EXPECT_EQ(allow_header(*match_route("/v1/scopes/S/documents/12")->route), "GET, HEAD");
 }
 
 TEST(Query, SplitsAndDecodes) {
