@@ -465,7 +465,12 @@ int run(RunArgs a) {
   if (!db && patroni(a))  // what init made before it failed
     run_command(fmt::format("'{}' destroy '{}' >&2", a.pgcluster, cluster_base(a, dir).string()));
   if (!db) return 2;
-  const int status = run_and_check(a, p, dir, *db);
+  int status = 2;
+  try {
+    status = run_and_check(a, p, dir, *db);
+  } catch (const std::exception& e) {  // a database no node serves any more, say
+    std::cout << "torture: the run stopped: " << e.what() << '\n';
+  }
   // Namespaces and their processes never outlive a Patroni run (the logs stay).
   if (patroni(a)) {
     run_command(fmt::format("'{}' destroy '{}' >&2", a.pgcluster, cluster_base(a, dir).string()));

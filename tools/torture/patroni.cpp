@@ -1,16 +1,19 @@
 #include "patroni.hpp"
 
+#include <libpq-fe.h>
+#include <poll.h>
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "check_report.hpp"
-#include "e2e/http_client.hpp"
 
 namespace onceorder::torture {
 namespace {
@@ -22,6 +25,8 @@ using Json = nlohmann::json;
 constexpr auto kSampleEvery = std::chrono::milliseconds(100);
 // The longest a fault's unavailability window may last from its start.
 constexpr std::int64_t kAfterFaultMs = 30000;
+// How long the sampler waits for a node's answer before it counts the node unreachable.
+constexpr auto kSampleTimeout = std::chrono::milliseconds(500);
 
 std::uint64_t parse_lsn(const std::string& s) {
   const size_t slash = s.find('/');
@@ -30,7 +35,7 @@ std::uint64_t parse_lsn(const std::string& s) {
          std::stoull(s.substr(slash + 1), nullptr, 16);
 }
 
-bool is_primary_role(const std::string& role) { return role == "master" || role == "primary"; }
+bool is_primary_role(const std::string& role) { return role == "primary"; }
 
 struct Sample {
   std::int64_t t = 0;
@@ -106,34 +111,63 @@ std::vector<AckedWrite> acked_writes(const std::vector<Json>& lines, const Datab
   return out;
 }
 
-// Where a node was primary on timeline `tli` with WAL past that timeline's end: from the
-// successor's promotion (or the first such sample) to its last sample as that primary.
-struct StaleWindow {
+// Where a node was primary on timeline `tli` with WAL past that timeline's end: from its first
+// such sample to its last, and when the next timeline was first seen as a primary's. The node
+// was a stale primary when `to` came after `promoted` (a write it acknowledged then is on a
+// branch the cluster had left); before that, what it wrote past the fork was only its own.
+struct PastFork {
   std::string node;
-  std::int64_t tli = 0, from = 0, to = 0;
-  std::uint64_t past_fork = 0;  // bytes of WAL past the fork point, at most
+  std::int64_t tli = 0, from = 0, to = 0, promoted = -1;
+  std::uint64_t bytes = 0;  // WAL past the fork point, at most
+  bool stale() const { return promoted >= 0 && to >= promoted; }
 };
 
-std::vector<StaleWindow> stale_windows(const std::vector<Sample>& samples,
-                                       const std::map<std::int64_t, std::uint64_t>& ends) {
+std::vector<PastFork> past_forks(const std::vector<Sample>& samples,
+                                 const std::map<std::int64_t, std::uint64_t>& ends) {
   std::map<std::int64_t, std::int64_t> promoted;  // timeline → first seen as a primary's
   for (const Sample& s : samples)
     if (is_primary_role(s.role) && !promoted.contains(s.tli)) promoted[s.tli] = s.t;
-  std::map<std::pair<std::string, std::int64_t>, StaleWindow> by;
+  std::map<std::pair<std::string, std::int64_t>, PastFork> by;
   for (const Sample& s : samples) {
     const auto end = ends.find(s.tli);
     if (!is_primary_role(s.role) || end == ends.end() || s.lsn <= end->second) continue;
-    std::int64_t next_at = s.t;
-    for (const auto& [tli, t] : promoted)
-      if (tli > s.tli) next_at = std::min(next_at, t);
-    auto [it, fresh] = by.try_emplace({s.node, s.tli}, StaleWindow{s.node, s.tli, next_at, s.t});
-    it->second.from = std::min(it->second.from, next_at);
+    auto [it, fresh] = by.try_emplace({s.node, s.tli}, PastFork{s.node, s.tli, s.t, s.t});
     it->second.to = std::max(it->second.to, s.t);
-    it->second.past_fork = std::max(it->second.past_fork, s.lsn - end->second);
+    it->second.bytes = std::max(it->second.bytes, s.lsn - end->second);
+    const auto next = promoted.upper_bound(s.tli);
+    if (next != promoted.end()) it->second.promoted = next->second;
   }
-  std::vector<StaleWindow> out;
+  std::vector<PastFork> out;
   for (auto& [k, w] : by) out.push_back(w);
   return out;
+}
+
+// In recovery; the timeline (a primary's from its current WAL file's name, a replica's the
+// one it receives); the WAL position (written, or received). Empty when no answer came within
+// kSampleTimeout (a node frozen by SIGSTOP still accepts TCP but never answers).
+std::vector<std::string> sample_row(PGconn* c) {
+  static constexpr const char* kSql =
+      "SELECT pg_is_in_recovery(), CASE WHEN pg_is_in_recovery() THEN coalesce((SELECT "
+      "received_tli FROM pg_stat_wal_receiver), 0) ELSE ('x' || "
+      "substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int END, CASE WHEN "
+      "pg_is_in_recovery() THEN coalesce(pg_last_wal_receive_lsn(), '0/0') - '0/0' ELSE "
+      "pg_current_wal_lsn() - '0/0' END";
+  if (!PQsendQuery(c, kSql)) return {};
+  const auto until = std::chrono::steady_clock::now() + kSampleTimeout;
+  while (PQisBusy(c)) {
+    pollfd p{PQsocket(c), POLLIN, 0};
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) return {};
+    if (!PQconsumeInput(c)) return {};
+  }
+  std::vector<std::string> row;
+  while (PGresult* r = PQgetResult(c)) {
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+      for (int i = 0; i < 3; ++i) row.emplace_back(PQgetvalue(r, 0, i));
+    PQclear(r);
+  }
+  return row;
 }
 
 std::int64_t percentile(std::vector<std::int64_t> v, double p) {
@@ -158,47 +192,52 @@ std::vector<PgNode> patroni_nodes(const Database& db) {
   std::vector<PgNode> nodes;
   std::istringstream in(out);
   PgNode n;
-  while (in >> n.name >> n.address >> n.rest_port) nodes.push_back(n);
+  while (in >> n.name >> n.address >> n.pg_port) nodes.push_back(n);
   return nodes;
 }
 
 PgSampler::PgSampler(std::vector<PgNode> nodes, HistoryWriter& history)
-    : nodes_(std::move(nodes)), history_(history) {
-  for (const PgNode& n : nodes_) testing::HttpClient::route(n.rest_port, n.address);
-}
+    : nodes_(std::move(nodes)), history_(history) {}
 
 void PgSampler::start() {
   stop_ = false;
-  thread_ = std::thread([this] { loop(); });
+  for (const PgNode& n : nodes_) threads_.emplace_back([this, n] { loop(n); });
 }
 
 void PgSampler::stop() {
   stop_ = true;
-  if (thread_.joinable()) thread_.join();
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+  threads_.clear();
 }
 
-void PgSampler::loop() {
-  std::map<std::string, Json> last;
+// One node, on a connection of its own, asked directly: Patroni's REST API is gone exactly when
+// its agent was killed, and a PostgreSQL left running as primary then is what must be seen.
+void PgSampler::loop(const PgNode& n) {
+  const std::string conninfo = fmt::format(
+      "host={} port={} user=postgres dbname=postgres connect_timeout=1 "
+      "application_name=torture-sampler",
+      n.address, n.pg_port);
+  std::unique_ptr<PGconn, decltype(&PQfinish)> conn(nullptr, &PQfinish);
+  Json last;
   while (!stop_) {
-    for (const PgNode& n : nodes_) {
-      Json line = {{"phase", "pg"}, {"node", n.name}};
-      try {
-        testing::HttpClient c(n.rest_port, std::chrono::milliseconds(500));
-        const Json j = c.get("/patroni").json();
-        const Json& x = j.value("xlog", Json::object());
-        line["role"] = j.value("role", "");
-        line["tli"] = j.value("timeline", std::int64_t{0});
-        line["lsn"] = x.value("location", x.value("received_location", std::uint64_t{0}));
-      } catch (const std::exception&) {
-        line["role"] = "unreachable";  // stopped, partitioned from us, or restarting
+    if (!conn || PQstatus(conn.get()) != CONNECTION_OK) conn.reset(PQconnectdb(conninfo.c_str()));
+    Json line = {{"phase", "pg"}, {"node", n.name}, {"role", "unreachable"}};
+    if (PQstatus(conn.get()) == CONNECTION_OK) {
+      const auto row = sample_row(conn.get());
+      if (row.size() == 3) {
+        line["role"] = row[0] == "t" ? "replica" : "primary";
+        line["tli"] = std::stoll(row[1]);
+        line["lsn"] = std::stoull(row[2]);
+      } else {
+        conn.reset();  // frozen or gone: a new connection next time
       }
-      Json& prev = last[n.name];
-      const bool moved = prev.is_null() || prev["role"] != line["role"] ||
-                         prev.value("tli", 0) != line.value("tli", 0) ||
-                         (is_primary_role(line["role"]) && prev["lsn"] != line["lsn"]);
-      if (moved) history_.record(line);
-      prev = line;
     }
+    const bool moved = last.is_null() || last["role"] != line["role"] ||
+                       last.value("tli", 0) != line.value("tli", 0) ||
+                       (line["role"] == "primary" && last["lsn"] != line["lsn"]);
+    if (moved) history_.record(line);
+    last = line;
     std::this_thread::sleep_for(kSampleEvery);
   }
 }
@@ -214,26 +253,26 @@ CheckResult check_timelines(const std::vector<Json>& lines, const Database& db) 
     if (l.value("phase", "") == "pg" && l.contains("tli"))
       samples.push_back({l.value("t", std::int64_t{0}), l.value("node", ""), l.value("role", ""),
                          l.value("tli", std::int64_t{0}), l.value("lsn", std::uint64_t{0})});
-  const auto windows = stale_windows(samples, ends);
-  for (const auto& w : windows)
+  const auto forks = past_forks(samples, ends);
+  for (const auto& w : forks)
     r.note("timelines",
-           "{} was primary on timeline {} with up to {} bytes of WAL past its end, from {} to "
-           "{} ms (after a later timeline's promotion)",
-           w.node, w.tli, w.past_fork, w.from, w.to);
+           "{} was primary on timeline {} with up to {} bytes of WAL past its end from {} to {} "
+           "ms; the next timeline's primary was first seen at {} ms",
+           w.node, w.tli, w.bytes, w.from, w.to, w.promoted);
   long missing_elsewhere = 0;
   for (const AckedWrite& a : acked_writes(lines, db)) {
     if (a.stored) continue;
-    const auto w = std::find_if(windows.begin(), windows.end(), [&](const StaleWindow& s) {
-      return a.t >= s.from && a.t <= s.to + kSampleEvery.count();
+    const auto w = std::find_if(forks.begin(), forks.end(), [&](const PastFork& f) {
+      return f.stale() && a.t >= f.promoted && a.t <= f.to + kSampleEvery.count();
     });
-    if (w == windows.end()) {
+    if (w == forks.end()) {
       ++missing_elsewhere;
       continue;
     }
     r.violation("timelines",
                 "{} acknowledged at {} ms, not in the final database: {} was still primary on "
-                "timeline {}, which a later timeline had left at {} ms",
-                a.what, a.t, w->node, w->tli, w->from);
+                "timeline {}, which the next timeline's primary had left at {} ms",
+                a.what, a.t, w->node, w->tli, w->promoted);
   }
   if (missing_elsewhere > 0)
     r.note("timelines", "{} acknowledged writes missing outside any such window",

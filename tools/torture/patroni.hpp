@@ -34,12 +34,14 @@ const std::set<std::string>& cluster_faults();
 // A PostgreSQL node of the cluster, as `patroni-cluster nodes` lists it.
 struct PgNode {
   std::string name, address;
-  std::uint16_t rest_port = 0;
+  std::uint16_t pg_port = 0;
 };
 std::vector<PgNode> patroni_nodes(const Database& db);
 
-// Writes a `pg` line to the history whenever a node's role or timeline changes, and each
-// new WAL position of a primary: {"phase":"pg","node","role","tli","lsn"}.
+// Asks each node (a thread and a connection per node, every 100 ms) whether it is in recovery,
+// its timeline and WAL position, and writes a `pg` line to the history whenever a node's role
+// or timeline changes and at each new WAL position of a primary:
+// {"phase":"pg","node","role":"primary"|"replica"|"unreachable","tli","lsn"}.
 class PgSampler {
  public:
   PgSampler(std::vector<PgNode> nodes, HistoryWriter& history);
@@ -48,11 +50,11 @@ class PgSampler {
   void stop();
 
  private:
-  void loop();
+  void loop(const PgNode& node);
   std::vector<PgNode> nodes_;
   HistoryWriter& history_;
   std::atomic<bool> stop_{false};
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 // The timeline check, from the history's lines, `patroni-cluster timelines` and the database.
