@@ -44,11 +44,19 @@ struct Sample {
   std::uint64_t lsn = 0;
 };
 
-// The timelines' fork points as the nodes' history files say: (timeline that ended) → where.
-// Two nodes giving one timeline two different ends is a violation (two promotions that both
-// named themselves the same successor would show so).
-std::map<std::int64_t, std::uint64_t> fork_points(const std::string& text, Report& r) {
-  std::map<std::int64_t, std::uint64_t> ends;
+// The final lineage as the nodes' history files and control files say: where each timeline
+// that led to the newest one ended, and the newest. Two nodes giving one timeline two different
+// ends is a violation (two promotions that both named themselves the same successor would show
+// so).
+struct Lineage {
+  std::map<std::int64_t, std::uint64_t> ends;  // timeline that ended → where
+  std::int64_t current = 0;
+  bool contains(std::int64_t tli) const { return tli == current || ends.contains(tli); }
+};
+
+Lineage lineage_of(const std::string& text, Report& r) {
+  Lineage lineage;
+  auto& ends = lineage.ends;
   std::map<std::int64_t, std::string> said_by;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
@@ -59,6 +67,7 @@ std::map<std::int64_t, std::uint64_t> fork_points(const std::string& text, Repor
     if (kind == "current") {
       f >> file_tli;
       r.note("timelines", "{}: timeline {} (pg_control, last checkpoint)", node, file_tli);
+      lineage.current = std::max(lineage.current, file_tli);
       continue;
     }
     if (!(f >> file_tli >> parent >> lsn)) continue;
@@ -71,7 +80,7 @@ std::map<std::int64_t, std::uint64_t> fork_points(const std::string& text, Repor
                   it->second, said_by[parent], at, node);
     }
   }
-  return ends;
+  return lineage;
 }
 
 struct AckedWrite {
@@ -170,6 +179,20 @@ std::vector<std::string> sample_row(PGconn* c) {
   return row;
 }
 
+// Where a node was primary on a timeline the final lineage does not hold: everything it wrote
+// there is gone. Per node and timeline, its first and last sample as that primary.
+std::vector<PastFork> abandoned(const std::vector<Sample>& samples, const Lineage& lineage) {
+  std::map<std::pair<std::string, std::int64_t>, PastFork> by;
+  for (const Sample& s : samples) {
+    if (!is_primary_role(s.role) || s.tli == 0 || lineage.contains(s.tli)) continue;
+    auto [it, fresh] = by.try_emplace({s.node, s.tli}, PastFork{s.node, s.tli, s.t, s.t, s.t});
+    it->second.to = std::max(it->second.to, s.t);
+  }
+  std::vector<PastFork> out;
+  for (auto& [k, w] : by) out.push_back(w);
+  return out;
+}
+
 std::int64_t percentile(std::vector<std::int64_t> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -247,18 +270,25 @@ CheckResult check_timelines(const std::vector<Json>& lines, const Database& db) 
   r["timelines"];
   std::string text;
   run_command("'" + db.script() + "' timelines '" + db.base() + "'", &text);
-  const auto ends = fork_points(text, r);
+  const Lineage lineage = lineage_of(text, r);
   std::vector<Sample> samples;
   for (const Json& l : lines)
     if (l.value("phase", "") == "pg" && l.contains("tli"))
       samples.push_back({l.value("t", std::int64_t{0}), l.value("node", ""), l.value("role", ""),
                          l.value("tli", std::int64_t{0}), l.value("lsn", std::uint64_t{0})});
-  const auto forks = past_forks(samples, ends);
+  auto forks = past_forks(samples, lineage.ends);
   for (const auto& w : forks)
     r.note("timelines",
            "{} was primary on timeline {} with up to {} bytes of WAL past its end from {} to {} "
            "ms; the next timeline's primary was first seen at {} ms",
            w.node, w.tli, w.bytes, w.from, w.to, w.promoted);
+  for (const auto& w : abandoned(samples, lineage)) {
+    r.note("timelines",
+           "{} was primary from {} to {} ms on timeline {}, which the final lineage (up to "
+           "timeline {}) does not hold",
+           w.node, w.from, w.to, w.tli, lineage.current);
+    forks.push_back(w);  // stale throughout: promoted == from
+  }
   long missing_elsewhere = 0;
   for (const AckedWrite& a : acked_writes(lines, db)) {
     if (a.stored) continue;
@@ -270,14 +300,14 @@ CheckResult check_timelines(const std::vector<Json>& lines, const Database& db) 
       continue;
     }
     r.violation("timelines",
-                "{} acknowledged at {} ms, not in the final database: {} was still primary on "
-                "timeline {}, which the next timeline's primary had left at {} ms",
+                "{} acknowledged at {} ms, not in the final database: {} was primary on "
+                "timeline {}, left by the final lineage (at {} ms)",
                 a.what, a.t, w->node, w->tli, w->promoted);
   }
   if (missing_elsewhere > 0)
     r.note("timelines", "{} acknowledged writes missing outside any such window",
            missing_elsewhere);
-  r.note("timelines", "{} timeline switches on the final lineage, {} samples", ends.size(),
+  r.note("timelines", "{} timeline switches on the final lineage, {} samples", lineage.ends.size(),
          samples.size());
   auto results = r.take();
   return results.front();
