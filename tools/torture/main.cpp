@@ -58,7 +58,7 @@ struct Profile {
 Profile patroni_profile(const std::string& name) {
   std::vector<std::string> faults = {"kill", "pause"};
   faults.insert(faults.end(), cluster_faults().begin(), cluster_faults().end());
-  if (name == "long") return {200000, 1500, 8, 150, faults, 1000, 3000, 5000, 900};
+  if (name == "long") return {200000, 1800, 8, 150, faults, 1000, 3000, 5000, 900};
   if (name == "calm") return {1500, 30, 8, 0, {}, 2000, 4000, 0, 90};
   return {18000, 120, 8, 150, faults, 1000, 3000, 1000, 120};
 }

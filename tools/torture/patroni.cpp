@@ -345,12 +345,16 @@ std::string unavailability(const std::vector<Json>& lines, const std::string& pa
   std::map<std::string, std::vector<std::int64_t>> by_kind;
   for (const Window& w : windows) {
     const std::int64_t end = w.end < 0 ? w.start + kAfterFaultMs : w.end;
+    // Up to the first acknowledgement at or after the window's end: a service still down then
+    // is down for all of it.
     std::int64_t prev = w.start, longest = 0;
-    for (auto it = std::lower_bound(acks.begin(), acks.end(), w.start);
-         it != acks.end() && *it <= end; ++it) {
-      longest = std::max(longest, *it - prev);
+    auto it = std::lower_bound(acks.begin(), acks.end(), w.start);
+    for (; it != acks.end(); ++it) {
+      longest = std::max(longest, std::min(*it, end) - prev);
       prev = *it;
+      if (*it >= end) break;
     }
+    if (it == acks.end()) longest = std::max(longest, end - prev);
     by_kind[w.kind].push_back(longest);
     by_kind["all"].push_back(longest);
   }
