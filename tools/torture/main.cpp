@@ -514,6 +514,9 @@ int main(int argc, char** argv) {
   auto* pl = app.add_subcommand("plant", "plant violations into copies of a clean SQLite run");
   pl->add_option("--dir", a.dir_s, "the clean run's directory")->required();
   pl->add_option("--check-bin", a.product_bin, "the onceorder binary for `check`")->required();
+  auto* win = app.add_subcommand(
+      "windows", "the unavailability windows of a kept Patroni run, from its history");
+  win->add_option("--dir", a.dir_s, "the run's directory")->required();
   PollerOptions po;
   auto* poll = app.add_subcommand("poll", "the naive outbox poller (started by `run`)");
   poll->add_option("--db", po.db_url, "libpq connection string")->required();
@@ -523,6 +526,12 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (poll->parsed()) return poll_main(po);
+  if (win->parsed()) {
+    const fs::path dir = a.dir_s;
+    std::cout << unavailability(read_history_lines((dir / "history.jsonl").string()),
+                                (dir / "unavailability.json").string());
+    return 0;
+  }
   if (pl->parsed()) return plant(fs::absolute(a.dir_s), fs::absolute(a.product_bin));
   if (chk->parsed()) return check_again(a.dir_s, a.product_bin, a.pgcluster);
   return run(a);

@@ -193,6 +193,28 @@ std::vector<PastFork> abandoned(const std::vector<Sample>& samples, const Lineag
   return out;
 }
 
+// Each cluster fault's window: from its start until the cluster was healthy again (at most
+// kAfterFaultMs from its start), and never into the next fault (end -1: none came).
+struct FaultWindow {
+  std::string kind;
+  std::int64_t start = 0, end = 0;
+};
+
+std::vector<FaultWindow> fault_windows(const std::vector<Json>& lines) {
+  std::vector<FaultWindow> windows;
+  for (const Json& l : lines) {
+    if (l.value("phase", "") != "nemesis") continue;
+    const std::string fault = l.value("fault", "");
+    const std::int64_t t = l.value("t", std::int64_t{0});
+    if (!windows.empty() && windows.back().end < 0 && fault == "recovered")
+      windows.back().end = std::min(t, windows.back().start + kAfterFaultMs);
+    if (!windows.empty() && windows.back().end < 0) windows.back().end = t;
+    if (cluster_faults().contains(fault))
+      windows.push_back({fault, t - l.value("ms", std::int64_t{0}), -1});
+  }
+  return windows;
+}
+
 std::int64_t percentile(std::vector<std::int64_t> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -315,7 +337,10 @@ CheckResult check_timelines(const std::vector<Json>& lines, const Database& db) 
 
 std::string unavailability(const std::vector<Json>& lines, const std::string& path) {
   std::vector<std::int64_t> acks;
+  std::int64_t workload_end = 0;  // the last request of the workload (not the final replays)
   for (const Json& l : lines) {
+    if (l.value("phase", "") == "invoke" && !l.value("final", false))
+      workload_end = std::max(workload_end, l.value("t", std::int64_t{0}));
     if (l.value("phase", "") != "ok") continue;
     const std::string type = l.value("type", "");
     const bool write = type == "order" || type == "document" || type == "cancel" ||
@@ -325,26 +350,15 @@ std::string unavailability(const std::vector<Json>& lines, const std::string& pa
     if (write && !replayed) acks.push_back(l.value("t", std::int64_t{0}));
   }
   std::sort(acks.begin(), acks.end());
-  // Each fault's window: from its start until the cluster was healthy again (at most 30 s
-  // after the fault's end), and never into the next fault.
-  struct Window {
-    std::string kind;
-    std::int64_t start = 0, end = 0;
-  };
-  std::vector<Window> windows;
-  for (const Json& l : lines) {
-    if (l.value("phase", "") != "nemesis") continue;
-    const std::string fault = l.value("fault", "");
-    const std::int64_t t = l.value("t", std::int64_t{0});
-    if (!windows.empty() && windows.back().end < 0 && fault == "recovered")
-      windows.back().end = std::min(t, windows.back().start + kAfterFaultMs);
-    if (!windows.empty() && windows.back().end < 0) windows.back().end = t;
-    if (cluster_faults().contains(fault))
-      windows.push_back({fault, t - l.value("ms", std::int64_t{0}), -1});
-  }
+  const std::vector<FaultWindow> windows = fault_windows(lines);
   std::map<std::string, std::vector<std::int64_t>> by_kind;
-  for (const Window& w : windows) {
+  int cut_short = 0;
+  for (const FaultWindow& w : windows) {
     const std::int64_t end = w.end < 0 ? w.start + kAfterFaultMs : w.end;
+    if (end > workload_end) {  // no client asked any more: the window cannot be measured
+      ++cut_short;
+      continue;
+    }
     // Up to the first acknowledgement at or after the window's end: a service still down then
     // is down for all of it.
     std::int64_t prev = w.start, longest = 0;
@@ -370,6 +384,9 @@ std::string unavailability(const std::vector<Json>& lines, const std::string& pa
         "ms, p99 {} ms, max {} ms\n",
         kind, v.size(), percentile(v, 0.5), percentile(v, 0.99), percentile(v, 1.0));
   }
+  if (cut_short > 0)
+    text += fmt::format("  ({} faults left out: they ended after the workload)\n", cut_short);
+  j["left_out"] = cut_short;
   std::ofstream(path) << j.dump(2) << '\n';
   return text;
 }
