@@ -128,6 +128,7 @@ struct PastFork {
   std::string node;
   std::int64_t tli = 0, from = 0, to = 0, promoted = -1;
   std::uint64_t bytes = 0;  // WAL past the fork point, at most
+  bool abandoned = false;   // a timeline the final lineage does not hold
   bool stale() const { return promoted >= 0 && to >= promoted; }
 };
 
@@ -185,7 +186,8 @@ std::vector<PastFork> abandoned(const std::vector<Sample>& samples, const Lineag
   std::map<std::pair<std::string, std::int64_t>, PastFork> by;
   for (const Sample& s : samples) {
     if (!is_primary_role(s.role) || s.tli == 0 || lineage.contains(s.tli)) continue;
-    auto [it, fresh] = by.try_emplace({s.node, s.tli}, PastFork{s.node, s.tli, s.t, s.t, s.t});
+    auto [it, fresh] =
+        by.try_emplace({s.node, s.tli}, PastFork{s.node, s.tli, s.t, s.t, s.t, 0, true});
     it->second.to = std::max(it->second.to, s.t);
   }
   std::vector<PastFork> out;
@@ -323,8 +325,11 @@ CheckResult check_timelines(const std::vector<Json>& lines, const Database& db) 
     }
     r.violation("timelines",
                 "{} acknowledged at {} ms, not in the final database: {} was primary on "
-                "timeline {}, left by the final lineage (at {} ms)",
-                a.what, a.t, w->node, w->tli, w->promoted);
+                "timeline {}, {} {} ms",
+                a.what, a.t, w->node, w->tli,
+                w->abandoned ? "which the final lineage does not hold, from"
+                             : "which the next timeline's primary had left at",
+                w->promoted);
   }
   if (missing_elsewhere > 0)
     r.note("timelines", "{} acknowledged writes missing outside any such window",
