@@ -8,6 +8,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
@@ -36,12 +37,23 @@ bhttp::verb to_verb(Method method) {
   throw std::invalid_argument("unknown HTTP method");
 }
 
+std::map<std::uint16_t, std::string>& client_routes() {
+  static std::map<std::uint16_t, std::string> table;
+  return table;
+}
+
+std::string client_address_of(std::uint16_t port) {
+  const auto it = client_routes().find(port);
+  return it == client_routes().end() ? "127.0.0.1" : it->second;
+}
+
 }  // namespace
 
 class HttpClient::Connection {
  public:
   Connection(std::uint16_t port, std::chrono::milliseconds timeout)
-      : endpoint_(boost::asio::ip::make_address("127.0.0.1"), port), timeout_(timeout) {}
+      : endpoint_(boost::asio::ip::make_address(client_address_of(port)), port),
+        timeout_(timeout) {}
 
   HttpResponse request(Method method, const std::string& target, const std::string& body,
                        const Headers& headers) {
@@ -149,6 +161,10 @@ class HttpClient::Connection {
   std::optional<boost::beast::tcp_stream> stream_;
   boost::beast::flat_buffer buffer_;
 };
+
+void HttpClient::route(std::uint16_t port, const std::string& address) {
+  client_routes()[port] = address;
+}
 
 HttpClient::HttpClient(std::uint16_t port, std::chrono::milliseconds timeout)
     : connection_(std::make_unique<Connection>(port, timeout)) {}

@@ -85,6 +85,11 @@ class HttpClient {
   // Whether a new connection is accepted (false: refused or timed out).
   bool can_connect();
 
+  // Clients made afterwards for `port` connect to `address` instead of 127.0.0.1: the torture
+  // harness's servers in network namespaces of their own (each on a port of its own). Call
+  // before the clients' threads start.
+  static void route(std::uint16_t port, const std::string& address);
+
  private:
   class Connection;
   std::unique_ptr<Connection> connection_;

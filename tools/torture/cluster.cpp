@@ -19,13 +19,13 @@
 namespace onceorder::torture {
 namespace {
 
-bool healthz(std::uint16_t port) {
+bool healthz(const std::string& address, std::uint16_t port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return false;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  inet_pton(AF_INET, address.c_str(), &addr.sin_addr);
   timeval tv{1, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   bool ok = false;
@@ -91,9 +91,13 @@ Serve::~Serve() {
 
 bool Serve::start(int wait_s) {
   if (pid_ > 0) return true;
-  std::vector<std::string> argv_s = {bin_,    "--db",     db_url_,
-                                     "serve", "--listen", "127.0.0.1:" + std::to_string(port_)};
+  std::vector<std::string> argv_s;
+  if (!netns_.empty()) argv_s = {"/usr/bin/ip", "netns", "exec", netns_};
+  argv_s.insert(argv_s.end(), {bin_, "--db", db_url_, "serve", "--listen",
+                               address_ + ":" + std::to_string(port_)});
   argv_s.insert(argv_s.end(), args_.begin(), args_.end());
+  // Plain HTTP on the bridge's private test address, which is not loopback.
+  if (!netns_.empty()) argv_s.push_back("--behind-tls-proxy");
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -111,7 +115,7 @@ bool Serve::start(int wait_s) {
   paused_ = false;
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
   while (std::chrono::steady_clock::now() < until) {
-    if (healthz(port_)) return true;
+    if (healthz(address_, port_)) return true;
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;  // it exited (e.g. the port was still taken): the caller may try again
@@ -120,6 +124,11 @@ bool Serve::start(int wait_s) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return false;
+}
+
+void Serve::place(std::string netns, std::string address) {
+  netns_ = std::move(netns);
+  address_ = std::move(address);
 }
 
 void Serve::set_option(const std::string& name, const std::string& value) {
@@ -242,5 +251,14 @@ bool Database::pgcluster(const char* verb) const {
 bool Database::restart() const { return postgres_ && pgcluster("restart"); }
 bool Database::failover() const { return postgres_ && pgcluster("failover"); }
 bool Database::wait_sync() const { return !postgres_ || pgcluster("wait-sync"); }
+
+bool Database::fault(const std::string& kind, std::uint64_t seed, std::string* what) const {
+  const int status = run_command(shell_quote(pgcluster_) + " fault " + shell_quote(base_) + " " +
+                                     shell_quote(kind) + " " + std::to_string(seed % 32768),
+                                 what);
+  if (what)
+    while (!what->empty() && what->back() == '\n') what->pop_back();
+  return status == 0;
+}
 
 }  // namespace onceorder::torture

@@ -28,6 +28,9 @@ class Serve {
 
   // Starts the process and waits (at most `wait_s`) until /healthz answers.
   bool start(int wait_s = 30);
+  // From the next start on, runs in network namespace `netns` (`ip netns exec`, which keeps
+  // the pid) and listens on `address` instead of 127.0.0.1.
+  void place(std::string netns, std::string address);
   // Gives an option of the command line another value from the next start on.
   void set_option(const std::string& name, const std::string& value);
   void kill_hard();  // SIGKILL, and reaps it
@@ -44,6 +47,7 @@ class Serve {
   std::uint16_t port_;
   std::vector<std::string> args_;
   std::string log_path_;
+  std::string netns_, address_ = "127.0.0.1";
   pid_t pid_ = -1;
   bool paused_ = false;
 };
@@ -65,6 +69,10 @@ class Database {
   bool restart() const;
   bool failover() const;
   bool wait_sync() const;
+  // The cluster script's `fault BASE KIND SEED` (tools/torture/patroni-cluster): what it did.
+  bool fault(const std::string& kind, std::uint64_t seed, std::string* what) const;
+  const std::string& script() const { return pgcluster_; }
+  const std::string& base() const { return base_; }
 
  private:
   bool pgcluster(const char* verb) const;  // runs `pgcluster VERB BASE`

@@ -171,13 +171,14 @@ bool set_up_endpoints(const Targets& targets, const std::vector<Receiver*>& rece
                       HistoryWriter& history) {
   for (const Receiver* r : receivers) {
     if (r->options().mode == "poller") continue;
-    const FeedJson body = {{"url", fmt::format("http://127.0.0.1:{}/events", r->port())},
-                           {"secret", r->options().secret},
-                           {"types", FeedJson::array()},
-                           {"delivery", r->options().mode},
-                           {"max_attempts", 50},
-                           {"backoff_seconds", 1},
-                           {"after", "0"}};
+    const FeedJson body = {
+        {"url", fmt::format("http://{}:{}/events", r->options().address, r->port())},
+        {"secret", r->options().secret},
+        {"types", FeedJson::array()},
+        {"delivery", r->options().mode},
+        {"max_attempts", 50},
+        {"backoff_seconds", 1},
+        {"after", "0"}};
     int status = 0;
     for (int attempt = 0; attempt < 20 && status != 201 && status != 200; ++attempt) {
       try {

@@ -29,10 +29,11 @@
 #include "feed.hpp"
 #include "history.hpp"
 #include "nemesis.hpp"
+#include "patroni.hpp"
 #include "plant.hpp"
 #include "poller.hpp"
 #include "receiver.hpp"
-#include "torture_paths.hpp"  // generated: ONCEORDER_PGCLUSTER
+#include "torture_paths.hpp"  // generated: ONCEORDER_PGCLUSTER, ONCEORDER_PATRONI_CLUSTER
 #include "workload.hpp"
 
 namespace fs = std::filesystem;
@@ -51,6 +52,16 @@ struct Profile {
   int preload;  // source orders waiting before the start: batch runs are busy throughout
   int settle;   // seconds production may take to settle after healing
 };
+
+// A Patroni cluster's profile: every fault of its own once a round with the servers' kill and
+// pause (the receivers' faults are the other profiles' business); a round takes about 100 s.
+Profile patroni_profile(const std::string& name) {
+  std::vector<std::string> faults = {"kill", "pause"};
+  faults.insert(faults.end(), cluster_faults().begin(), cluster_faults().end());
+  if (name == "long") return {200000, 1800, 8, 150, faults, 1000, 3000, 5000, 900};
+  if (name == "calm") return {1500, 30, 8, 0, {}, 2000, 4000, 0, 90};
+  return {18000, 120, 8, 150, faults, 1000, 3000, 1000, 120};
+}
 
 Profile profile(const std::string& name, bool postgres, bool outbox) {
   std::vector<std::string> faults = {"kill", "kill", "pause"};
@@ -125,6 +136,8 @@ std::string unsettled_sql(int max_attempts) {
 struct RunArgs {
   std::string engine = "sqlite", profile_name = "short", bin = "build/onceorder", variant;
   std::string dir_s, pgcluster = ONCEORDER_PGCLUSTER, expect, product_bin;
+  std::string cluster = "pgcluster";  // or patroni (tools/torture/patroni-cluster)
+  bool unsafe = false;                // patroni: no synchronous mode, lagging replicas
   std::uint64_t seed = 1;
   std::int64_t ops = 0;
   int seconds = 0, clients = 0, preload = -1, pace = -1, settle = -1;
@@ -159,21 +172,36 @@ void add_run_options(CLI::App* run, RunArgs& a) {
                   "source orders waiting at the start (overrides the profile)");
   run->add_option("--dir", a.dir_s, "where the run keeps its files (default: a new temp dir)");
   run->add_option("--pgcluster", a.pgcluster, "the pgcluster script");
+  run->add_option("--cluster", a.cluster,
+                  "PostgreSQL as pgcluster (a primary and a standby, failed over by script) or "
+                  "patroni (3 etcd, 3 nodes under Patroni, every member in a network namespace)")
+      ->check(CLI::IsMember({"pgcluster", "patroni"}));
+  run->add_flag("--unsafe", a.unsafe,
+                "patroni: synchronous_mode off and the replicas lagging (the checker must catch "
+                "lost writes)");
+}
+
+bool patroni(const RunArgs& a) { return a.cluster == "patroni"; }
+fs::path cluster_base(const RunArgs& a, const fs::path& dir) {
+  return dir / (patroni(a) ? "pc" : "pg");
 }
 
 // The database of a run, migrated, with the variant's schema and the preloaded source orders.
 std::optional<Database> make_database(const RunArgs& a, const Profile& p, const fs::path& dir) {
   std::optional<Database> db;
   if (a.engine == "postgresql") {
-    if (fs::exists(dir / "pg"))  // an earlier run's cluster in the same directory
-      run_command(fmt::format("'{}' destroy '{}' >&2", a.pgcluster, (dir / "pg").string()));
-    const std::string cmd = fmt::format("'{}' init '{}' {} {} >&2", a.pgcluster,
-                                        (dir / "pg").string(), free_port(), free_port());
+    const fs::path base = cluster_base(a, dir);
+    if (fs::exists(base))  // an earlier run's cluster in the same directory
+      run_command(fmt::format("'{}' destroy '{}' >&2", a.pgcluster, base.string()));
+    const std::string cmd = patroni(a) ? fmt::format("'{}' init '{}' {} >&2", a.pgcluster,
+                                                     base.string(), a.unsafe ? "--unsafe" : "")
+                                       : fmt::format("'{}' init '{}' {} {} >&2", a.pgcluster,
+                                                     base.string(), free_port(), free_port());
     if (run_command(cmd) != 0) {
       std::cerr << "torture: the PostgreSQL cluster did not start\n";
       return std::nullopt;
     }
-    db = Database::postgres(a.pgcluster, dir / "pg");
+    db = Database::postgres(a.pgcluster, base);
   } else {
     db = Database::sqlite(dir / "torture.db");
   }
@@ -191,7 +219,17 @@ std::optional<Database> make_database(const RunArgs& a, const Profile& p, const 
   return db;
 }
 
-bool start_serves(const std::string& bin, const Database& db, const fs::path& dir,
+// On a Patroni cluster each serve runs in its own network namespace ("NAMESPACE ADDRESS").
+std::pair<std::string, std::string> serve_place(const Database& db, int i) {
+  std::string out;
+  run_command(fmt::format("'{}' serve-ns '{}' {}", db.script(), db.base(), i + 1), &out);
+  std::istringstream in(out);
+  std::string ns, address;
+  in >> ns >> address;
+  return {ns, address};
+}
+
+bool start_serves(const std::string& bin, const Database& db, const fs::path& dir, bool in_netns,
                   std::vector<std::unique_ptr<Serve>>& serves, Targets& targets) {
   // The token the harness's clients send by default (testing::kTestAdminToken).
   const std::string tokens = (dir / "tokens").string();
@@ -206,6 +244,11 @@ bool start_serves(const std::string& bin, const Database& db, const fs::path& di
   for (int i = 0; i < 2; ++i) {
     serves.push_back(std::make_unique<Serve>(bin, db.url(), free_port(), serve_args,
                                              (dir / fmt::format("serve-{}.log", i)).string()));
+    if (in_netns) {
+      const auto [ns, address] = serve_place(db, i);
+      serves.back()->place(ns, address);
+      onceorder::testing::HttpClient::route(serves.back()->port(), address);
+    }
     if (!serves.back()->start()) {
       std::cerr << "torture: serve " << i << " did not start (see its log in " << dir << ")\n";
       return false;
@@ -255,12 +298,17 @@ bool start_outbox(const RunArgs& a, const Database& db, const fs::path& dir, con
     return side.poller->start();
   }
   if (!a.variant.empty()) return true;  // the seeds' naive designs: no outbox
+  std::string address = "127.0.0.1";    // the servers in namespaces reach the harness on the bridge
+  if (patroni(a)) {
+    run_command(fmt::format("'{}' harness-ip '{}'", db.script(), db.base()), &address);
+    while (!address.empty() && address.back() == '\n') address.pop_back();
+  }
   for (const char* mode : {"at_least_once", "at_most_once"}) {
     const std::string name = std::string(mode) == "at_least_once" ? "alo" : "amo";
-    side.receivers.push_back(std::make_unique<Receiver>(
-        ReceiverOptions{name, mode, "torture-secret-" + name, std::chrono::milliseconds(1500),
-                        std::chrono::milliseconds(0)},
-        history));
+    ReceiverOptions ro{name, mode, "torture-secret-" + name, std::chrono::milliseconds(1500),
+                       std::chrono::milliseconds(0)};
+    ro.address = address;
+    side.receivers.push_back(std::make_unique<Receiver>(ro, history));
     if (!side.receivers.back()->start()) return false;
   }
   if (!set_up_endpoints(targets, side.list(), history)) return false;
@@ -311,7 +359,7 @@ void print_counts(const History& h, std::int64_t invoked, double elapsed, bool h
 int run_and_check(const RunArgs& a, const Profile& p, const fs::path& dir, Database& db) {
   std::vector<std::unique_ptr<Serve>> serves;
   Targets targets;
-  if (!start_serves(a.bin, db, dir, serves, targets)) return 2;
+  if (!start_serves(a.bin, db, dir, patroni(a), serves, targets)) return 2;
   HistoryWriter history((dir / "history.jsonl").string());
   WorkloadOptions wo;
   wo.seed = a.seed;
@@ -324,9 +372,13 @@ int run_and_check(const RunArgs& a, const Profile& p, const fs::path& dir, Datab
     std::cerr << "torture: set-up failed\n";
     return 2;
   }
-  Nemesis nemesis({a.seed, p.faults, std::chrono::milliseconds(p.min_gap_ms),
-                   std::chrono::milliseconds(p.max_gap_ms), std::chrono::milliseconds(2000)},
-                  serves, db, history, {side.list(), side.poller.get()});
+  Nemesis nemesis(
+      {a.seed, p.faults, std::chrono::milliseconds(p.min_gap_ms),
+       std::chrono::milliseconds(p.max_gap_ms), std::chrono::milliseconds(2000), patroni(a)},
+      serves, db, history, {side.list(), side.poller.get()});
+  std::optional<PgSampler> sampler;
+  if (patroni(a)) sampler.emplace(patroni_nodes(db), history);
+  if (sampler) sampler->start();
   std::thread nemesis_thread([&] { nemesis.run(); });
   std::atomic<std::int64_t> next_id{0};
   const auto started = std::chrono::steady_clock::now();
@@ -346,6 +398,7 @@ int run_and_check(const RunArgs& a, const Profile& p, const fs::path& dir, Datab
                                          std::chrono::seconds(std::max(p.settle, 60)));
   for (auto& s : serves) s->terminate();
   for (auto& r : side.receivers) r->stop();
+  if (sampler) sampler->stop();
 
   const History h = load_history((dir / "history.jsonl").string());
   print_counts(h, invoked, elapsed, healed, finish_s, settled, nemesis);
@@ -354,12 +407,26 @@ int run_and_check(const RunArgs& a, const Profile& p, const fs::path& dir, Datab
         "torture: outbox settled in {:.1f} s{}\n",
         std::chrono::duration<double>(std::chrono::steady_clock::now() - outbox_started).count(),
         left.empty() ? "" : "; LEFT: " + left);
-  return print_report(check(h, db, {wo.skus, a.product_bin, 5, side.spec()}), a.expect, dir);
+  std::vector<CheckResult> results = check(h, db, {wo.skus, a.product_bin, 5, side.spec()});
+  if (patroni(a)) {
+    const auto lines = read_history_lines((dir / "history.jsonl").string());
+    results.push_back(check_timelines(lines, db));
+    std::cout << "torture: unavailability (the longest time without an acknowledged write, from "
+                 "each cluster fault's start until the cluster is healthy again)\n"
+              << unavailability(lines, (dir / "unavailability.json").string());
+  }
+  return print_report(results, a.expect, dir);
 }
 
 int run(RunArgs a) {
   const bool postgres = a.engine == "postgresql";
-  Profile p = profile(a.profile_name, postgres, a.variant.empty());
+  if (patroni(a) && (!postgres || !a.variant.empty())) {
+    std::cerr << "torture: --cluster patroni runs the product on PostgreSQL only\n";
+    return 2;
+  }
+  if (patroni(a) && a.pgcluster == ONCEORDER_PGCLUSTER) a.pgcluster = ONCEORDER_PATRONI_CLUSTER;
+  Profile p = patroni(a) ? patroni_profile(a.profile_name)
+                         : profile(a.profile_name, postgres, a.variant.empty());
   if (a.ops > 0) p.ops = a.ops;
   if (a.seconds > 0) p.seconds = a.seconds;
   if (a.clients > 0) p.clients = a.clients;
@@ -382,11 +449,11 @@ int run(RunArgs a) {
                          {"amo", "at_most_once", "torture-secret-amo"}};
   if (a.variant.empty()) planned.feed = true;
   if (a.variant == "poller") planned.receivers = {{"poller", "poller", ""}};
-  std::ofstream(dir / "run.json")
-      << Json{{"engine", a.engine}, {"profile", a.profile_name},  {"seed", a.seed},
-              {"bin", a.bin},       {"check_bin", a.product_bin}, {"variant", a.variant},
-              {"expect", a.expect}, {"outbox", planned.to_json()}}
-             .dump(2);
+  std::ofstream(dir / "run.json") << Json{
+      {"engine", a.engine},         {"profile", a.profile_name}, {"seed", a.seed},
+      {"cluster", a.cluster},       {"unsafe", a.unsafe},        {"bin", a.bin},
+      {"check_bin", a.product_bin}, {"variant", a.variant},      {"expect", a.expect},
+      {"outbox", planned.to_json()}}.dump(2);
   std::cout << fmt::format(
                    "torture: {} profile on {}, seed {}, {} clients, up to {} ops in {} s "
                    "(pace {}/s), {} source orders preloaded, faults [{}]{}; files in {}\n",
@@ -395,8 +462,20 @@ int run(RunArgs a) {
                    dir.string())
             << std::flush;
   std::optional<Database> db = make_database(a, p, dir);
+  if (!db && patroni(a))  // what init made before it failed
+    run_command(fmt::format("'{}' destroy '{}' >&2", a.pgcluster, cluster_base(a, dir).string()));
   if (!db) return 2;
-  const int status = run_and_check(a, p, dir, *db);
+  int status = 2;
+  try {
+    status = run_and_check(a, p, dir, *db);
+  } catch (const std::exception& e) {  // a database no node serves any more, say
+    std::cout << "torture: the run stopped: " << e.what() << '\n';
+  }
+  // Namespaces and their processes never outlive a Patroni run (the logs stay).
+  if (patroni(a)) {
+    run_command(fmt::format("'{}' destroy '{}' >&2", a.pgcluster, cluster_base(a, dir).string()));
+    return status;
+  }
   // A run that failed keeps its cluster running for a look (`check --dir` runs the checker
   // again); ONCEORDER_TORTURE_KEEP=1 keeps any run's.
   if (postgres && status == 0 && std::getenv("ONCEORDER_TORTURE_KEEP") == nullptr)
@@ -435,6 +514,9 @@ int main(int argc, char** argv) {
   auto* pl = app.add_subcommand("plant", "plant violations into copies of a clean SQLite run");
   pl->add_option("--dir", a.dir_s, "the clean run's directory")->required();
   pl->add_option("--check-bin", a.product_bin, "the onceorder binary for `check`")->required();
+  auto* win = app.add_subcommand(
+      "windows", "the unavailability windows of a kept Patroni run, from its history");
+  win->add_option("--dir", a.dir_s, "the run's directory")->required();
   PollerOptions po;
   auto* poll = app.add_subcommand("poll", "the naive outbox poller (started by `run`)");
   poll->add_option("--db", po.db_url, "libpq connection string")->required();
@@ -444,6 +526,12 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (poll->parsed()) return poll_main(po);
+  if (win->parsed()) {
+    const fs::path dir = a.dir_s;
+    std::cout << unavailability(read_history_lines((dir / "history.jsonl").string()),
+                                (dir / "unavailability.json").string());
+    return 0;
+  }
   if (pl->parsed()) return plant(fs::absolute(a.dir_s), fs::absolute(a.product_bin));
   if (chk->parsed()) return check_again(a.dir_s, a.product_bin, a.pgcluster);
   return run(a);

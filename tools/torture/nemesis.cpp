@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "e2e/http_client.hpp"
+#include "patroni.hpp"
 
 namespace onceorder::torture {
 namespace {
@@ -62,7 +63,9 @@ void Nemesis::run() {
 }
 
 void Nemesis::inject(const std::string& fault) {
-  if (fault == "kill")
+  if (options_.patroni && cluster_faults().contains(fault))
+    cluster_fault(fault);
+  else if (fault == "kill")
     kill_one();
   else if (fault == "pause")
     pause_one();
@@ -154,6 +157,19 @@ void Nemesis::database_fault(const char* name, bool (Database::*act)() const) {
   const bool ok = (db_.*act)();
   ++counts_[name];
   history_.note({{"fault", name}, {"ok", ok}, {"ms", ms_since(t)}});
+}
+
+// The fault is held and healed by the script; the recovery (a leader with a synchronous
+// standby, every replica streaming) is timed apart.
+void Nemesis::cluster_fault(const std::string& name) {
+  const auto t = std::chrono::steady_clock::now();
+  std::string what;
+  const bool ok = db_.fault(name, state_, &what);
+  ++counts_[name];
+  history_.note({{"fault", name}, {"ok", ok}, {"what", what}, {"ms", ms_since(t)}});
+  const auto r = std::chrono::steady_clock::now();
+  const bool healthy = db_.wait_sync();
+  history_.note({{"fault", "recovered"}, {"after", name}, {"ok", healthy}, {"ms", ms_since(r)}});
 }
 
 // Every receiver at once, for 2–4 s; the nemesis goes on meanwhile (the fault ends on its own).

@@ -31,6 +31,10 @@ struct NemesisOptions {
   std::vector<std::string> faults;
   std::chrono::milliseconds min_gap{2000}, max_gap{5000};
   std::chrono::milliseconds lease{2000};  // serve's --lease: a pause lasts longer than it
+  // The database is a Patroni cluster (tools/torture/patroni-cluster): its faults
+  // (patroni.hpp, cluster_faults) are the script's, each followed by a wait for a healthy
+  // cluster so that the next one meets a leader with a synchronous standby.
+  bool patroni = false;
 };
 
 // What the outbox's faults act on: the endpoints' receivers, the naive poller (either may be
@@ -61,6 +65,7 @@ class Nemesis {
   std::optional<size_t> claim_holder();
   // A fault of the PostgreSQL cluster (restart, failover); nothing on SQLite.
   void database_fault(const char* name, bool (Database::*act)() const);
+  void cluster_fault(const std::string& name);
 
   NemesisOptions options_;
   std::vector<std::unique_ptr<Serve>>& serves_;

@@ -44,6 +44,8 @@ struct ReceiverOptions {
   // How long acting on a request takes (the naive poller's receiver: its poller is then
   // mostly between a POST and saving its position, where a kill does its harm).
   std::chrono::milliseconds act_time{0};
+  // Where it listens: the servers' side of the bridge when they run in network namespaces.
+  std::string address = "127.0.0.1";
 };
 
 class Receiver {
