@@ -153,6 +153,7 @@ Result<OpsMonitor::Invariants> OpsMonitor::invariants_now(store::Clock::time_poi
   std::lock_guard lock(mu_);
   invariants_.results = std::move(results);
   invariants_.at = at;
+  invariants_.at_wall = std::chrono::system_clock::now();
   invariants_.last_run_ok = true;
   invariants_.last_run_seconds = std::chrono::duration<double>(at - started).count();
   return invariants_;
@@ -198,6 +199,7 @@ void OpsMonitor::invariants_loop() {
     if (results.ok()) {
       invariants_.results = std::move(results).value();
       invariants_.at = at;
+      invariants_.at_wall = std::chrono::system_clock::now();
     }
     wake_.wait_for(lock, next_run_after(interval_, took), [&] { return stopping_; });
   }

@@ -66,6 +66,9 @@ class OpsMonitor {
   struct Invariants {
     std::optional<std::vector<InvariantResult>> results;  // of the last run that succeeded
     std::optional<store::Clock::time_point> at;           // when those results were computed
+    // The same moment on the wall clock, taken once: every answer of one run shows one
+    // `checked_at` (worked out per answer from `at`, two clocks read apart gave several).
+    std::chrono::system_clock::time_point at_wall{};
     bool last_run_ok = false;
     std::optional<double> last_run_seconds;  // how long the last run took, ok or not
   };

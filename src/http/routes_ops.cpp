@@ -41,12 +41,10 @@ Response get_invariants(Services& s, Deadline deadline) {
     checks.push_back(
         {{"id", r.id}, {"name", r.name}, {"violations", r.violations}, {"sample", r.sample}});
   }
-  const auto checked_at = std::chrono::system_clock::now() -
-                          std::chrono::duration_cast<std::chrono::system_clock::duration>(age);
   return json_response(bhttp::status::ok,
                        {{"ok", ok},
                         {"checks", std::move(checks)},
-                        {"checked_at", wall_clock_text(checked_at)},
+                        {"checked_at", wall_clock_text(inv->at_wall)},
                         {"age_seconds", std::chrono::duration<double>(age).count()}});
 }
 
