@@ -79,9 +79,8 @@ Result<OrderFollowRows> ListingStore::follow_orders(store::Connection& c, const 
       out.last_read = at;
       continue;
     }
-    out.orders.emplace_back(
-        at, OrderSummary{r.i64(3), r.text(4), r.text(5), r.i64(6), r.i64(7), r.i64(8), r.text(9),
-                         r.is_null(10) ? "" : r.text(10)});
+    out.orders.emplace_back(at, OrderSummary{r.i64(3), r.text(4), r.text(5), r.i64(6), r.i64(7),
+                                             r.i64(8), r.text(9), r.is_null(10) ? "" : r.text(10)});
   }
   // A UNION ALL keeps no order of its own: the page is in feed order.
   std::sort(out.orders.begin(), out.orders.end(),

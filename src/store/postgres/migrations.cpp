@@ -1,8 +1,8 @@
 #include "store/migrations.hpp"
 #include "store/postgres/audit_migrations.hpp"
 #include "store/postgres/document_body_migrations.hpp"
-#include "store/postgres/principal_migrations.hpp"
 #include "store/postgres/key_facts_migrations.hpp"
+#include "store/postgres/principal_migrations.hpp"
 #include "store/postgres/sql_text.hpp"
 
 namespace onceorder::store::postgres {

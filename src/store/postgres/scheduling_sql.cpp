@@ -141,6 +141,18 @@ constexpr Statement kListExhausted{
 // is looked up on its own (LATERAL: an index probe per key, whatever the planner knows of
 // the tables, which on a new database is nothing) and its source order row shared in array
 // order, the lock order of OO_PG_INSERT_SCHEDULABLE; the eligibility rule is the same.
+#if defined(ONCEORDER_NAIVE_RUN_KEY)
+// Seed 000's root bug for a manual run's keys, as OO_PG_INSERT_SCHEDULABLE's above.
+constexpr Statement kInsertItemsFor{
+    "sch_insert_items_for",
+    "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT $1::bigint, "
+    "f.site_code, f.order_no, f.lot_no, 'wait' FROM jsonb_array_elements($2::jsonb) WITH "
+    "ORDINALITY AS e (k, n) CROSS JOIN LATERAL (SELECT f.site_code, f.order_no, f.lot_no FROM "
+    "schedule_key_facts f WHERE f.site_code = e.k->>0 AND f.order_no = e.k->>1 AND f.lot_no = "
+    "e.k->>2 AND NOT f.cancelled AND NOT f.has_success AND NOT f.legacy_pending AND f.failed < "
+    "$3::bigint) f ORDER BY e.n ON CONFLICT (run_id, site_code, order_no, lot_no) DO NOTHING "
+    "RETURNING site_code, order_no, lot_no"};
+#else
 constexpr Statement kInsertItemsFor{
     "sch_insert_items_for",
     "INSERT INTO schedule_items (run_id, site_code, order_no, lot_no, status) SELECT $1::bigint, "
@@ -151,6 +163,7 @@ constexpr Statement kInsertItemsFor{
     "f.legacy_pending AND f.failed < $3::bigint FOR SHARE OF f) f ORDER BY e.n ON CONFLICT "
     "(site_code, order_no, lot_no) WHERE status NOT IN ('failed', 'aborted') DO NOTHING "
     "RETURNING site_code, order_no, lot_no"};
+#endif
 
 // The skipped keys' facts at once, a key at a time (LATERAL, as above).
 constexpr Statement kKeyStates{

@@ -1,8 +1,8 @@
 #include "store/migrations.hpp"
 #include "store/sqlite/audit_migrations.hpp"
 #include "store/sqlite/document_body_migrations.hpp"
-#include "store/sqlite/principal_migrations.hpp"
 #include "store/sqlite/key_facts_migrations.hpp"
+#include "store/sqlite/principal_migrations.hpp"
 #include "store/sqlite/sql_text.hpp"
 
 namespace onceorder::store::sqlite {
