@@ -57,7 +57,8 @@ const ListingSql& listing_sql() {
            "(?5 IS NULL OR o.warehouse_id = ?5) ORDER BY s.tx, s.event_id LIMIT ?6) SELECT 'o', "
            "m.tx, m.event_id, m.order_id, m.order_no, m.status, m.customer_id, m.warehouse_id, "
            "m.total_cents, m.created_at, m.principal FROM m UNION ALL SELECT * FROM (SELECT "
-           "'p', s.tx, s.event_id, 0, '', '', 0, 0, 0, '', NULL FROM s ORDER BY s.tx DESC, s.event_id DESC LIMIT "
+           "'p', s.tx, s.event_id, 0, '', '', 0, 0, 0, '', NULL FROM s ORDER BY s.tx DESC, "
+           "s.event_id DESC LIMIT "
            "1)"},
       .list_scopes = {"ls_list_scopes", OO_LIST_SCOPES_SQL("?1", "?2")},
       .list_claims = {"ls_list_claims",
