@@ -6,9 +6,12 @@
 import { el, getJson, link, need, postJson, reportFailure, section, table, time, facts } from "./core.js";
 import { action, failed, filterForm, href, noteRefusal, pager } from "./ui.js";
 
-const orderHead = ["order", "number", "customer", "warehouse", "status", "total (cents)", "created"];
+const orderHead = ["order", "number", "customer", "warehouse", "status", "total (cents)", "created",
+  "placed by"];
+// The principal is null for an order placed before principals were recorded.
 export const orderCells = (o) => [link("order", o.order_id), o.order_no, link("customer", o.customer_id),
-  link("warehouse", o.warehouse_id), o.status, String(o.total_cents), time(o.created_at)];
+  link("warehouse", o.warehouse_id), o.status, String(o.total_cents), time(o.created_at),
+  o.principal ? link("principal", o.principal) : "unrecorded"];
 
 // The list, newest first, or oldest first (`order=asc`, to follow new orders with the cursor)
 // where the server offers it; one that does not is read newest first, and says so.
@@ -162,7 +165,8 @@ export async function orderPage(ctx) {
       ["customer", link("customer", t.customer_id)],
       ["warehouse", o.listed ? link("warehouse", o.listed.warehouse_id) : null],
       ["total (cents)", o.listed ? String(o.listed.total_cents) : null],
-      ["created", o.listed ? time(o.listed.created_at) : null]]),
+      ["created", o.listed ? time(o.listed.created_at) : null],
+      ["placed by", o.listed?.principal ? link("principal", o.listed.principal) : null]]),
       el("div", { class: "actions" }, blocked ? el("p", { class: "note", id: "cancel-blocked" }, blocked)
                                               : cancelAction(ctx, id))),
     ...orderSections(o, id));
