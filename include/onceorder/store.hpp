@@ -135,6 +135,13 @@ class Connection {
   // still running then is cancelled and fails with Code::busy. `transact` bounds each read
   // transaction by its deadline, so no read outlives the request that asked for it.
   virtual void bound_statements(std::optional<Clock::time_point> until) { (void)until; }
+  // Stops waiting for the server's answers at `until` (called between begin() and the
+  // transaction's first statement; begin() clears it): a server cut off by a partition, or
+  // frozen, never answers, and its statement timer cannot reach us. Past `until` the
+  // connection is dropped, never cancelled (a cancel needs the server that stopped
+  // answering), and the call fails with Code::unavailable; if a COMMIT was sent, its outcome
+  // is unknown. An engine without a network does nothing.
+  virtual void answer_by(std::optional<Clock::time_point> until) { (void)until; }
   // Lost its server or its state is unknown: the pool drops it.
   virtual bool broken() const = 0;
   // True when the last failure broke the connection at a point where nothing of the
@@ -283,7 +290,9 @@ class Database {
   const DatabaseOptions& options() const { return options_; }
   StoreMetrics& metrics() { return metrics_; }
 
-  // Waits until `deadline` for a free connection: Code::busy if none frees up. `fresh`
+  // Waits until `deadline` for a free connection: Code::busy if none frees up, and
+  // Code::unavailable if a new one could not be opened by then (the attempt goes on, and
+  // what it opens joins the pool). `fresh`
   // prefers a new connection to an idle one (when the pool has room): after one connection
   // was found dead, the idle ones may well be dead too. `opened`: the connection opened for
   // that token (Connection::open_next) if it is still there, else any.
@@ -298,6 +307,7 @@ class Database {
  private:
   friend class PooledConnection;
   void release(std::unique_ptr<Connection> conn);
+  Result<PooledConnection> open_within(Clock::time_point deadline);
 
   struct Pool;
   Engine engine_;

@@ -1,6 +1,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -79,21 +80,59 @@ Result<PooledConnection> Database::acquire(Clock::time_point deadline, bool fres
     if (pool_->open < options_.pool_size) {
       ++pool_->open;
       lock.unlock();
-      auto conn = factory_();
-      if (!conn.ok()) {
-        lock.lock();
-        --pool_->open;
-        pool_->freed.notify_one();
-        return conn.status();
-      }
-      metrics_.connections_in_use.fetch_add(1);
-      return PooledConnection(this, std::move(conn).value());
+      return open_within(deadline);
     }
     if (pool_->freed.wait_until(lock, deadline) == std::cv_status::timeout && pool_->idle.empty() &&
         pool_->open >= options_.pool_size) {
       return Status(Code::busy, "no database connection became free within the deadline");
     }
   }
+}
+
+// A new connection for the caller, waited for until `deadline` at most: with a database host
+// cut off by a partition one attempt can last the URL's connect_timeout for each host it
+// lists. Past the deadline the attempt goes on, on its own thread, and what it opens joins
+// the pool for the next caller (its slot in `open` is held until then).
+Result<PooledConnection> Database::open_within(Clock::time_point deadline) {
+  struct Attempt {
+    std::mutex mu;
+    std::condition_variable done;
+    std::optional<Result<std::unique_ptr<Connection>>> result;
+    bool abandoned = false;
+  };
+  auto attempt = std::make_shared<Attempt>();
+  std::thread([attempt, factory = factory_, pool = pool_] {
+    auto conn = factory();
+    std::unique_lock lock(attempt->mu);
+    if (!attempt->abandoned) {
+      attempt->result.emplace(std::move(conn));
+      attempt->done.notify_one();
+      return;
+    }
+    lock.unlock();
+    std::lock_guard pool_lock(pool->mu);
+    if (conn.ok())
+      pool->idle.push_back(std::move(conn).value());
+    else
+      --pool->open;
+    pool->freed.notify_one();
+  }).detach();
+
+  std::unique_lock lock(attempt->mu);
+  if (!attempt->done.wait_until(lock, deadline, [&] { return attempt->result.has_value(); })) {
+    attempt->abandoned = true;
+    return Status(Code::unavailable,
+                  "no new database connection could be opened within the deadline");
+  }
+  auto conn = std::move(*attempt->result);
+  if (!conn.ok()) {
+    std::lock_guard pool_lock(pool_->mu);
+    --pool_->open;
+    pool_->freed.notify_one();
+    return conn.status();
+  }
+  metrics_.connections_in_use.fetch_add(1);
+  return PooledConnection(this, std::move(conn).value());
 }
 
 void Database::discard_opened(std::uint64_t token) {
@@ -183,6 +222,11 @@ Status transact_status(Database& db, const TxOptions& options,
   // the first dead one may itself meet the server going away once more.
   constexpr int kMaxReconnects = 2;
   constexpr auto kDeadlineSlack = std::chrono::milliseconds(10);
+  // How long past the deadline a transaction still waits for a server that does not answer
+  // (Connection::answer_by): reads are cancelled by the server at the deadline and their
+  // answer is on its way; a write may finish what it began (writes are not cut at the
+  // deadline). Past it the server is taken for cut off, and the connection dropped.
+  constexpr auto kUnansweredPastDeadline = std::chrono::seconds(2);
   int reconnects = 0;
   bool fresh = false;
   Status last;
@@ -210,6 +254,7 @@ Status transact_status(Database& db, const TxOptions& options,
       st = c.begin(options.mode);
       const bool bounded = options.mode == TxMode::read;
       if (st.ok()) c.bound_statements(bounded ? std::optional(options.deadline) : std::nullopt);
+      if (st.ok()) c.answer_by(options.deadline + kUnansweredPastDeadline);
       std::int64_t audit_id = 0;
       if (st.ok() && audit) {
         auto recorded = AuditStore(db.dialect()).record(c, audit->row());

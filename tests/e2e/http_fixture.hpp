@@ -119,6 +119,7 @@ class HttpTest : public ::testing::TestWithParam<Engine> {
   Scheduler& scheduler() { return *scheduler_; }
   Intake& intake() { return *intake_; }
   Server& server() { return *server_; }
+  const TestDb& scratch() const { return *scratch_; }
   std::uint16_t port() const { return server_->port(); }
 
   std::string write_file(const std::string& name, const std::string& text) {

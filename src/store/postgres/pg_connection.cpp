@@ -3,6 +3,8 @@
 #include <libpq-fe.h>
 #include <poll.h>
 
+#include <cerrno>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -49,6 +51,9 @@ class PgConnection final : public Connection {
 
   Status do_begin(TxMode) override {
     lost_before_commit_ = false;
+    answer_by_.reset();  // set again by answer_by for this transaction
+    unanswered_ = false;
+    commit_sent_ = false;
     opener_ = nullptr;
     bound_.clear();  // set again by bound_statements for this transaction
     if (opened_) {   // BEGIN went out behind the last COMMIT; its answers wait unread
@@ -82,6 +87,7 @@ class PgConnection final : public Connection {
       in_tx_ = false;
       return Status::Ok();
     }
+    commit_sent_ = true;  // a connection lost from here on may have committed it
     Status st = simple("COMMIT");
     in_tx_ = false;
     return st;
@@ -96,8 +102,10 @@ class PgConnection final : public Connection {
       in_tx_ = false;
       return;
     }
-    if (PQtransactionStatus(conn_) != PQTRANS_IDLE) {
-      ResultPtr r(PQexec(conn_, "ROLLBACK"));
+    // A broken connection is dropped, which ends its transaction on the server; one whose
+    // answers are still in flight could not take a ROLLBACK anyway.
+    if (!broken_ && PQtransactionStatus(conn_) != PQTRANS_IDLE) {
+      ResultPtr r(exec_text("ROLLBACK"));
       if (!r || PQresultStatus(r.get()) != PGRES_COMMAND_OK) broken_ = true;
     }
     in_tx_ = false;
@@ -115,6 +123,8 @@ class PgConnection final : public Connection {
     const auto ms = std::clamp(left, std::chrono::milliseconds(1), statement_timeout_);
     bound_ = fmt::format("SELECT set_config('statement_timeout', '{}ms', true)", ms.count());
   }
+
+  void answer_by(std::optional<Clock::time_point> until) override { answer_by_ = until; }
 
   bool in_transaction() const override { return in_tx_; }
   bool broken() const override { return broken_ || PQstatus(conn_) != CONNECTION_OK; }
@@ -246,7 +256,8 @@ class PgConnection final : public Connection {
       auto known = prepared_.find(s.name);
       if (known == prepared_.end()) {
         std::string n(s.name);
-        ResultPtr r(PQprepare(conn_, n.c_str(), std::string(s.sql).c_str(), 0, nullptr));
+        const bool sent = PQsendPrepare(conn_, n.c_str(), std::string(s.sql).c_str(), 0, nullptr);
+        ResultPtr r(sent ? last_result() : nullptr);
         if (Status st = check(r.get(), s.name); !st.ok()) return st;
         known = prepared_.emplace(s.name, std::move(n)).first;
       }
@@ -265,14 +276,7 @@ class PgConnection final : public Connection {
     return out;
   }
 
-  PGresult* exec(const Outgoing& s) {
-    const auto values = s.values();
-    if (s.name == nullptr)
-      return PQexecParams(conn_, s.sql.c_str(), static_cast<int>(values.size()), nullptr,
-                          values.data(), nullptr, nullptr, 0);
-    return PQexecPrepared(conn_, s.name->c_str(), static_cast<int>(values.size()), values.data(),
-                          nullptr, nullptr, 0);
-  }
+  PGresult* exec(const Outgoing& s) { return send(s) ? last_result() : nullptr; }
   bool send(const Outgoing& s) {
     const auto values = s.values();
     if (s.name == nullptr)
@@ -339,19 +343,19 @@ class PgConnection final : public Connection {
     Rows rows;
     std::optional<Opened> opening;  // sent behind the sync that ends this transaction
     for (std::size_t i = 0; i < labels.size(); ++i) {
-      ResultPtr r(PQgetResult(conn_));
+      ResultPtr r(next_result());
       if (!r) return lost("pipeline ended early");
       if (PQresultStatus(r.get()) != PGRES_PIPELINE_ABORTED && first_error.ok()) {
         first_error = check(r.get(), labels[i]);
         if (first_error.ok() && stmt && i == at_stmt) rows = rows_of(r.get());
       }
-      while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);  // end of this command
+      while (PGresult* extra = next_result()) PQclear(extra);  // end of this command
       if (opener && i == at_stmt && first_error.ok()) {
         opening = send_opening(opener);
         if (broken_) return lost(PQerrorMessage(conn_));
       }
     }
-    ResultPtr sync(PQgetResult(conn_));
+    ResultPtr sync(next_result());
     if (!sync || PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC) return lost("no pipeline sync");
     if (opening) {
       opened_ = std::move(opening);
@@ -414,15 +418,15 @@ class PgConnection final : public Connection {
     Status first_error;
     Rows rows;
     for (std::size_t i = 0; i <= calls.size(); ++i) {  // BEGIN, then each call
-      ResultPtr r(PQgetResult(conn_));
+      ResultPtr r(next_result());
       if (!r) return lost("pipeline ended early");
       if (PQresultStatus(r.get()) != PGRES_PIPELINE_ABORTED && first_error.ok()) {
         first_error = check(r.get(), i == 0 ? std::string_view("BEGIN") : calls[i - 1].label);
         if (first_error.ok() && i == calls.size()) rows = rows_of(r.get());
       }
-      while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);
+      while (PGresult* extra = next_result()) PQclear(extra);
     }
-    ResultPtr sync(PQgetResult(conn_));
+    ResultPtr sync(next_result());
     if (!sync || PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC) return lost("no pipeline sync");
     if (PQexitPipelineMode(conn_) != 1) return lost("cannot leave pipeline mode");
     if (!first_error.ok()) return first_error;
@@ -436,7 +440,7 @@ class PgConnection final : public Connection {
     (void)read_opened();
     if (broken_) return;  // lost: broken() says so
     if (PQtransactionStatus(conn_) != PQTRANS_IDLE) {
-      ResultPtr r(PQexec(conn_, "ROLLBACK"));
+      ResultPtr r(exec_text("ROLLBACK"));
       if (!r || PQresultStatus(r.get()) != PGRES_COMMAND_OK) broken_ = true;
     }
     if (in_tx_) pending_begin_ = true;
@@ -460,12 +464,64 @@ class PgConnection final : public Connection {
 
   Status lost(std::string why) {
     broken_ = true;
+    if (unanswered_) {
+      why =
+          "no answer by the transaction's deadline (the server is cut off, frozen or waiting "
+          "for its standby); the connection was dropped";
+      if (commit_sent_) why += " after its COMMIT was sent: the outcome is unknown";
+    }
     return Status(Code::unavailable, "postgresql: " + why);
   }
 
   Status simple(const std::string& sql) {
-    ResultPtr r(PQexec(conn_, sql.c_str()));
+    ResultPtr r(exec_text(sql));
     return check(r.get(), "script");
+  }
+
+  // What PQexec does, without waiting past answer_by_: the first error, else the last result.
+  PGresult* exec_text(const std::string& sql) {
+    return PQsendQuery(conn_, sql.c_str()) == 1 ? last_result() : nullptr;
+  }
+  PGresult* last_result() {
+    ResultPtr kept;
+    while (PGresult* r = next_result()) {
+      const bool failed = kept && PQresultStatus(kept.get()) == PGRES_FATAL_ERROR;
+      if (failed)
+        PQclear(r);
+      else
+        kept.reset(r);
+    }
+    return unanswered_ ? nullptr : kept.release();
+  }
+
+  // PQgetResult, without waiting past answer_by_. Past it nullptr, and the connection is
+  // broken: the answers still in flight can never be read in order.
+  PGresult* next_result() {
+    while (PQisBusy(conn_) == 1) {
+      if (!readable_in_time()) {
+        unanswered_ = true;
+        broken_ = true;
+        return nullptr;
+      }
+      if (PQconsumeInput(conn_) == 0) break;  // a read error: PQgetResult reports it
+    }
+    return PQgetResult(conn_);
+  }
+  bool readable_in_time() const {
+    const int fd = PQsocket(conn_);
+    if (fd < 0) return true;  // PQgetResult reports the lost connection
+    for (;;) {
+      int wait_ms = -1;
+      if (answer_by_) {
+        const auto left =
+            std::chrono::ceil<std::chrono::milliseconds>(*answer_by_ - Clock::now()).count();
+        if (left <= 0) return false;
+        wait_ms = static_cast<int>(std::min<std::int64_t>(left, 60'000));
+      }
+      pollfd p{fd, POLLIN, 0};
+      const int n = ::poll(&p, 1, wait_ms);
+      if (n > 0 || (n < 0 && errno != EINTR)) return true;
+    }
   }
 
   Status check(PGresult* r, std::string_view what) {
@@ -508,7 +564,9 @@ class PgConnection final : public Connection {
   bool in_tx_ = false;
   bool broken_ = false;
   bool lost_before_commit_ = false;
-  bool commit_sent_ = false;    // the last statement was sent with COMMIT behind it
+  bool commit_sent_ = false;                    // the last statement was sent with COMMIT behind it
+  std::optional<Clock::time_point> answer_by_;  // answer_by: wait no longer for an answer
+  bool unanswered_ = false;                     // answer_by_ passed: the connection broke
   std::vector<Outgoing> held_;  // Then::with_next: sent with the next statement or COMMIT
   // open_next: asked for the next transaction's first statements behind the next COMMIT.
   Opener opener_;
