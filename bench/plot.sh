@@ -45,4 +45,5 @@ bars tails 'Hand-backs queue in their lane again: hot orders, wrk p99 at 16 conn
 bars crowded-two-lanes 'Crowded carts in two lanes (not kept): cold orders at 16 connections, fresh keys' 'ratio oo / raw' 0 1
 bars allocator 'The allocator: cold orders at 16 connections, fresh keys, glibc against tcmalloc' 'ratio oo / raw' 0 1
 bars order-text 'The order answer as text: cold orders at 16 connections, fresh keys' 'ratio oo / raw' 0 1
+bars shared-four 'The four shared cases: OnceOrder over HTTP / raw SQL, same run, 16 connections' 'ratio oo / raw' 0 1
 bars standing-head 'Where issue 10 stands: cold orders at 16 connections, fresh keys, at 6d7b773' 'ratio oo / raw' 0 1
