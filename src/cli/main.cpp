@@ -24,6 +24,7 @@
 #include "onceorder/duration.hpp"
 #include "onceorder/http_server.hpp"
 #include "onceorder/intake.hpp"
+#include "onceorder/limits.hpp"
 #include "onceorder/maintenance.hpp"
 #include "onceorder/receipts.hpp"
 #include "onceorder/redact.hpp"
@@ -232,7 +233,9 @@ int main(int argc, char** argv) {
   std::string token_role, token_name;
   token_new->add_option("ROLE", token_role, "admin | operator | viewer | customer:<id>")
       ->required();
-  token_new->add_option("NAME", token_name, "who the token stands for (1-64 of [A-Za-z0-9._@-])");
+  token_new->add_option(
+      "NAME", token_name,
+      fmt::format("who the token stands for (1-{} of [A-Za-z0-9._@-])", kMaxPrincipalName));
 
   cli::EndpointTestFlags endpoint_flags;
   auto* endpoint_test = cli::add_endpoint_commands(app, endpoint_flags);

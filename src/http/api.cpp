@@ -203,7 +203,7 @@ ActionRecord audit_draft(const AuditSpec& spec, const RouteMatch& m, const Princ
     summary["request_bytes"] = req.body().size();
   }
   if (auto it = req.find("Idempotency-Key"); it != req.end()) {
-    summary["idempotency_key"] = std::string(sv(it->value()).substr(0, 255));
+    summary["idempotency_key"] = std::string(sv(it->value()).substr(0, kMaxIdempotencyKey));
   }
   row.summary = dump_summary(summary);
   return row;

@@ -11,7 +11,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -24,14 +23,12 @@
 #include "http/run_executor.hpp"
 #include "onceorder/event_types.hpp"
 #include "onceorder/intake.hpp"
+#include "onceorder/limits.hpp"
 #include "onceorder/numbering.hpp"
 #include "onceorder/scheduling.hpp"
 #include "onceorder/store.hpp"
 
 namespace onceorder::http {
-
-// The largest id a path, query or body may name (ids are positive 64-bit integers).
-inline constexpr std::int64_t kMaxId = std::numeric_limits<std::int64_t>::max();
 
 // What the handlers work with; owned by the server, outlives every request.
 struct Services {

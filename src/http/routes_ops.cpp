@@ -163,11 +163,11 @@ Response get_metrics(const Services& s) {
              "Placements whose cart shared no stock row with one in flight but arrived while "
              "four or more carts of its warehouse were, and so joined its warehouse's lane.",
              s.intake.lane_crowdings());
-  static_assert(Intake::kLaneRetries == 8, "the help texts below name the retries");
   prom_value(out, "onceorder_order_held_back_total", "counter",
-             "Times a placement left a combined batch because another transaction held a "
-             "stock row its cart needs (or another request of its key did); it queues in its "
-             "lane again, 8 times at most, then runs alone.",
+             fmt::format("Times a placement left a combined batch because another transaction "
+                         "held a stock row its cart needs (or another request of its key did); it "
+                         "queues in its lane again, {} times at most, then runs alone.",
+                         Intake::kLaneRetries),
              s.intake.held_back());
   prom_value(out, "onceorder_order_lock_waits_total", "counter",
              "Placements that found a stock row or their key held by another transaction and "
@@ -175,8 +175,9 @@ Response get_metrics(const Services& s) {
              "lock-wait rate.",
              s.intake.lock_waits());
   prom_value(out, "onceorder_order_ran_alone_total", "counter",
-             "Placements still handed back after queuing in their lane 8 more times, that then "
-             "ran alone, waiting for the held stock row.",
+             fmt::format("Placements still handed back after queuing in their lane {} more times, "
+                         "that then ran alone, waiting for the held stock row.",
+                         Intake::kLaneRetries),
              s.intake.ran_alone());
   prom_value(out, "onceorder_order_decided_ahead_total", "counter",
              "Combined order batches decided on the stock rows as this process's placements "

@@ -16,8 +16,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::int64_t kMaxQuantity = 1'000'000'000;   // validate_source_orders' bound
-constexpr size_t kMaxKeyPart = 64;                     // the longest part of an OrderKey
 constexpr std::chrono::milliseconds kRunPollMax{100};  // a replay's look at its run
 
 json key_members(const OrderKey& k) {
@@ -113,7 +111,7 @@ Response post_source_orders(Services& s, const Request& req, Deadline deadline) 
   fields.objects("orders", /*required=*/true, [&](FieldReader& f, size_t i) {
     SourceOrder o;
     o.key = read_key(f);
-    o.quantity = f.integer("quantity", 1, kMaxQuantity, /*required=*/true).value_or(0);
+    o.quantity = f.integer("quantity", 1, kMaxSourceQuantity, /*required=*/true).value_or(0);
     check_key(f, o.key, i);
     orders.push_back(std::move(o));
   });
@@ -241,9 +239,9 @@ Response list_items(Services& s, const Request& req, Deadline deadline) {
       query->add_error("status", "must be wait, processing, success, failed or aborted");
     }
   }
-  filter.site_code = query->string("site_code", kMaxKeyPart);
-  filter.order_no = query->string("order_no", kMaxKeyPart);
-  filter.lot_no = query->string("lot_no", kMaxKeyPart);
+  filter.site_code = query->string("site_code", kMaxOrderKeyPart);
+  filter.order_no = query->string("order_no", kMaxOrderKeyPart);
+  filter.lot_no = query->string("lot_no", kMaxOrderKeyPart);
   filter.run_id = query->integer("run_id", 1, kMaxId);
   filter.after = query->integer("after", 0, kMaxId).value_or(0);
   filter.limit = query->limit();
@@ -262,7 +260,7 @@ Response list_items(Services& s, const Request& req, Deadline deadline) {
 Response list_production_orders(Services& s, const Request& req, Deadline deadline) {
   auto query = QueryReader::parse(sv(req.target()));
   if (!query.ok()) return problem_response(query.status());
-  const auto site_code = query->string("site_code", kMaxKeyPart);
+  const auto site_code = query->string("site_code", kMaxOrderKeyPart);
   const std::int64_t after = query->integer("after", 0, kMaxId).value_or(0);
   const int limit = query->limit();
   if (Status st = query->finish(); !st.ok()) return problem_response(st);
@@ -303,9 +301,9 @@ Response list_exhausted(Services& s, const Request& req, Deadline deadline) {
   auto query = QueryReader::parse(sv(req.target()));
   if (!query.ok()) return problem_response(query.status());
   ExhaustedFilter filter;
-  filter.site_code = query->string("site_code", kMaxKeyPart);
+  filter.site_code = query->string("site_code", kMaxOrderKeyPart);
   // The cursor is a key, its parts joined by spaces (no part of a key holds one).
-  if (auto text = query->string("after", 3 * kMaxKeyPart + 2)) {
+  if (auto text = query->string("after", 3 * kMaxOrderKeyPart + 2)) {
     const size_t a = text->find(' ');
     const size_t b = a == std::string::npos ? a : text->find(' ', a + 1);
     OrderKey k;
