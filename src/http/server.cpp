@@ -66,8 +66,6 @@ constexpr int kReservedPerDbConnection = 4;
 constexpr auto kFeedWatchInterval = std::chrono::milliseconds(100);
 // How soon a woken long poll that found no worker free asks again.
 constexpr auto kLongPollRetry = std::chrono::milliseconds(10);
-// The one route a metrics listener serves (router.cpp's pattern).
-constexpr std::string_view kMetricsRoute = "/metrics";
 
 // Which listener a connection came in on: the main one serves every route (but /metrics when
 // a metrics listener is set), the metrics one serves /metrics only.
@@ -479,7 +477,7 @@ class ServerImpl final : public Server {
       close = true;
       return refusal;
     }
-    const bool metrics = http::Api::route_label(http::sv(header.target())) == kMetricsRoute;
+    const bool metrics = http::Api::is_metrics_route(http::sv(header.target()));
     if (metrics != (where == Listener::metrics) &&
         (where == Listener::metrics || options_.metrics_listen)) {
       close = body_pending;
