@@ -63,11 +63,11 @@ Response get_readyz(const Services& s) {
                                            {"commit", build_commit()}});
 }
 
-Response get_metrics(const Services& s) {
-  std::string out;
-  auto put = std::back_inserter(out);
-  s.metrics.render(out);
+namespace {
 
+// The pool and its transactions (StoreMetrics).
+void prom_database(std::string& out, const Services& s) {
+  auto put = std::back_inserter(out);
   const store::StoreMetrics& db = s.db.metrics();
   prom_header(out, "onceorder_db_connections_in_use", "gauge",
               "Database connections lent out by the pool.");
@@ -105,10 +105,13 @@ Response get_metrics(const Services& s) {
              "Transactions run (a re-run from the start is the same one): the base of the "
              "retry rate onceorder_tx_retries_total / onceorder_tx_total.",
              db.transactions.load());
+}
 
-  // Business outcomes, counted where each is known: placements in Intake (however they were
-  // combined), document requests by their route, items and runs in the Scheduler (batch and
-  // manual runs alike), the reaper's findings after its transaction committed.
+// Business outcomes, counted where each is known: placements in Intake (however they were
+// combined), items and runs in the Scheduler (batch and manual runs alike), the reaper's
+// findings after its transaction committed.
+void prom_outcomes_and_runs(std::string& out, const Services& s) {
+  auto put = std::back_inserter(out);
   prom_outcomes(out, "onceorder_orders_total",
                 "Order placements by outcome (replayed: a stored answer, placed or out of stock).",
                 kOrderOutcomeNames, s.intake.outcomes());
@@ -144,6 +147,10 @@ Response get_metrics(const Services& s) {
              sched.orphan_waits);
   prom_value(out, "onceorder_reaper_expired_leases_total", "counter",
              "Processing items whose lease expired, failed by the reaper.", sched.expired_leases);
+}
+
+// How requests were combined into transactions, and why placements left their batch.
+void prom_combining(std::string& out, const Services& s) {
   // One snapshot each: a batch's size and its duration are counted together.
   const CombinerStats numbering_runs = s.numbering.combining();
   const CombinerStats order_runs = s.intake.combining();
@@ -196,6 +203,9 @@ Response get_metrics(const Services& s) {
                  "Time of each placement transaction (one placement or a batch), its retries "
                  "included.",
                  order_runs.seconds);
+}
+
+void prom_order_phases(std::string& out, const Services& s) {
   std::vector<LabelledDurations> phases;
   for (std::size_t p = 0; p < Intake::kPhaseNames.size(); ++p) {
     for (std::size_t l = 0; l < Intake::kCartSizeNames.size(); ++l) {
@@ -211,10 +221,13 @@ Response get_metrics(const Services& s) {
       "and other (the rest of the request: validation, queueing to combine, the answer). A "
       "batch's database time counts for each of its placements.",
       phases);
+}
 
-  // The scheduled run's results, never a query per scrape: a scrape must cost nothing that
-  // a request needs. No results yet leaves the series out (absent, not zero: zero would
-  // claim health); the age says how old the results shown are.
+// The scheduled run's results, never a query per scrape: a scrape must cost nothing that
+// a request needs. No results yet leaves the series out (absent, not zero: zero would
+// claim health); the age says how old the results shown are.
+void prom_invariants(std::string& out, const Services& s) {
+  auto put = std::back_inserter(out);
   const OpsMonitor::Invariants inv = s.monitor.invariants();
   prom_header(out, "onceorder_invariants_checked", "gauge",
               "1 when the last scheduled invariant run succeeded.");
@@ -237,6 +250,18 @@ Response get_metrics(const Services& s) {
                      r.violations);
     }
   }
+}
+
+}  // namespace
+
+Response get_metrics(const Services& s) {
+  std::string out;
+  s.metrics.render(out);
+  prom_database(out, s);
+  prom_outcomes_and_runs(out, s);
+  prom_combining(out, s);
+  prom_order_phases(out, s);
+  prom_invariants(out, s);
   // The delivery workers' counters from memory, the outbox's gauges from the monitor's last
   // background read: a scrape reads nothing from the database here either.
   if (const DeliveryMetrics* deliveries = s.monitor.deliveries()) {
