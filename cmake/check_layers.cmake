@@ -11,7 +11,7 @@ cmake_minimum_required(VERSION 3.25)
 
 set(core_headers cart cart_lanes combiner counters recent_answers csv db_url document_types duration id_generator number_format principal
   order_types process_identity progress redact schedule_status schedule_types status text timestamp
-  audit_types event_types http_url signature)
+  audit_types event_types http_url limits signature)
 set(store_headers store)
 set(service_headers audit intake invariants legacy_items listings maintenance numbering outbox receipts scheduling)
 set(http_headers http_server)

@@ -100,6 +100,7 @@ set(ONCEORDER_HTTP_SOURCES
   src/http/problem.cpp
   src/http/rate_limit.cpp
   src/http/request_input.cpp
+  src/http/route_table.cpp
   src/http/router.cpp
   src/http/routes_audit.cpp
   src/http/routes_events.cpp

@@ -21,6 +21,7 @@
 #include "http/request_input.hpp"
 #include "onceorder/cart.hpp"
 #include "onceorder/event_types.hpp"
+#include "onceorder/limits.hpp"
 #include "onceorder/numbering.hpp"
 #include "onceorder/scheduling.hpp"
 #include "onceorder/text.hpp"
@@ -30,8 +31,6 @@ using namespace onceorder::http;
 using json = nlohmann::json;
 
 namespace {
-
-constexpr std::int64_t kMaxId = std::numeric_limits<std::int64_t>::max();
 
 void check_errors(const Status& st) {
   if (st.ok()) return;

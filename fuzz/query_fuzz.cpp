@@ -14,6 +14,7 @@
 #include "check.hpp"
 #include "http/request_input.hpp"
 #include "http/router.hpp"
+#include "onceorder/limits.hpp"
 #include "onceorder/schedule_status.hpp"
 #include "onceorder/text.hpp"
 
@@ -21,8 +22,6 @@ using namespace onceorder;
 using namespace onceorder::http;
 
 namespace {
-
-constexpr std::int64_t kMaxId = std::numeric_limits<std::int64_t>::max();
 
 void check_string(QueryReader& q, const std::string& name, size_t max) {
   if (auto v = q.string(name, max)) {

@@ -11,12 +11,10 @@
 #include <cstdint>
 
 #include "onceorder/audit_types.hpp"
+#include "onceorder/limits.hpp"
 #include "onceorder/store.hpp"
 
 namespace onceorder {
-
-// The most minutes GET /v1/stats/activity covers: one day.
-inline constexpr int kMaxActivityMinutes = 1440;
 
 // Inserts `action` (its action_id and `at` are assigned) in a transaction of its own; the
 // new action_id.

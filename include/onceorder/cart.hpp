@@ -10,12 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include "onceorder/limits.hpp"
 #include "onceorder/status.hpp"
 
 namespace onceorder {
 
-inline constexpr int kMaxCartSkus = 20;
-inline constexpr std::int64_t kMaxLineQuantity = 1'000'000;
 inline constexpr int kNormalizationVersion = 1;
 
 struct CartLine {

@@ -6,14 +6,10 @@
 #include <cstdint>
 #include <string>
 
+#include "onceorder/limits.hpp"
 #include "onceorder/number_format.hpp"
 
 namespace onceorder {
-
-// A document's body (seed 003: the header and the detail rows commit with their number):
-// at most this many lines, and this many bytes of request body in all.
-inline constexpr std::size_t kMaxDocumentLines = 500;
-inline constexpr std::size_t kMaxDocumentBodyBytes = 256 * 1024;
 
 struct Document {
   std::string scope;

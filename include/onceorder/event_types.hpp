@@ -1,6 +1,6 @@
 // The outbox's plain values (docs/EVENTS.md): events as the feed and deliveries send them,
 // feed positions (the cursor), endpoints and their deliveries. Part of core, below store and
-// service, like order_types.hpp. The limits every layer checks against live here, once.
+// service, like order_types.hpp. The limits every layer checks against are in limits.hpp.
 //
 // Thread-safety: plain values.
 #pragma once
@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "onceorder/limits.hpp"
 #include "onceorder/status.hpp"
 
 namespace onceorder {
@@ -22,21 +23,6 @@ inline constexpr std::array<std::string_view, 5> kEventTypes = {"order.placed", 
                                                                 "production_order.created",
                                                                 "document.issued", "run.finished"};
 bool is_event_type(std::string_view type);
-
-struct EventLimits {
-  static constexpr int kFeedPage = 1000;        // most events one feed read returns
-  static constexpr int kFeedDefaultPage = 100;  // events a feed read returns by default
-  static constexpr int kMaxWaitSeconds = 30;    // longest long poll
-  static constexpr int kMaxEndpoints = 64;      // endpoints (each a metric label)
-  static constexpr int kMaxConsumers = 64;      // named consumers (each a metric label)
-  static constexpr int kMaxAttempts = 100;      // an endpoint's max_attempts
-  static constexpr int kMaxBackoffSeconds = 86400;
-  static constexpr std::size_t kMinSecret = 16;  // an endpoint's secret, in bytes
-  static constexpr std::size_t kMaxSecret = 256;
-  static constexpr std::size_t kMaxUrl = 2048;
-  static constexpr int kMaxRedeliver = 1000;                   // event ids one redeliver takes
-  static constexpr std::int64_t kMaxBackoffCapSeconds = 3600;  // a retry waits at most this
-};
 
 // A place in the feed: after the event (tx, event_id). The feed's order is (tx, event_id):
 // `tx` is the writing transaction's id on PostgreSQL (0 on SQLite, where event_id order is

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "onceorder/limits.hpp"
 #include "onceorder/status.hpp"
 #include "onceorder/store.hpp"
 
@@ -36,9 +37,8 @@ struct DeliveryMetrics;
 
 // Request workers per database connection, by default. More workers than connections: a
 // request waiting in a combining lane (numbers, orders) holds a worker but no connection,
-// and only requests that reach a lane can be combined. With one worker per connection, 64
-// clients on 64 scopes ran at 0.51× the raw SQL; with four, at 1.0× (docs/BENCHMARKS.md,
-// "The cheap path").
+// and only requests that reach a lane can be combined: with one worker per connection, the
+// lanes would rarely hold more than one request to combine.
 inline constexpr int kWorkersPerConnection = 4;
 
 // Bad tokens (401 answers) one client address may send within kAuthFailureWindow; past them,
@@ -69,7 +69,7 @@ struct ServerOptions {
   int max_connections = 1024;
   // Time between the background invariant runs /metrics reports (0: none).
   std::chrono::milliseconds invariants_interval{30000};
-  std::size_t body_limit = 1024 * 1024;
+  std::size_t body_limit = kDefaultBodyLimit;
   // What this process's delivery workers have done, for /metrics (null: nothing to show).
   // Owned by the caller; outlives the server.
   DeliveryMetrics* delivery_metrics = nullptr;

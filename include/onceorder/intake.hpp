@@ -39,6 +39,7 @@
 #include "onceorder/combiner.hpp"
 #include "onceorder/counters.hpp"
 #include "onceorder/id_generator.hpp"
+#include "onceorder/limits.hpp"
 #include "onceorder/order_types.hpp"
 #include "onceorder/principal.hpp"
 #include "onceorder/recent_answers.hpp"
@@ -137,12 +138,10 @@ class Intake {
   std::vector<Result<Placed>> place_batch(std::span<const PlaceRequest> requests,
                                           store::Clock::time_point deadline);
 
-  // The most placements one combined transaction takes (as Numbering::kMaxBatch: a process
-  // rarely has more workers; the bound keeps the time the rows are held short).
-  static constexpr std::size_t kMaxBatch = 64;
-  // How often a request a batch handed back for a held stock row queues in its lane again
-  // before it runs alone (and waits for the row), under `place`.
-  static constexpr int kLaneRetries = 8;
+  // The most placements one combined transaction takes, and how often a request a batch
+  // handed back for a held stock row queues in its lane again before it runs alone (limits.hpp).
+  static constexpr std::size_t kMaxBatch = kMaxCombinedBatch;
+  static constexpr int kLaneRetries = onceorder::kLaneRetries;
   // The most decisions remembered for replays (IntakeOptions::replay_memory), the oldest
   // forgotten first: at a few hundred bytes each, some tens of MB at most.
   static constexpr std::size_t kReplayMemoryCapacity = 32768;

@@ -27,7 +27,7 @@ std::int64_t largest_value(int width, int radix);
 // "0296" for (296, 10, 4). Values wider than `width` are written in full.
 std::string format_number(std::int64_t value, int radix, int width);
 
-// Scope names: 1–64 characters of [A-Za-z0-9._-].
+// Scope names: 1–kMaxScopeName (limits.hpp) characters of [A-Za-z0-9._-].
 bool is_valid_scope_name(std::string_view scope);
 
 // The numbering schemes of the legacy system. A number is read by its declared scheme

@@ -25,6 +25,7 @@
 
 #include "onceorder/combiner.hpp"
 #include "onceorder/document_types.hpp"
+#include "onceorder/limits.hpp"
 #include "onceorder/number_format.hpp"
 #include "onceorder/principal.hpp"
 #include "onceorder/progress.hpp"
@@ -115,10 +116,8 @@ class Numbering {
   std::vector<Result<Issued>> issue_batch(std::span<const IssueRequest> requests,
                                           store::Clock::time_point deadline);
 
-  // The most requests one combined transaction takes. The HTTP server runs 4 workers per
-  // database connection (64 for the benchmarks' 16), so a process rarely queues more; the bound
-  // keeps one statement's arrays, and the time the scope's row is held, small.
-  static constexpr std::size_t kMaxBatch = 64;
+  // The most requests one combined transaction takes (limits.hpp).
+  static constexpr std::size_t kMaxBatch = kMaxCombinedBatch;
   // How many requests `issue`'s runs carried so far (a lone request is a batch of 1).
   CombinerStats combining() const;
 

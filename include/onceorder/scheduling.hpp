@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "onceorder/counters.hpp"
+#include "onceorder/limits.hpp"
 #include "onceorder/schedule_status.hpp"
 #include "onceorder/schedule_types.hpp"
 #include "onceorder/store.hpp"
@@ -250,10 +251,7 @@ class Scheduler {
 };
 
 // Field checks for source orders and keys (also used by the HTTP layer).
-// At most this many orders per request, on both routes that take a list of orders
-// (`POST /v1/source-orders` and `POST /v1/schedule/runs`): one bound for the work one
-// request may ask for.
-inline constexpr size_t kMaxOrdersPerRequest = 10000;
+// At most kMaxOrdersPerRequest (limits.hpp) orders per request.
 
 Status validate_order_key(const OrderKey& key, const std::string& field_prefix);
 Status validate_source_orders(std::span<const SourceOrder> orders);

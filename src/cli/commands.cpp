@@ -171,7 +171,7 @@ int schedule_requeue(store::Database& db, const SchedulerOptions& options,
   Scheduler scheduler(db, options);
   if (parts.empty()) {
     // No orders named: the ones at the limit, a page at a time.
-    ExhaustedFilter filter{.site_code = std::nullopt, .after = {}, .limit = 1000};
+    ExhaustedFilter filter{.site_code = std::nullopt, .after = {}, .limit = kMaxListLimit};
     std::int64_t n = 0;
     for (;;) {
       auto page = scheduler.list_exhausted(filter, minutes(1));

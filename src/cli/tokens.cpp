@@ -10,6 +10,7 @@
 #include "http/auth.hpp"
 #include "http/tokens_file.hpp"
 #include "onceorder/db_url.hpp"
+#include "onceorder/limits.hpp"
 
 namespace onceorder::cli {
 
@@ -24,8 +25,8 @@ int token_new(const std::string& role, const std::string& name) {
   if (!one_word_each || !http::TokenTable::parse(line).ok()) {
     return fail(Status(Code::invalid_request,
                        fmt::format("token new: '{}' '{}': ROLE must be admin, operator, viewer or "
-                                   "customer:<id>, and NAME 1-64 characters of [A-Za-z0-9._@-]",
-                                   role, name)));
+                                   "customer:<id>, and NAME 1-{} characters of [A-Za-z0-9._@-]",
+                                   role, name, kMaxPrincipalName)));
   }
   std::cout << "token: " << *token << "\nline: " << line << '\n';
   return 0;

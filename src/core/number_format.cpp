@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "onceorder/limits.hpp"
+
 namespace onceorder {
 
 std::int64_t largest_value(int width, int radix) {
@@ -44,7 +46,7 @@ std::string format_number(std::int64_t value, int radix, int width) {
 }
 
 bool is_valid_scope_name(std::string_view scope) {
-  if (scope.empty() || scope.size() > 64) return false;
+  if (scope.empty() || scope.size() > kMaxScopeName) return false;
   // "." and ".." are path segments: proxies and clients normalize them away.
   if (scope == "." || scope == "..") return false;
   for (char c : scope) {

@@ -21,34 +21,39 @@ Api::Api(store::Database& db, Scheduler& scheduler, Intake& intake,
                scheduler.options().max_attempts),
       services_{db, numbering_, scheduler, intake, runs_, metrics_, monitor_} {}
 
+namespace {
+
+// The table's row serving `req`'s path and method; null when none does (404 or 405).
+const Route* route_row(const Request& req) {
+  const auto m = match_route(split_target(sv(req.target())).first);
+  return m ? m->find(req.method()) : nullptr;
+}
+
+}  // namespace
+
 std::string_view Api::route_label(std::string_view target) {
   const auto m = match_route(split_target(target).first);
-  return m ? m->route->pattern : kUnmatchedRoute;
+  return m ? m->pattern : kUnmatchedRoute;
 }
 
 bool Api::answers_inline(const Request& req) const {
-  const auto m = match_route(split_target(sv(req.target())).first);
-  if (!m || m->route->access == Access::open) return true;
-  const auto& methods = m->route->methods;
-  if (std::find(methods.begin(), methods.end(), req.method()) == methods.end()) return true;
+  const Route* row = route_row(req);
+  if (!row || row->access == Access::open) return true;
   std::optional<std::string_view> authorization;
   if (auto it = req.find(bhttp::field::authorization); it != req.end()) {
     authorization = sv(it->value());
   }
   std::string_view known;
-  const bool refused =
-      !authorize(tokens_ ? &*tokens_ : nullptr, authorization,
-                 route_access(*m->route, req.method()), req.method() == bhttp::verb::get, &known)
-           .ok();
+  const bool refused = !authorize(tokens_ ? &*tokens_ : nullptr, authorization, row->access,
+                                  req.method() == bhttp::verb::get, &known)
+                            .ok();
   // A principal over its rate limit is refused here too: its requests take no worker.
   return refused || (limiter_ && !known.empty() && limiter_->exhausted(known, store::Clock::now()));
 }
 
 bool Api::needs_token(const Request& req) {
-  const auto m = match_route(split_target(sv(req.target())).first);
-  if (!m || m->route->access == Access::open) return false;
-  const auto& methods = m->route->methods;
-  return std::find(methods.begin(), methods.end(), req.method()) != methods.end();
+  const Route* row = route_row(req);
+  return row && row->access != Access::open;
 }
 
 std::optional<Response> Api::over_rate_limit(const Principal& who) {
@@ -67,21 +72,27 @@ std::optional<Response> Api::over_rate_limit(const Principal& who) {
 }
 
 bool Api::is_readiness_probe(const Request& req) {
-  const auto m = match_route(split_target(sv(req.target())).first);
-  return m && m->route->id == RouteId::readyz && req.method() == bhttp::verb::get;
+  const Route* row = route_row(req);
+  return row && row->kind == RouteKind::readiness;
+}
+
+bool Api::is_metrics_route(std::string_view target) {
+  const auto m = match_route(split_target(target).first);
+  return m && m->rows.front().kind == RouteKind::metrics;
 }
 
 std::optional<Response> Api::gate(const Request& req, RequestLabels& labels,
-                                  std::optional<RouteMatch>& m, Principal& who) const {
+                                  std::optional<RouteMatch>& m, const Route*& row,
+                                  Principal& who) const {
   labels = RequestLabels{};
   m = match_route(split_target(sv(req.target())).first);
   if (!m) return problem_response(Status(Code::not_found, "no such resource"));
-  labels.route = m->route->pattern;
-  const auto& methods = m->route->methods;
-  if (std::find(methods.begin(), methods.end(), req.method()) == methods.end()) {
+  labels.route = m->pattern;
+  row = m->find(req.method());
+  if (!row) {
     Response res = problem_response(Status(
         Code::method_not_allowed, std::string(req.method_string()) + " is not allowed here"));
-    res.set(bhttp::field::allow, allow_header(*m->route));
+    res.set(bhttp::field::allow, allow_header(m->rows));
     return res;
   }
   std::optional<std::string_view> authorization;
@@ -89,9 +100,8 @@ std::optional<Response> Api::gate(const Request& req, RequestLabels& labels,
     authorization = sv(it->value());
   }
   std::string_view known;  // the caller's name once its token is recognised
-  auto allowed =
-      authorize(tokens_ ? &*tokens_ : nullptr, authorization, route_access(*m->route, req.method()),
-                req.method() == bhttp::verb::get, &known);
+  auto allowed = authorize(tokens_ ? &*tokens_ : nullptr, authorization, row->access,
+                           req.method() == bhttp::verb::get, &known);
   labels.principal = known.empty() ? std::string_view("-") : known;
   if (!allowed.ok()) {
     Response res = problem_response(allowed.status());
@@ -106,24 +116,25 @@ std::optional<Response> Api::gate(const Request& req, RequestLabels& labels,
 
 std::optional<Response> Api::refuse_header(const Request& header, RequestLabels& labels) const {
   std::optional<RouteMatch> m;
+  const Route* row = nullptr;
   Principal who;
-  return gate(header, labels, m, who);
+  return gate(header, labels, m, row, who);
 }
 
 Response Api::handle(const Request& req, Deadline deadline, RequestLabels& labels, FeedWait* wait) {
   Response res;
   try {
     std::optional<RouteMatch> m;
+    const Route* row = nullptr;
     Principal who;
-    if (auto refusal = gate(req, labels, m, who)) {
+    if (auto refusal = gate(req, labels, m, row, who)) {
       res = std::move(*refusal);
-    } else if (auto refused =
-                   m->route->access == Access::open ? std::nullopt : over_rate_limit(who)) {
+    } else if (auto refused = row->access == Access::open ? std::nullopt : over_rate_limit(who)) {
       res = std::move(*refused);
     } else {
-      const AuditSpec* spec = route_audit(*m->route, req.method());
-      res = spec ? audited_dispatch(*spec, *m, who, req, deadline, wait)
-                 : dispatch(*m, who, req, deadline, wait);
+      const RouteCall call{services_, who, *m, req, deadline, wait};
+      const AuditSpec* spec = route_audit(*row);
+      res = spec ? audited_dispatch(*spec, row->handler, call) : row->handler(call);
     }
   } catch (const std::exception& e) {
     res = problem_response(Status(Code::internal, std::string("unhandled exception: ") + e.what()));
@@ -203,7 +214,7 @@ ActionRecord audit_draft(const AuditSpec& spec, const RouteMatch& m, const Princ
     summary["request_bytes"] = req.body().size();
   }
   if (auto it = req.find("Idempotency-Key"); it != req.end()) {
-    summary["idempotency_key"] = std::string(sv(it->value()).substr(0, 255));
+    summary["idempotency_key"] = std::string(sv(it->value()).substr(0, kMaxIdempotencyKey));
   }
   row.summary = dump_summary(summary);
   return row;
@@ -235,16 +246,16 @@ void audit_answer(ActionRecord& row, nlohmann::json& summary, const AuditSpec& s
 
 }  // namespace
 
-Response Api::audited_dispatch(const AuditSpec& spec, const RouteMatch& m, const Principal& who,
-                               const Request& req, Deadline deadline, FeedWait* wait) {
+Response Api::audited_dispatch(const AuditSpec& spec, Handler handler, const RouteCall& call) {
+  const RouteMatch& m = call.m;
   nlohmann::json summary;
-  ActionRecord row = audit_draft(spec, m, who, req, summary);
+  ActionRecord row = audit_draft(spec, m, call.who, call.req, summary);
   Response res;
   {
     // The handler's first committed write transaction carries the row (with no answer yet).
     store::AuditInTransaction in_tx(row);
     try {
-      res = dispatch(m, who, req, deadline, wait);
+      res = handler(call);
     } catch (const std::exception& e) {
       res =
           problem_response(Status(Code::internal, std::string("unhandled exception: ") + e.what()));
@@ -275,163 +286,6 @@ Response Api::audited_dispatch(const AuditSpec& spec, const RouteMatch& m, const
         row.target.value_or("-"), row.status, row.outcome, row.summary);
   }
   return res;
-}
-
-namespace {
-
-constexpr std::string_view kNoHandler = "route without handler";
-
-// Each group's routes; Api::dispatch's switch names every route and sends each group here.
-Response dispatch_scheduling(Services& s, const RouteMatch& m, const Request& req,
-                             Deadline deadline) {
-  const bool get = req.method() == bhttp::verb::get;
-  switch (m.route->id) {
-    case RouteId::source_orders:
-      return post_source_orders(s, req, deadline);
-    case RouteId::schedule_runs:
-      return get ? list_runs(s, req, deadline) : post_run(s, req, deadline);
-    case RouteId::schedule_run:
-      return get_run(s, m, req, deadline);
-    case RouteId::schedule_items:
-      return list_items(s, req, deadline);
-    case RouteId::item_timeline:
-      return get_item_timeline(s, m, req, deadline);
-    case RouteId::schedule_claims:
-      return list_claims(s, req, deadline);
-    case RouteId::schedule_run_stop:
-      return post_run_stop(s, m, req, deadline);
-    case RouteId::schedule_exhausted:
-      return list_exhausted(s, req, deadline);
-    case RouteId::schedule_requeue:
-      return post_requeue(s, req, deadline);
-    case RouteId::production_orders:
-      return list_production_orders(s, req, deadline);
-    case RouteId::reap:
-      return post_reap(s, req, deadline);
-    default:
-      return problem_response(Status(Code::internal, std::string(kNoHandler)));
-  }
-}
-
-Response dispatch_ops(Services& s, const RouteMatch& m, const Request& req, Deadline deadline) {
-  switch (m.route->id) {
-    case RouteId::actions:
-      return list_actions(s, req, deadline);
-    case RouteId::activity:
-      return get_activity(s, req, deadline);
-    case RouteId::invariants:
-      if (Status st = no_query_parameters(sv(req.target())); !st.ok()) return problem_response(st);
-      return get_invariants(s, deadline);
-    case RouteId::healthz:
-      return get_healthz();
-    case RouteId::readyz:
-      return get_readyz(s);
-    case RouteId::metrics:
-      return get_metrics(s);
-    case RouteId::index:
-    case RouteId::dashboard:
-      return get_embedded_file(req, "/" + m.file);
-    case RouteId::openapi:
-      return get_embedded_file(req, "/openapi.json");
-    default:
-      return problem_response(Status(Code::internal, std::string(kNoHandler)));
-  }
-}
-
-Response dispatch_outbox(Services& s, const RouteMatch& m, const Request& req, Deadline deadline,
-                         FeedWait* wait) {
-  const bool get = req.method() == bhttp::verb::get;
-  const bool del = req.method() == bhttp::verb::delete_;
-  switch (m.route->id) {
-    case RouteId::events:
-      return get_events(s, req, deadline, wait);
-    case RouteId::consumers:
-      return list_consumers(s, req, deadline);
-    case RouteId::consumer:
-      if (get) return get_consumer(s, m, req, deadline);
-      return del ? delete_consumer(s, m, req, deadline) : put_consumer(s, m, req, deadline);
-    case RouteId::endpoints:
-      return list_endpoints(s, req, deadline);
-    case RouteId::endpoint:
-      if (get) return get_endpoint(s, m, req, deadline);
-      return del ? delete_endpoint(s, m, req, deadline) : put_endpoint(s, m, req, deadline);
-    case RouteId::endpoint_deliveries:
-      return list_deliveries(s, m, req, deadline);
-    case RouteId::endpoint_resolve:
-      return post_resolve(s, m, req, deadline);
-    case RouteId::endpoint_redeliver:
-      return post_redeliver(s, m, req, deadline);
-    default:
-      return problem_response(Status(Code::internal, std::string(kNoHandler)));
-  }
-}
-
-}  // namespace
-
-Response Api::dispatch(const RouteMatch& m, const Principal& who, const Request& req,
-                       Deadline deadline, FeedWait* wait) {
-  const bool get = req.method() == bhttp::verb::get;
-  Services& s = services_;
-  switch (m.route->id) {
-    case RouteId::scope:
-      return get ? get_scope(s, m, req, deadline) : put_scope(s, m, req, deadline);
-    case RouteId::scope_document:
-      return get_document(s, m, req, deadline);
-    case RouteId::scope_documents:
-      return get ? list_documents(s, m, req, deadline) : post_document(s, who, m, req, deadline);
-    case RouteId::sku:
-      return get ? get_sku(s, m, req, deadline) : put_sku(s, m, req, deadline);
-    case RouteId::sku_adjustments:
-      return post_adjustment(s, m, req, deadline);
-    case RouteId::orders:
-      return get ? list_orders(s, who, req, deadline) : post_order(s, who, req, deadline);
-    case RouteId::order_receipts:
-      return list_order_receipts(s, who, m, req, deadline);
-    case RouteId::order_timeline:
-      return get_order_timeline(s, who, m, req, deadline);
-    case RouteId::warehouse_skus:
-      return list_skus(s, m, req, deadline);
-    case RouteId::warehouses:
-      return list_warehouses(s, req, deadline);
-    case RouteId::scopes:
-      return list_scopes(s, req, deadline);
-    case RouteId::order:
-      return get_order(s, who, m, req, deadline);
-    case RouteId::order_cancel:
-      return cancel_order(s, who, m, req, deadline);
-    case RouteId::source_orders:
-    case RouteId::schedule_runs:
-    case RouteId::schedule_run:
-    case RouteId::schedule_items:
-    case RouteId::item_timeline:
-    case RouteId::schedule_claims:
-    case RouteId::schedule_run_stop:
-    case RouteId::schedule_exhausted:
-    case RouteId::schedule_requeue:
-    case RouteId::production_orders:
-    case RouteId::reap:
-      return dispatch_scheduling(s, m, req, deadline);
-    case RouteId::actions:
-    case RouteId::activity:
-    case RouteId::invariants:
-    case RouteId::healthz:
-    case RouteId::readyz:
-    case RouteId::metrics:
-    case RouteId::index:
-    case RouteId::dashboard:
-    case RouteId::openapi:
-      return dispatch_ops(s, m, req, deadline);
-    case RouteId::events:
-    case RouteId::consumers:
-    case RouteId::consumer:
-    case RouteId::endpoints:
-    case RouteId::endpoint:
-    case RouteId::endpoint_deliveries:
-    case RouteId::endpoint_resolve:
-    case RouteId::endpoint_redeliver:
-      return dispatch_outbox(s, m, req, deadline, wait);
-  }
-  return problem_response(Status(Code::internal, std::string(kNoHandler)));
 }
 
 }  // namespace onceorder::http

@@ -70,6 +70,8 @@ class Api {
   static bool needs_token(const Request& req);
   // True for GET /readyz: the server first lets the monitor refresh a stale answer.
   static bool is_readiness_probe(const Request& req);
+  // True for the route a metrics listener serves (and the main one then does not).
+  static bool is_metrics_route(std::string_view target);
 
   // Edge settings, set once before the server answers its first request (not thread-safe).
   // A principal over `limit` gets 429 with Retry-After (RateLimiter); open routes are not
@@ -83,15 +85,13 @@ class Api {
 
  private:
   // Route, method and token: the refusal of a request that may not reach a handler, or
-  // nullopt with its route `m` and caller `who`.
+  // nullopt with its route `m`, the table's `row` for its method, and caller `who`.
   std::optional<Response> gate(const Request& req, RequestLabels& labels,
-                               std::optional<RouteMatch>& m, Principal& who) const;
-  Response dispatch(const RouteMatch& m, const Principal& who, const Request& req,
-                    Deadline deadline, FeedWait* wait);
-  // dispatch() for an audited request, with its audit row (see handle()); a failure to write
+                               std::optional<RouteMatch>& m, const Route*& row,
+                               Principal& who) const;
+  // `handler` for an audited request, with its audit row (see handle()); a failure to write
   // the row or its answer is logged with the row's content and counted, and the answer stands.
-  Response audited_dispatch(const AuditSpec& spec, const RouteMatch& m, const Principal& who,
-                            const Request& req, Deadline deadline, FeedWait* wait);
+  Response audited_dispatch(const AuditSpec& spec, Handler handler, const RouteCall& call);
 
   // The 429 answer when `who` is over its rate limit; nullopt when admitted (or no limit).
   std::optional<Response> over_rate_limit(const Principal& who);

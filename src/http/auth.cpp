@@ -10,6 +10,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "onceorder/limits.hpp"
+
 namespace onceorder::http {
 namespace {
 
@@ -58,7 +60,7 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
 // A name in the tokens file: what a log line or a console shows and a filter matches exactly,
 // so no spaces, quotes or control characters.
 bool is_valid_name(std::string_view name) {
-  if (name.empty() || name.size() > 64) return false;
+  if (name.empty() || name.size() > kMaxPrincipalName) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
            c == '_' || c == '-' || c == '@';
@@ -134,8 +136,9 @@ Result<TokenTable> TokenTable::parse(std::string_view text) {
       if (known == digest) return line_error(line_no, "this token is already defined above");
     }
     if (w.size() == 3 && !is_valid_name(w[2])) {
-      return line_error(line_no,
-                        "the name (third word) must be 1-64 characters of [A-Za-z0-9._@-]");
+      return line_error(
+          line_no, fmt::format("the name (third word) must be 1-{} characters of [A-Za-z0-9._@-]",
+                               kMaxPrincipalName));
     }
     std::string name = w.size() == 3 ? std::string(w[2]) : unnamed_principal_name(w[1], line_no);
     for (const auto& [seen, seen_line] : names) {

@@ -11,9 +11,6 @@
 
 namespace onceorder::http {
 
-// How deep a body's values may nest (a line's object counts as one level).
-inline constexpr int kMaxDocumentBodyDepth = 8;
-
 // Reads "header" (an object) and "lines" (an array of at most kMaxDocumentLines objects) into
 // `issue`'s canonical texts: nlohmann's dump, members sorted and no spaces, so that one body
 // is one text whatever the order or spacing it came in (a key's replay compares texts). An

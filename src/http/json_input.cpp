@@ -12,10 +12,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// Deeper bodies are refused: no request of the API nests beyond a few levels, and a
-// bound keeps hostile bodies cheap.
-constexpr int kMaxDepth = 32;
-
 }  // namespace
 
 Result<json> parse_object(std::string_view body) {
@@ -36,7 +32,7 @@ Result<json> parse_object(std::string_view body) {
     switch (event) {
       case json::parse_event_t::object_start:
       case json::parse_event_t::array_start:
-        if (depth >= kMaxDepth) too_deep = true;
+        if (depth >= kMaxJsonDepth) too_deep = true;
         if (event == json::parse_event_t::object_start) open.emplace_back();
         return !too_deep;
       case json::parse_event_t::object_end:
@@ -58,7 +54,7 @@ Result<json> parse_object(std::string_view body) {
   }
   if (too_deep) {
     return Status(Code::invalid_request,
-                  fmt::format("the body nests deeper than {} levels", kMaxDepth));
+                  fmt::format("the body nests deeper than {} levels", kMaxJsonDepth));
   }
   if (!value.is_object()) {
     return Status(Code::invalid_request,

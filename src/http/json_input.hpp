@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "onceorder/limits.hpp"
 #include "onceorder/status.hpp"
 
 namespace onceorder::http {
@@ -26,7 +27,7 @@ Result<nlohmann::json> parse_object(std::string_view body);
 // into a huge answer).
 class FieldReader {
  public:
-  static constexpr size_t kMaxFieldErrors = 50;
+  static constexpr size_t kMaxFieldErrors = onceorder::kMaxFieldErrors;
 
   // `prefix` names the object in field errors: "lines[2]." gives "lines[2].quantity".
   explicit FieldReader(const nlohmann::json& object, std::string prefix = {})

@@ -101,18 +101,19 @@ void prom_gauge_per_name(std::string& out, std::string_view name, std::string_vi
 // The capacity alerts' series (OPERATIONS.md, "Alerts"): exhausted orders, the fullest scopes'
 // counters against their max, and the synchronous standbys where the role can see them.
 void prom_capacity_gauges(std::string& out, const CapacityGauges& g) {
-  static_assert(CapacityGauges::kExhaustedCap == 1000 && CapacityGauges::kFullestScopes == 20,
-                "the help texts below name the caps");
   prom_value(out, "onceorder_orders_exhausted", "gauge",
-             "Orders that reached --max-attempts failed attempts and are no longer picked "
-             "(GET /v1/schedule/exhausted), counted up to 1000.",
+             fmt::format("Orders that reached --max-attempts failed attempts and are no longer "
+                         "picked (GET /v1/schedule/exhausted), counted up to {}.",
+                         CapacityGauges::kExhaustedCap),
              static_cast<std::uint64_t>(g.exhausted_orders));
   using Fill = store::ScopeFill;
-  prom_gauge_per_name(out, "onceorder_scope_last_value",
-                      "The last number issued in each of the 20 scopes nearest their max.", "scope",
-                      g.fullest_scopes, [](const Fill& f) {
-                        return std::pair{f.scope, f.last_value};
-                      });
+  prom_gauge_per_name(
+      out, "onceorder_scope_last_value",
+      fmt::format("The last number issued in each of the {} scopes nearest their max.",
+                  CapacityGauges::kFullestScopes),
+      "scope", g.fullest_scopes, [](const Fill& f) {
+        return std::pair{f.scope, f.last_value};
+      });
   prom_gauge_per_name(out, "onceorder_scope_max_value",
                       "The largest number each of those scopes may issue.", "scope",
                       g.fullest_scopes, [](const Fill& f) {

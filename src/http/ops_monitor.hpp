@@ -40,8 +40,8 @@ namespace onceorder::http {
 // that reached the attempt limit (counted up to kExhaustedCap), the scopes nearest their max
 // (kFullestScopes of them), and the synchronous standbys where the role can see them.
 struct CapacityGauges {
-  static constexpr int kExhaustedCap = 1000;
-  static constexpr int kFullestScopes = 20;
+  static constexpr int kExhaustedCap = onceorder::kExhaustedCap;
+  static constexpr int kFullestScopes = onceorder::kFullestScopes;
   std::int64_t exhausted_orders = 0;
   std::vector<store::ScopeFill> fullest_scopes;
   std::optional<store::SyncStandbys> sync_standbys;

@@ -14,8 +14,6 @@ namespace onceorder::http {
 namespace {
 
 constexpr boost::beast::string_view kIdempotencyKey = "Idempotency-Key";
-constexpr int kDefaultLimit = 100;
-constexpr int kMaxLimit = 1000;
 
 }  // namespace
 
@@ -110,7 +108,7 @@ std::optional<std::int64_t> QueryReader::integer(const std::string& name, std::i
 }
 
 int QueryReader::limit() {
-  return static_cast<int>(integer("limit", 1, kMaxLimit).value_or(kDefaultLimit));
+  return static_cast<int>(integer("limit", 1, kMaxListLimit).value_or(kDefaultListLimit));
 }
 
 bool QueryReader::boolean(const std::string& name, bool fallback) {
@@ -148,7 +146,8 @@ std::optional<std::string> idempotency_key(const Request& req, std::vector<Field
   }
   std::string key(sv(req[kIdempotencyKey]));
   if (!is_valid_idempotency_key(key)) {
-    errors.push_back({field, "must be 1–255 printable ASCII characters"});
+    errors.push_back(
+        {field, fmt::format("must be 1–{} printable ASCII characters", kMaxIdempotencyKey)});
     return std::nullopt;
   }
   return key;

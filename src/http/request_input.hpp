@@ -43,7 +43,7 @@ class QueryReader {
 
   std::optional<std::string> string(const std::string& name, size_t max_size);
   std::optional<std::int64_t> integer(const std::string& name, std::int64_t min, std::int64_t max);
-  // `limit` from 1 to 1000, 100 when absent.
+  // `limit` from 1 to kMaxListLimit, kDefaultListLimit when absent.
   int limit();
   // `name` as true|false; `fallback` when absent.
   bool boolean(const std::string& name, bool fallback);

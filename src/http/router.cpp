@@ -1,129 +1,12 @@
 #include "http/router.hpp"
 #include "onceorder/text.hpp"
 
-#include <array>
-#include <initializer_list>
+#include <algorithm>
 
 namespace onceorder::http {
 namespace {
 
 using bhttp::verb;
-
-constexpr std::array kGetPut{verb::get, verb::put};
-constexpr std::array kGetPost{verb::get, verb::post};
-constexpr std::array kGet{verb::get};
-constexpr std::array kPost{verb::post};
-constexpr std::array kGetPutDelete{verb::get, verb::put, verb::delete_};
-
-const std::array kRoutes{
-    // The last member, where set, marks the route's state-changing method for the audit trail
-    // (AuditSpec): a new action route is audited by naming its action here.
-    Route{RouteId::scope, "/v1/scopes/{scope}", kGetPut, Access::staff, {}, {"scope.configure"}},
-    Route{RouteId::scope_documents, "/v1/scopes/{scope}/documents", kGetPost, Access::staff},
-    Route{RouteId::scope_document, "/v1/scopes/{scope}/documents/{value}", kGet, Access::staff},
-    Route{RouteId::sku,
-          "/v1/warehouses/{warehouse_id}/skus/{sku_id}",
-          kGetPut,
-          Access::staff,
-          {},
-          {"stock.put"}},
-    Route{RouteId::sku_adjustments,
-          "/v1/warehouses/{warehouse_id}/skus/{sku_id}/adjustments",
-          kPost,
-          Access::staff,
-          {},
-          {"stock.adjust"}},
-    Route{RouteId::scopes, "/v1/scopes", kGet, Access::staff},
-    Route{RouteId::warehouse_skus, "/v1/warehouses/{warehouse_id}/skus", kGet, Access::staff},
-    Route{RouteId::warehouses, "/v1/warehouses", kGet, Access::staff},
-    Route{RouteId::orders, "/v1/orders", kGetPost, Access::orders, Access::readers},
-    Route{RouteId::order_receipts, "/v1/orders/{order_id}/receipts", kGet, Access::readers},
-    Route{RouteId::order_timeline, "/v1/orders/{order_id}/timeline", kGet, Access::readers},
-    Route{RouteId::order, "/v1/orders/{order_id}", kGet, Access::orders},
-    Route{RouteId::order_cancel,
-          "/v1/orders/{order_id}/cancel",
-          kPost,
-          Access::orders,
-          {},
-          {"order.cancel"}},
-    Route{RouteId::source_orders,
-          "/v1/source-orders",
-          kPost,
-          Access::staff,
-          {},
-          {"source_orders.import"}},
-    Route{RouteId::schedule_runs,
-          "/v1/schedule/runs",
-          kGetPost,
-          Access::staff,
-          {},
-          {"run.create", "run_id"}},
-    Route{RouteId::schedule_run, "/v1/schedule/runs/{run_id}", kGet, Access::staff},
-    Route{RouteId::schedule_items, "/v1/schedule/items", kGet, Access::staff},
-    Route{RouteId::item_timeline, "/v1/schedule/items/{item_id}/timeline", kGet, Access::staff},
-    Route{RouteId::schedule_claims, "/v1/schedule/claims", kGet, Access::staff},
-    Route{RouteId::schedule_run_stop,
-          "/v1/schedule/runs/{run_id}/stop",
-          kPost,
-          Access::staff,
-          {},
-          {"run.stop"}},
-    Route{RouteId::schedule_exhausted, "/v1/schedule/exhausted", kGet, Access::staff},
-    Route{RouteId::schedule_requeue,
-          "/v1/schedule/requeue",
-          kPost,
-          Access::staff,
-          {},
-          {"schedule.requeue"}},
-    Route{RouteId::production_orders, "/v1/production-orders", kGet, Access::staff},
-    Route{RouteId::reap, "/v1/maintenance/reap", kPost, Access::staff, {}, {"maintenance.reap"}},
-    Route{RouteId::invariants, "/v1/invariants", kGet, Access::staff},
-    Route{RouteId::actions, "/v1/actions", kGet, Access::staff},
-    Route{RouteId::activity, "/v1/stats/activity", kGet, Access::staff},
-    Route{RouteId::events, "/v1/events", kGet, Access::staff},
-    Route{RouteId::consumers, "/v1/consumers", kGet, Access::staff},
-    Route{RouteId::consumer,
-          "/v1/consumers/{name}",
-          kGetPutDelete,
-          Access::staff,
-          {},
-          {"consumer.put"},
-          {"consumer.delete"}},
-    Route{RouteId::endpoints, "/v1/endpoints", kGet, Access::staff},
-    Route{RouteId::endpoint,
-          "/v1/endpoints/{name}",
-          kGetPutDelete,
-          Access::staff,
-          {},
-          {"endpoint.put", {}, "secret"},
-          {"endpoint.delete"}},
-    Route{RouteId::endpoint_deliveries, "/v1/endpoints/{name}/deliveries", kGet, Access::staff},
-    Route{RouteId::endpoint_resolve,
-          "/v1/endpoints/{name}/resolve",
-          kPost,
-          Access::staff,
-          {},
-          {"delivery.resolve"}},
-    Route{RouteId::endpoint_redeliver,
-          "/v1/endpoints/{name}/redeliver",
-          kPost,
-          Access::staff,
-          {},
-          {"delivery.redeliver"}},
-    Route{RouteId::healthz, "/healthz", kGet, Access::open},
-    Route{RouteId::readyz, "/readyz", kGet, Access::open},
-    Route{RouteId::metrics, "/metrics", kGet, Access::open},
-    Route{RouteId::openapi, "/openapi.json", kGet, Access::open},
-    Route{RouteId::index, "/", kGet, Access::open},
-    Route{RouteId::dashboard, "/{file}", kGet, Access::open},
-};
-
-const Route& route(RouteId id) {
-  for (const Route& r : kRoutes) {
-    if (r.id == id) return r;
-  }
-  return kRoutes.back();
-}
 
 std::vector<std::string_view> segments(std::string_view path) {
   std::vector<std::string_view> out;
@@ -139,7 +22,7 @@ std::vector<std::string_view> segments(std::string_view path) {
 
 // A dashboard file name in the shape of web/'s files: no empty, hidden ('.', '..', '.git') or
 // escaped segments. Only embedded files are served, so this only keeps odd paths out early.
-bool is_safe_file(const std::vector<std::string_view>& segs) {
+bool is_safe_file(std::span<const std::string_view> segs) {
   for (std::string_view s : segs) {
     if (s.empty() || s.front() == '.') return false;
     for (char c : s) {
@@ -171,112 +54,68 @@ std::optional<std::string> percent_decode(std::string_view s) {
   return out;
 }
 
-RouteMatch match(RouteId id, std::initializer_list<std::string_view> ids = {}) {
-  RouteMatch m;
-  m.route = &route(id);
-  for (std::string_view s : ids) m.ids.emplace_back(s);
-  return m;
-}
-
-// The /v1/… routes; `segs` starts after "v1". Empty segments never match.
-std::optional<RouteMatch> match_api(std::span<const std::string_view> segs) {
-  const size_t n = segs.size();
-  if (n == 0) return std::nullopt;
-  const std::string_view head = segs[0];
-  for (size_t i = 1; i < n; ++i) {
-    if (segs[i].empty()) return std::nullopt;
-  }
-  if (head == "invariants" && n == 1) return match(RouteId::invariants);
-  if (head == "actions" && n == 1) return match(RouteId::actions);
-  if (head == "stats" && n == 2 && segs[1] == "activity") return match(RouteId::activity);
-  if (head == "scopes" && n == 1) return match(RouteId::scopes);
-  if (head == "warehouses" && n == 1) return match(RouteId::warehouses);
-  if (head == "warehouses" && n == 3 && segs[2] == "skus") {
-    return match(RouteId::warehouse_skus, {segs[1]});
-  }
-  if (head == "scopes" && (n == 2 || (n == 3 && segs[2] == "documents"))) {
-    RouteMatch m = match(n == 2 ? RouteId::scope : RouteId::scope_documents);
-    m.scope = std::string(segs[1]);
-    return m;
-  }
-  if (head == "scopes" && n == 4 && segs[2] == "documents") {
-    RouteMatch m = match(RouteId::scope_document, {segs[3]});
-    m.scope = std::string(segs[1]);
-    return m;
-  }
-  if (head == "warehouses" && n >= 4 && n <= 5 && segs[2] == "skus") {
-    if (n == 4) return match(RouteId::sku, {segs[1], segs[3]});
-    if (segs[4] == "adjustments") return match(RouteId::sku_adjustments, {segs[1], segs[3]});
-  }
-  if (head == "orders") {
-    if (n == 1) return match(RouteId::orders);
-    if (n == 2) return match(RouteId::order, {segs[1]});
-    if (n == 3 && segs[2] == "cancel") return match(RouteId::order_cancel, {segs[1]});
-    if (n == 3 && segs[2] == "receipts") return match(RouteId::order_receipts, {segs[1]});
-    if (n == 3 && segs[2] == "timeline") return match(RouteId::order_timeline, {segs[1]});
-  }
-  if (head == "source-orders" && n == 1) return match(RouteId::source_orders);
-  if (head == "schedule" && n >= 2) {
-    if (segs[1] == "runs" && n == 2) return match(RouteId::schedule_runs);
-    if (segs[1] == "runs" && n == 3) return match(RouteId::schedule_run, {segs[2]});
-    if (segs[1] == "items" && n == 2) return match(RouteId::schedule_items);
-    if (segs[1] == "items" && n == 4 && segs[3] == "timeline") {
-      return match(RouteId::item_timeline, {segs[2]});
+// Whether `segs` (of `path`) fit `pattern`; then, when `m` is given, its captures. Walks the
+// pattern in place: matching runs several times per request and allocates nothing.
+bool match_pattern(std::string_view pattern, std::span<const std::string_view> segs,
+                   std::string_view path, RouteMatch* m) {
+  std::string_view rest = pattern.substr(1);
+  for (size_t i = 0;; ++i) {
+    const size_t slash = rest.find('/');
+    const std::string_view part = rest.substr(0, slash);
+    if (part == "{file}") {
+      // The dashboard's files never shadow the API: a path under /v1 is a route or nothing.
+      if (i >= segs.size() || segs[0] == "v1" || !is_safe_file(segs.subspan(i))) return false;
+      if (m) m->file = std::string(path.substr(segs[i].data() - path.data()));
+      return true;
     }
-    if (segs[1] == "claims" && n == 2) return match(RouteId::schedule_claims);
-    if (segs[1] == "runs" && n == 4 && segs[3] == "stop") {
-      return match(RouteId::schedule_run_stop, {segs[2]});
+    if (i >= segs.size()) return false;
+    if (!part.starts_with('{')) {
+      if (part != segs[i]) return false;
+    } else if (segs[i].empty()) {
+      return false;
+    } else if (m && part == "{scope}") {
+      m->scope = std::string(segs[i]);
+    } else if (m) {
+      m->ids.emplace_back(segs[i]);
     }
-    if (segs[1] == "exhausted" && n == 2) return match(RouteId::schedule_exhausted);
-    if (segs[1] == "requeue" && n == 2) return match(RouteId::schedule_requeue);
+    if (slash == std::string_view::npos) return i + 1 == segs.size();
+    rest.remove_prefix(slash + 1);
   }
-  if (head == "production-orders" && n == 1) return match(RouteId::production_orders);
-  if (head == "maintenance" && n == 2 && segs[1] == "reap") return match(RouteId::reap);
-  if (head == "events" && n == 1) return match(RouteId::events);
-  if (head == "consumers" && n <= 2) {
-    return n == 1 ? match(RouteId::consumers) : match(RouteId::consumer, {segs[1]});
-  }
-  if (head == "endpoints") {
-    if (n == 1) return match(RouteId::endpoints);
-    if (n == 2) return match(RouteId::endpoint, {segs[1]});
-    if (n == 3 && segs[2] == "deliveries") return match(RouteId::endpoint_deliveries, {segs[1]});
-    if (n == 3 && segs[2] == "resolve") return match(RouteId::endpoint_resolve, {segs[1]});
-    if (n == 3 && segs[2] == "redeliver") return match(RouteId::endpoint_redeliver, {segs[1]});
-  }
-  return std::nullopt;
 }
 
 }  // namespace
 
-std::optional<RouteMatch> match_route(std::string_view path) {
-  if (!path.starts_with('/')) return std::nullopt;
-  if (path == "/") {
-    RouteMatch m = match(RouteId::index);
-    m.file = "index.html";
-    return m;
+const Route* RouteMatch::find(verb method) const {
+  for (const Route& row : rows) {
+    if (row.method == method) return &row;
   }
-  const auto segs = segments(path);
-  if (segs[0] == "v1") return match_api(std::span(segs).subspan(1));
-  if (segs.size() == 1) {
-    if (segs[0] == "healthz") return match(RouteId::healthz);
-    if (segs[0] == "readyz") return match(RouteId::readyz);
-    if (segs[0] == "metrics") return match(RouteId::metrics);
-    if (segs[0] == "openapi.json") return match(RouteId::openapi);
-  }
-  if (!is_safe_file(segs)) return std::nullopt;
-  RouteMatch m = match(RouteId::dashboard);
-  m.file = std::string(path.substr(1));
-  return m;
+  return nullptr;
 }
 
-std::span<const Route> routes() { return kRoutes; }
+std::optional<RouteMatch> match_route(std::string_view path, std::span<const Route> table) {
+  if (!path.starts_with('/')) return std::nullopt;
+  const auto segs = segments(path);
+  for (size_t first = 0; first < table.size();) {
+    size_t end = first + 1;
+    while (end < table.size() && table[end].pattern == table[first].pattern) ++end;
+    if (match_pattern(table[first].pattern, segs, path, nullptr)) {
+      RouteMatch m;
+      match_pattern(table[first].pattern, segs, path, &m);
+      m.pattern = table[first].pattern;
+      m.rows = table.subspan(first, end - first);
+      return m;
+    }
+    first = end;
+  }
+  return std::nullopt;
+}
 
-std::string allow_header(const Route& r) {
+std::string allow_header(std::span<const Route> rows) {
   std::string out;
-  for (verb v : r.methods) {
+  for (const Route& row : rows) {
     if (!out.empty()) out += ", ";
-    out += std::string(bhttp::to_string(v));
-    if (v == verb::get) out += ", HEAD";  // the server answers HEAD wherever GET is
+    out += std::string(bhttp::to_string(row.method));
+    if (row.method == verb::get) out += ", HEAD";  // the server answers HEAD wherever GET is
   }
   return out;
 }

@@ -1,5 +1,5 @@
-// The route handlers, one file per group: routes_scopes.cpp (document numbers),
-// routes_stock.cpp (SKUs and adjustments), routes_orders.cpp (orders),
+// The route table (route_table.cpp) and its handlers, one file per group: routes_scopes.cpp
+// (document numbers), routes_stock.cpp (SKUs and adjustments), routes_orders.cpp (orders),
 // routes_scheduling.cpp (source orders, runs, items, production orders, reaper),
 // routes_ops.cpp (health, readiness, metrics, invariants), routes_events.cpp (the outbox's
 // feed, consumers, endpoints and deliveries), static_files.cpp (dashboard and OpenAPI
@@ -11,8 +11,9 @@
 
 #include <chrono>
 #include <cstdint>
-#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -24,14 +25,12 @@
 #include "http/run_executor.hpp"
 #include "onceorder/event_types.hpp"
 #include "onceorder/intake.hpp"
+#include "onceorder/limits.hpp"
 #include "onceorder/numbering.hpp"
 #include "onceorder/scheduling.hpp"
 #include "onceorder/store.hpp"
 
 namespace onceorder::http {
-
-// The largest id a path, query or body may name (ids are positive 64-bit integers).
-inline constexpr std::int64_t kMaxId = std::numeric_limits<std::int64_t>::max();
 
 // What the handlers work with; owned by the server, outlives every request.
 struct Services {
@@ -45,6 +44,35 @@ struct Services {
 };
 
 using Deadline = store::Clock::time_point;
+
+// What a long poll (GET /v1/events?wait=) leaves the server when its page came back empty:
+// the server holds the request without a worker or a database connection, and runs the
+// handler again once the feed's head has moved past `seen`, or answers the empty page when
+// `wait` has passed since the request arrived.
+struct FeedWait {
+  std::chrono::seconds wait{0};  // 0: answer now
+  FeedPosition seen;             // the newest position the empty read could see
+};
+
+// One request as its handler sees it: what a Route's Handler takes.
+struct RouteCall {
+  Services& s;
+  const Principal& who;
+  const RouteMatch& m;
+  const Request& req;
+  Deadline deadline;
+  FeedWait* wait;  // null: the request is answered as it is
+};
+
+// The route table: every route the server serves, one row per method, in matching order.
+// Matching, dispatch, the access check and the audit decision all read it, and
+// docs/openapi.json must describe it, no more, no less (tests/e2e/http_openapi_test.cpp).
+std::span<const Route> routes();
+
+// The route `path` (without query) belongs to, or nullopt (404).
+inline std::optional<RouteMatch> match_route(std::string_view path) {
+  return match_route(path, routes());
+}
 
 // A recorded principal (an order's, a document's) as JSON: null for a row from before
 // principals were recorded.
@@ -108,14 +136,6 @@ Response get_metrics(const Services& s);
 Response get_embedded_file(const Request& req, std::string_view path);
 
 // The outbox (routes_events.cpp; API.md "Events, consumers and endpoints").
-// What a long poll (GET /v1/events?wait=) leaves the server when its page came back empty:
-// the server holds the request without a worker or a database connection, and runs the
-// handler again once the feed's head has moved past `seen`, or answers the empty page when
-// `wait` has passed since the request arrived.
-struct FeedWait {
-  std::chrono::seconds wait{0};  // 0: answer now
-  FeedPosition seen;             // the newest position the empty read could see
-};
 // `wait` may be null (the request is answered as it is).
 Response get_events(Services& s, const Request& req, Deadline deadline, FeedWait* wait);
 Response list_consumers(Services& s, const Request& req, Deadline deadline);

@@ -223,11 +223,13 @@ Response list_scopes(Services& s, const Request& req, Deadline deadline) {
   auto query = QueryReader::parse(sv(req.target()));
   if (!query.ok()) return problem_response(query.status());
   std::string after;
-  if (auto text = query->string("after", 64)) {
+  if (auto text = query->string("after", kMaxScopeName)) {
     if (is_valid_scope_name(*text)) {
       after = std::move(*text);
     } else {
-      query->add_error("after", "must be a scope name: 1–64 characters of [A-Za-z0-9._-]");
+      query->add_error(
+          "after",
+          fmt::format("must be a scope name: 1–{} characters of [A-Za-z0-9._-]", kMaxScopeName));
     }
   }
   const int limit = query->limit();

@@ -63,11 +63,11 @@ Response get_readyz(const Services& s) {
                                            {"commit", build_commit()}});
 }
 
-Response get_metrics(const Services& s) {
-  std::string out;
-  auto put = std::back_inserter(out);
-  s.metrics.render(out);
+namespace {
 
+// The pool and its transactions (StoreMetrics).
+void prom_database(std::string& out, const Services& s) {
+  auto put = std::back_inserter(out);
   const store::StoreMetrics& db = s.db.metrics();
   prom_header(out, "onceorder_db_connections_in_use", "gauge",
               "Database connections lent out by the pool.");
@@ -105,10 +105,13 @@ Response get_metrics(const Services& s) {
              "Transactions run (a re-run from the start is the same one): the base of the "
              "retry rate onceorder_tx_retries_total / onceorder_tx_total.",
              db.transactions.load());
+}
 
-  // Business outcomes, counted where each is known: placements in Intake (however they were
-  // combined), document requests by their route, items and runs in the Scheduler (batch and
-  // manual runs alike), the reaper's findings after its transaction committed.
+// Business outcomes, counted where each is known: placements in Intake (however they were
+// combined), items and runs in the Scheduler (batch and manual runs alike), the reaper's
+// findings after its transaction committed.
+void prom_outcomes_and_runs(std::string& out, const Services& s) {
+  auto put = std::back_inserter(out);
   prom_outcomes(out, "onceorder_orders_total",
                 "Order placements by outcome (replayed: a stored answer, placed or out of stock).",
                 kOrderOutcomeNames, s.intake.outcomes());
@@ -144,6 +147,10 @@ Response get_metrics(const Services& s) {
              sched.orphan_waits);
   prom_value(out, "onceorder_reaper_expired_leases_total", "counter",
              "Processing items whose lease expired, failed by the reaper.", sched.expired_leases);
+}
+
+// How requests were combined into transactions, and why placements left their batch.
+void prom_combining(std::string& out, const Services& s) {
   // One snapshot each: a batch's size and its duration are counted together.
   const CombinerStats numbering_runs = s.numbering.combining();
   const CombinerStats order_runs = s.intake.combining();
@@ -163,11 +170,11 @@ Response get_metrics(const Services& s) {
              "Placements whose cart shared no stock row with one in flight but arrived while "
              "four or more carts of its warehouse were, and so joined its warehouse's lane.",
              s.intake.lane_crowdings());
-  static_assert(Intake::kLaneRetries == 8, "the help texts below name the retries");
   prom_value(out, "onceorder_order_held_back_total", "counter",
-             "Times a placement left a combined batch because another transaction held a "
-             "stock row its cart needs (or another request of its key did); it queues in its "
-             "lane again, 8 times at most, then runs alone.",
+             fmt::format("Times a placement left a combined batch because another transaction "
+                         "held a stock row its cart needs (or another request of its key did); it "
+                         "queues in its lane again, {} times at most, then runs alone.",
+                         Intake::kLaneRetries),
              s.intake.held_back());
   prom_value(out, "onceorder_order_lock_waits_total", "counter",
              "Placements that found a stock row or their key held by another transaction and "
@@ -175,8 +182,9 @@ Response get_metrics(const Services& s) {
              "lock-wait rate.",
              s.intake.lock_waits());
   prom_value(out, "onceorder_order_ran_alone_total", "counter",
-             "Placements still handed back after queuing in their lane 8 more times, that then "
-             "ran alone, waiting for the held stock row.",
+             fmt::format("Placements still handed back after queuing in their lane {} more times, "
+                         "that then ran alone, waiting for the held stock row.",
+                         Intake::kLaneRetries),
              s.intake.ran_alone());
   prom_value(out, "onceorder_order_decided_ahead_total", "counter",
              "Combined order batches decided on the stock rows as this process's placements "
@@ -195,6 +203,9 @@ Response get_metrics(const Services& s) {
                  "Time of each placement transaction (one placement or a batch), its retries "
                  "included.",
                  order_runs.seconds);
+}
+
+void prom_order_phases(std::string& out, const Services& s) {
   std::vector<LabelledDurations> phases;
   for (std::size_t p = 0; p < Intake::kPhaseNames.size(); ++p) {
     for (std::size_t l = 0; l < Intake::kCartSizeNames.size(); ++l) {
@@ -210,10 +221,13 @@ Response get_metrics(const Services& s) {
       "and other (the rest of the request: validation, queueing to combine, the answer). A "
       "batch's database time counts for each of its placements.",
       phases);
+}
 
-  // The scheduled run's results, never a query per scrape: a scrape must cost nothing that
-  // a request needs. No results yet leaves the series out (absent, not zero: zero would
-  // claim health); the age says how old the results shown are.
+// The scheduled run's results, never a query per scrape: a scrape must cost nothing that
+// a request needs. No results yet leaves the series out (absent, not zero: zero would
+// claim health); the age says how old the results shown are.
+void prom_invariants(std::string& out, const Services& s) {
+  auto put = std::back_inserter(out);
   const OpsMonitor::Invariants inv = s.monitor.invariants();
   prom_header(out, "onceorder_invariants_checked", "gauge",
               "1 when the last scheduled invariant run succeeded.");
@@ -236,6 +250,18 @@ Response get_metrics(const Services& s) {
                      r.violations);
     }
   }
+}
+
+}  // namespace
+
+Response get_metrics(const Services& s) {
+  std::string out;
+  s.metrics.render(out);
+  prom_database(out, s);
+  prom_outcomes_and_runs(out, s);
+  prom_combining(out, s);
+  prom_order_phases(out, s);
+  prom_invariants(out, s);
   // The delivery workers' counters from memory, the outbox's gauges from the monitor's last
   // background read: a scrape reads nothing from the database here either.
   if (const DeliveryMetrics* deliveries = s.monitor.deliveries()) {

@@ -16,8 +16,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::int64_t kMaxQuantity = 1'000'000'000;   // validate_source_orders' bound
-constexpr size_t kMaxKeyPart = 64;                     // the longest part of an OrderKey
 constexpr std::chrono::milliseconds kRunPollMax{100};  // a replay's look at its run
 
 json key_members(const OrderKey& k) {
@@ -99,6 +97,44 @@ Result<Run> await_run_end(Services& s, std::int64_t run_id, Deadline deadline) {
   }
 }
 
+// The orders a run request names; nullopt (every candidate) for no body, `{}` or no `orders`.
+// `key_errors`: the Idempotency-Key's, answered with the body's.
+Result<std::optional<std::vector<OrderKey>>> run_orders(const Request& req,
+                                                        std::vector<FieldError> key_errors) {
+  using Orders = std::optional<std::vector<OrderKey>>;
+  if (req.body().empty()) {
+    if (key_errors.empty()) return Orders();
+    return Status(Code::invalid_request, "invalid request", std::move(key_errors));
+  }
+  auto body = parse_object(req.body());
+  if (!body.ok()) return body.status();
+  FieldReader fields(*body);
+  for (auto& e : key_errors) fields.add_error(std::move(e.field), std::move(e.message));
+  std::vector<OrderKey> keys;
+  const bool given = fields.objects("orders", /*required=*/false, [&](FieldReader& f, size_t i) {
+    keys.push_back(read_key(f));
+    check_key(f, keys.back(), i);
+  });
+  if (Status st = fields.finish(); !st.ok()) return st;
+  return given ? Orders(std::move(keys)) : Orders();
+}
+
+// The answer to a new run (or its replay): the run as it is now, with what it skipped.
+Response created_run_response(const RunCreated& created, const Run& run) {
+  json out = run_json(run);
+  json skipped = json::array();
+  for (const Skipped& sk : created.skipped) {
+    json entry = key_members(sk.key);
+    entry["reason"] = sk.reason;
+    skipped.push_back(std::move(entry));
+  }
+  out["skipped"] = std::move(skipped);
+  out["orphans_aborted"] = created.orphans_aborted;
+  Response res = json_response(bhttp::status::created, out);
+  if (created.replayed) res.set("Idempotent-Replayed", "true");
+  return res;
+}
+
 }  // namespace
 
 Response post_source_orders(Services& s, const Request& req, Deadline deadline) {
@@ -113,7 +149,7 @@ Response post_source_orders(Services& s, const Request& req, Deadline deadline) 
   fields.objects("orders", /*required=*/true, [&](FieldReader& f, size_t i) {
     SourceOrder o;
     o.key = read_key(f);
-    o.quantity = f.integer("quantity", 1, kMaxQuantity, /*required=*/true).value_or(0);
+    o.quantity = f.integer("quantity", 1, kMaxSourceQuantity, /*required=*/true).value_or(0);
     check_key(f, o.key, i);
     orders.push_back(std::move(o));
   });
@@ -134,25 +170,8 @@ Response post_run(Services& s, const Request& req, Deadline deadline) {
   if (Status st = query->finish(); !st.ok()) return problem_response(st);
   std::vector<FieldError> key_errors;
   auto key = idempotency_key(req, key_errors);
-
-  // No body, `{}` or no `orders`: every candidate.
-  std::optional<std::vector<OrderKey>> orders;
-  if (req.body().empty() && !key_errors.empty()) {
-    return problem_response(Status(Code::invalid_request, "invalid request", key_errors));
-  }
-  if (!req.body().empty()) {
-    auto body = parse_object(req.body());
-    if (!body.ok()) return problem_response(body.status());
-    FieldReader fields(*body);
-    for (auto& e : key_errors) fields.add_error(std::move(e.field), std::move(e.message));
-    std::vector<OrderKey> keys;
-    const bool given = fields.objects("orders", /*required=*/false, [&](FieldReader& f, size_t i) {
-      keys.push_back(read_key(f));
-      check_key(f, keys.back(), i);
-    });
-    if (Status st = fields.finish(); !st.ok()) return problem_response(st);
-    if (given) orders = std::move(keys);
-  }
+  auto orders = run_orders(req, std::move(key_errors));
+  if (!orders.ok()) return problem_response(orders.status());
 
   // A background run needs its place before the run exists: refusing later would leave
   // a run nobody processes.
@@ -162,7 +181,7 @@ Response post_run(Services& s, const Request& req, Deadline deadline) {
     if (!reserved.ok()) return problem_response(reserved.status());
     slot.emplace(std::move(*reserved));
   }
-  auto created = s.scheduler.create_run(RunKind::manual, orders, deadline, key);
+  auto created = s.scheduler.create_run(RunKind::manual, *orders, deadline, key);
   if (!created.ok()) return problem_response(created.status());
   const std::int64_t run_id = created->run.run_id;
 
@@ -189,18 +208,7 @@ Response post_run(Services& s, const Request& req, Deadline deadline) {
       run = std::move(*now);
     }
   }
-  json out = run_json(run);
-  json skipped = json::array();
-  for (const Skipped& sk : created->skipped) {
-    json entry = key_members(sk.key);
-    entry["reason"] = sk.reason;
-    skipped.push_back(std::move(entry));
-  }
-  out["skipped"] = std::move(skipped);
-  out["orphans_aborted"] = created->orphans_aborted;
-  Response res = json_response(bhttp::status::created, out);
-  if (created->replayed) res.set("Idempotent-Replayed", "true");
-  return res;
+  return created_run_response(*created, run);
 }
 
 Response get_run(Services& s, const RouteMatch& m, const Request& req, Deadline deadline) {
@@ -241,9 +249,9 @@ Response list_items(Services& s, const Request& req, Deadline deadline) {
       query->add_error("status", "must be wait, processing, success, failed or aborted");
     }
   }
-  filter.site_code = query->string("site_code", kMaxKeyPart);
-  filter.order_no = query->string("order_no", kMaxKeyPart);
-  filter.lot_no = query->string("lot_no", kMaxKeyPart);
+  filter.site_code = query->string("site_code", kMaxOrderKeyPart);
+  filter.order_no = query->string("order_no", kMaxOrderKeyPart);
+  filter.lot_no = query->string("lot_no", kMaxOrderKeyPart);
   filter.run_id = query->integer("run_id", 1, kMaxId);
   filter.after = query->integer("after", 0, kMaxId).value_or(0);
   filter.limit = query->limit();
@@ -262,7 +270,7 @@ Response list_items(Services& s, const Request& req, Deadline deadline) {
 Response list_production_orders(Services& s, const Request& req, Deadline deadline) {
   auto query = QueryReader::parse(sv(req.target()));
   if (!query.ok()) return problem_response(query.status());
-  const auto site_code = query->string("site_code", kMaxKeyPart);
+  const auto site_code = query->string("site_code", kMaxOrderKeyPart);
   const std::int64_t after = query->integer("after", 0, kMaxId).value_or(0);
   const int limit = query->limit();
   if (Status st = query->finish(); !st.ok()) return problem_response(st);
@@ -303,9 +311,9 @@ Response list_exhausted(Services& s, const Request& req, Deadline deadline) {
   auto query = QueryReader::parse(sv(req.target()));
   if (!query.ok()) return problem_response(query.status());
   ExhaustedFilter filter;
-  filter.site_code = query->string("site_code", kMaxKeyPart);
+  filter.site_code = query->string("site_code", kMaxOrderKeyPart);
   // The cursor is a key, its parts joined by spaces (no part of a key holds one).
-  if (auto text = query->string("after", 3 * kMaxKeyPart + 2)) {
+  if (auto text = query->string("after", 3 * kMaxOrderKeyPart + 2)) {
     const size_t a = text->find(' ');
     const size_t b = a == std::string::npos ? a : text->find(' ', a + 1);
     OrderKey k;

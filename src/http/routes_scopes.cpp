@@ -14,12 +14,11 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr int kDefaultLimit = 100;
-constexpr int kMaxLimit = 1000;
-
 Status bad_scope() {
-  return Status(Code::invalid_request, "invalid scope",
-                {FieldError{"scope", "must be 1–64 characters of A-Z, a-z, 0-9, '.', '_' or '-'"}});
+  return Status(
+      Code::invalid_request, "invalid scope",
+      {FieldError{"scope", fmt::format("must be 1–{} characters of A-Z, a-z, 0-9, '.', '_' or '-'",
+                                       kMaxScopeName)}});
 }
 
 json scope_json(const ScopeInfo& s) {
@@ -137,7 +136,7 @@ Response list_documents(Services& s, const RouteMatch& m, const Request& req, De
   if (!params.ok()) return problem_response(params.status());
 
   std::int64_t after = 0;
-  int limit = kDefaultLimit;
+  int limit = kDefaultListLimit;
   std::vector<FieldError> errors;
   for (const auto& [name, value] : *params) {
     if (name == "after") {
@@ -147,11 +146,11 @@ Response list_documents(Services& s, const RouteMatch& m, const Request& req, De
       else
         errors.push_back({"after", "must be an integer ≥ 0"});
     } else if (name == "limit") {
-      auto v = parse_int(value, 1, kMaxLimit);
+      auto v = parse_int(value, 1, kMaxListLimit);
       if (v)
         limit = static_cast<int>(*v);
       else
-        errors.push_back({"limit", "must be an integer from 1 to 1000"});
+        errors.push_back({"limit", fmt::format("must be an integer from 1 to {}", kMaxListLimit)});
     } else {
       errors.push_back({name, "is not a known parameter (after, limit)"});
     }

@@ -9,10 +9,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// The service's own bounds, checked here too so that a type error and a range error are
-// reported in the same answer.
-constexpr std::int64_t kMaxStock = 1'000'000'000'000;
-
 json sku_json(const Sku& s) {
   return {{"warehouse_id", s.warehouse_id},
           {"sku_id", s.sku_id},
@@ -42,8 +38,10 @@ Response put_sku(Services& s, const RouteMatch& m, const Request& req, Deadline 
   if (!body.ok()) return problem_response(body.status());
   FieldReader fields(*body);
   const SkuPath path = sku_path(m, fields);
-  const auto price = fields.integer("price_cents", 0, kMaxStock, /*required=*/true);
-  const auto available = fields.integer("available", 0, kMaxStock);
+  // The service's own bounds, checked here too so that a type error and a range error are
+  // reported in the same answer.
+  const auto price = fields.integer("price_cents", 0, kStockBound, /*required=*/true);
+  const auto available = fields.integer("available", 0, kStockBound);
   if (Status st = fields.finish(); !st.ok()) return problem_response(st);
 
   auto put = s.intake.put_sku(path.warehouse_id, path.sku_id, *price, available, deadline);
@@ -72,7 +70,7 @@ Response post_adjustment(Services& s, const RouteMatch& m, const Request& req, D
   auto key = idempotency_key(req, key_errors);
   for (auto& e : key_errors) fields.add_error(std::move(e.field), std::move(e.message));
   const SkuPath path = sku_path(m, fields);
-  const auto delta = fields.integer("delta", -kMaxStock, kMaxStock, /*required=*/true);
+  const auto delta = fields.integer("delta", -kStockBound, kStockBound, /*required=*/true);
   if (delta && *delta == 0) fields.add_error("delta", "must not be 0");
   const auto reason = fields.string("reason", /*required=*/true);
   if (reason && (reason->empty() || reason->size() > 200)) {

@@ -30,6 +30,7 @@
 #include "http/fd_limit.hpp"
 #include "http/listen_address.hpp"
 #include "http/problem.hpp"
+#include "http/session_entry.hpp"
 #include "http/tls.hpp"
 #include "onceorder/outbox.hpp"
 
@@ -43,6 +44,7 @@ namespace ssl = asio::ssl;
 using asio::ip::tcp;
 using http::Request;
 using http::Response;
+using http::SessionEntry;
 
 constexpr auto kUseAwaitable = asio::use_awaitable;
 // Requests that may wait for a worker, per worker, before new ones are turned away.
@@ -66,8 +68,6 @@ constexpr int kReservedPerDbConnection = 4;
 constexpr auto kFeedWatchInterval = std::chrono::milliseconds(100);
 // How soon a woken long poll that found no worker free asks again.
 constexpr auto kLongPollRetry = std::chrono::milliseconds(10);
-// The one route a metrics listener serves (router.cpp's pattern).
-constexpr std::string_view kMetricsRoute = "/metrics";
 
 // Which listener a connection came in on: the main one serves every route (but /metrics when
 // a metrics listener is set), the metrics one serves /metrics only.
@@ -87,31 +87,6 @@ auto log_failure(std::string_view what) {
     }
   };
 }
-
-// One client connection, as seen by stop() and by the connection cap. Requests being
-// handled or answered are never cut short by either; connections waiting for a request
-// or still receiving one are closed at stop, and shed (the oldest first) at the cap.
-struct SessionEntry {
-  enum class State {
-    idle,       // waiting for a request (keep-alive): nothing received yet
-    receiving,  // part of a request (header or body) has arrived
-    handling,   // the request is complete and being handled
-    answering,  // the response is being written
-  };
-  beast::tcp_stream* stream = nullptr;
-  State state = State::idle;
-  store::Clock::time_point since = store::Clock::now();  // when `state` began
-
-  void enter(State s) {
-    state = s;
-    since = store::Clock::now();
-  }
-  bool sheddable() const { return state == State::idle || state == State::receiving; }
-  // Closes the socket now, which frees its descriptor at once. (Cancelling would not do:
-  // a read that has completed but whose handler has not run yet is not cancelled, and the
-  // session would carry on.) The session's next operation fails and it ends.
-  void close_now() const { stream->close(); }
-};
 
 class ServerImpl final : public Server {
  public:
@@ -479,7 +454,7 @@ class ServerImpl final : public Server {
       close = true;
       return refusal;
     }
-    const bool metrics = http::Api::route_label(http::sv(header.target())) == kMetricsRoute;
+    const bool metrics = http::Api::is_metrics_route(http::sv(header.target()));
     if (metrics != (where == Listener::metrics) &&
         (where == Listener::metrics || options_.metrics_listen)) {
       close = body_pending;

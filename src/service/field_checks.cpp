@@ -13,8 +13,6 @@
 namespace onceorder {
 namespace {
 
-constexpr size_t kMaxTitle = 200;
-
 bool printable_no_space(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7F; });
 }
@@ -30,17 +28,20 @@ std::optional<std::string> title_problem(std::string_view title) {
 }
 
 bool is_valid_idempotency_key(std::string_view key) {
-  if (key.empty() || key.size() > 255) return false;
+  if (key.empty() || key.size() > kMaxIdempotencyKey) return false;
   return std::all_of(key.begin(), key.end(), [](char c) { return c >= 0x21 && c <= 0x7E; });
 }
 
 Status validate_issue_request(const IssueRequest& r) {
   std::vector<FieldError> errors;
   if (!is_valid_scope_name(r.scope))
-    errors.push_back({"scope", "must be 1–64 characters of A-Z, a-z, 0-9, '.', '_' or '-'"});
+    errors.push_back(
+        {"scope",
+         fmt::format("must be 1–{} characters of A-Z, a-z, 0-9, '.', '_' or '-'", kMaxScopeName)});
   if (auto p = title_problem(r.title)) errors.push_back({"title", *p});
   if (r.idempotency_key && !is_valid_idempotency_key(*r.idempotency_key))
-    errors.push_back({"Idempotency-Key", "must be 1–255 printable ASCII characters"});
+    errors.push_back({"Idempotency-Key",
+                      fmt::format("must be 1–{} printable ASCII characters", kMaxIdempotencyKey)});
   if (r.header.size() + r.lines.size() > kMaxDocumentBodyBytes)
     errors.push_back(
         {"lines", fmt::format("the header and lines are over {} bytes", kMaxDocumentBodyBytes)});
@@ -51,14 +52,18 @@ Status validate_issue_request(const IssueRequest& r) {
 Status validate_order_key(const OrderKey& k, const std::string& prefix) {
   std::vector<FieldError> errors;
   // The site code names a document scope ("PO-<site>"), so it follows scope rules.
-  if (k.site_code.empty() || k.site_code.size() > 32 || !is_valid_scope_name(k.site_code))
+  if (k.site_code.empty() || k.site_code.size() > kMaxSiteCode || !is_valid_scope_name(k.site_code))
     errors.push_back(
-        {prefix + "site_code", "must be 1–32 characters of A-Z, a-z, 0-9, '.', '_' or '-'"});
-  if (k.order_no.empty() || k.order_no.size() > 64 || !printable_no_space(k.order_no))
+        {prefix + "site_code",
+         fmt::format("must be 1–{} characters of A-Z, a-z, 0-9, '.', '_' or '-'", kMaxSiteCode)});
+  if (k.order_no.empty() || k.order_no.size() > kMaxOrderNo || !printable_no_space(k.order_no))
     errors.push_back(
-        {prefix + "order_no", "must be 1–64 printable ASCII characters without spaces"});
-  if (k.lot_no.empty() || k.lot_no.size() > 32 || !printable_no_space(k.lot_no))
-    errors.push_back({prefix + "lot_no", "must be 1–32 printable ASCII characters without spaces"});
+        {prefix + "order_no",
+         fmt::format("must be 1–{} printable ASCII characters without spaces", kMaxOrderNo)});
+  if (k.lot_no.empty() || k.lot_no.size() > kMaxLotNo || !printable_no_space(k.lot_no))
+    errors.push_back(
+        {prefix + "lot_no",
+         fmt::format("must be 1–{} printable ASCII characters without spaces", kMaxLotNo)});
   if (errors.empty()) return Status::Ok();
   return Status(Code::invalid_request, "invalid request", std::move(errors));
 }
@@ -72,12 +77,13 @@ Status validate_source_orders(std::span<const SourceOrder> orders) {
   std::vector<FieldError> errors;
   if (orders.empty()) errors.push_back({"orders", "must hold at least one order"});
   if (orders.size() > kMaxOrdersPerRequest) errors.push_back(too_many_orders(orders.size()));
-  for (size_t i = 0; i < orders.size() && errors.size() < 50; ++i) {
+  for (size_t i = 0; i < orders.size() && errors.size() < kMaxFieldErrors; ++i) {
     const auto prefix = fmt::format("orders[{}].", i);
     Status st = validate_order_key(orders[i].key, prefix);
     for (const auto& f : st.fields()) errors.push_back(f);
-    if (orders[i].quantity < 1 || orders[i].quantity > 1000000000)
-      errors.push_back({prefix + "quantity", "must be an integer from 1 to 1000000000"});
+    if (orders[i].quantity < 1 || orders[i].quantity > kMaxSourceQuantity)
+      errors.push_back({prefix + "quantity",
+                        fmt::format("must be an integer from 1 to {}", kMaxSourceQuantity)});
   }
   if (errors.empty()) return Status::Ok();
   return Status(Code::invalid_request, "invalid request", std::move(errors));

@@ -28,9 +28,9 @@ Status in_production(std::int64_t order_id) {
       fmt::format("order {} already has a production order; it cannot be cancelled", order_id));
 }
 
-// API.md "Stock bounds": prices, stock and one adjustment are at most 10^12.
-constexpr std::int64_t kMaxPriceCents = 1'000'000'000'000;
-constexpr std::int64_t kMaxStock = 1'000'000'000'000;
+// API.md "Stock bounds" (limits.hpp): prices, stock and one adjustment.
+constexpr std::int64_t kMaxPriceCents = kStockBound;
+constexpr std::int64_t kMaxStock = kStockBound;
 constexpr std::int64_t kMaxTotalCents = std::numeric_limits<std::int64_t>::max();
 
 Status check_ids(std::int64_t warehouse_id, std::int64_t sku_id) {
@@ -291,7 +291,8 @@ Result<Intake::Job> Intake::validate(const PlaceRequest& req) const {
   }
   std::vector<FieldError> errors;
   if (!is_valid_idempotency_key(req.idempotency_key))
-    errors.push_back({"Idempotency-Key", "must be 1–255 printable ASCII characters"});
+    errors.push_back({"Idempotency-Key",
+                      fmt::format("must be 1–{} printable ASCII characters", kMaxIdempotencyKey)});
   if (req.customer_id < 1) errors.push_back({"customer_id", "must be an integer from 1 to 2^63-1"});
   auto cart = normalize_cart(req.warehouse_id, req.lines);
   if (!cart.ok())
@@ -511,8 +512,6 @@ bool Intake::known_rows(std::int64_t warehouse, const std::set<std::int64_t>& sk
 }
 
 void Intake::remember_rows(const RowsByKey& rows) {
-  // A bound on memory, not a policy: rows are known again after one batch reads them.
-  constexpr std::size_t kMaxKnownRows = 1 << 16;
   if (!store_->decides_ahead() || rows.empty()) return;
   std::lock_guard lock(known_mu_);
   if (known_.size() + rows.size() > kMaxKnownRows) known_.clear();
@@ -887,9 +886,11 @@ Result<Intake::PutSku> Intake::put_sku(std::int64_t warehouse_id, std::int64_t s
   Status ids = check_ids(warehouse_id, sku_id);
   std::vector<FieldError> errors = ids.fields();
   if (price_cents < 0 || price_cents > kMaxPriceCents)
-    errors.push_back({"price_cents", "must be an integer from 0 to 10^12"});
+    errors.push_back(
+        {"price_cents", fmt::format("must be an integer from 0 to 10^{}", kStockBoundPower)});
   if (available && (*available < 0 || *available > kMaxStock))
-    errors.push_back({"available", "must be an integer from 0 to 10^12"});
+    errors.push_back(
+        {"available", fmt::format("must be an integer from 0 to 10^{}", kStockBoundPower)});
   if (!errors.empty()) return Status(Code::invalid_request, "invalid request", std::move(errors));
   return store::transact<PutSku>(
       db_, {deadline, options_.max_attempts, store::TxMode::write},
@@ -930,9 +931,11 @@ Result<Adjusted> Intake::adjust(const AdjustRequest& req, store::Clock::time_poi
   Status ids = check_ids(warehouse_id, sku_id);
   std::vector<FieldError> errors = ids.fields();
   if (req.idempotency_key && !is_valid_idempotency_key(*req.idempotency_key))
-    errors.push_back({"Idempotency-Key", "must be 1–255 printable ASCII characters"});
+    errors.push_back({"Idempotency-Key",
+                      fmt::format("must be 1–{} printable ASCII characters", kMaxIdempotencyKey)});
   if (delta == 0 || delta < -kMaxStock || delta > kMaxStock)
-    errors.push_back({"delta", "must be a non-zero integer within ±10^12"});
+    errors.push_back(
+        {"delta", fmt::format("must be a non-zero integer within ±10^{}", kStockBoundPower)});
   if (reason.empty() || reason.size() > 200)
     errors.push_back({"reason", "must be 1–200 characters"});
   else if (auto problem = text_problem(reason))

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "onceorder/limits.hpp"
 #include "store/intake_store.hpp"
 #include "store/listing_store.hpp"
 #include "store/scheduling_store.hpp"
@@ -12,12 +13,11 @@
 namespace onceorder {
 namespace {
 
-constexpr int kMaxListLimit = 1000;
-
 Status check_limit(int limit) {
   if (limit < 1 || limit > kMaxListLimit) {
-    return Status(Code::invalid_request, "invalid request",
-                  {FieldError{"limit", "must be an integer from 1 to 1000"}});
+    return Status(
+        Code::invalid_request, "invalid request",
+        {FieldError{"limit", fmt::format("must be an integer from 1 to {}", kMaxListLimit)}});
   }
   return Status();
 }

@@ -23,7 +23,8 @@ Status invalid(std::string field, std::string message) {
 
 Status check_scope_name(std::string_view scope) {
   if (is_valid_scope_name(scope)) return Status::Ok();
-  return invalid("scope", "must be 1–64 characters of A-Z, a-z, 0-9, '.', '_' or '-'");
+  return invalid("scope", fmt::format("must be 1–{} characters of A-Z, a-z, 0-9, '.', '_' or '-'",
+                                      kMaxScopeName));
 }
 
 using store::read_tx;
@@ -432,7 +433,8 @@ Result<Document> Numbering::get(std::string_view scope, std::int64_t value,
 Result<DocumentPage> Numbering::list(std::string_view scope, std::int64_t after, int limit,
                                      store::Clock::time_point deadline) {
   OO_RETURN_IF_ERROR(check_scope_name(scope));
-  if (limit < 1 || limit > 1000) return invalid("limit", "must be an integer from 1 to 1000");
+  if (limit < 1 || limit > kMaxListLimit)
+    return invalid("limit", fmt::format("must be an integer from 1 to {}", kMaxListLimit));
   if (after < 0) return invalid("after", "must be a value ≥ 0");
   return store::transact<DocumentPage>(
       db_, read_tx(deadline), [&](Connection& c) -> Result<DocumentPage> {

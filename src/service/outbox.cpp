@@ -26,8 +26,10 @@ Status not_found(std::string_view what, std::string_view name) {
 }  // namespace
 
 Status check_feed_name(std::string_view field, std::string_view name) {
-  if (name.empty() || name.size() > 64 || !std::all_of(name.begin(), name.end(), name_char)) {
-    const std::string message = "1 to 64 characters of [A-Za-z0-9._-]";
+  if (name.empty() || name.size() > EventLimits::kMaxName ||
+      !std::all_of(name.begin(), name.end(), name_char)) {
+    const std::string message =
+        fmt::format("1 to {} characters of [A-Za-z0-9._-]", EventLimits::kMaxName);
     return Status(Code::invalid_request, fmt::format("{}: {}", field, message),
                   {{std::string(field), message}});
   }

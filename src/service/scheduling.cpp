@@ -31,8 +31,10 @@ bool infrastructure(Code code) { return code == Code::busy || code == Code::unav
 
 Status check_request_key(const std::optional<std::string>& key) {
   if (key && !is_valid_idempotency_key(*key)) {
-    return Status(Code::invalid_request, "invalid request",
-                  {FieldError{"Idempotency-Key", "must be 1–255 printable ASCII characters"}});
+    return Status(
+        Code::invalid_request, "invalid request",
+        {FieldError{"Idempotency-Key",
+                    fmt::format("must be 1–{} printable ASCII characters", kMaxIdempotencyKey)}});
   }
   return Status::Ok();
 }
@@ -269,7 +271,7 @@ Result<RunCreated> Scheduler::create_run(RunKind kind,
     if (orders->empty())
       errors.push_back({"orders", "must hold at least one order (omit it for every candidate)"});
     if (orders->size() > kMaxOrdersPerRequest) errors.push_back(too_many_orders(orders->size()));
-    for (size_t i = 0; i < orders->size() && errors.size() < 50; ++i) {
+    for (size_t i = 0; i < orders->size() && errors.size() < kMaxFieldErrors; ++i) {
       Status st = validate_order_key((*orders)[i], fmt::format("orders[{}].", i));
       for (const auto& f : st.fields()) errors.push_back(f);
     }
@@ -577,16 +579,18 @@ Result<Run> Scheduler::get_run(std::int64_t run_id, Clock::time_point deadline) 
 
 Result<std::vector<Run>> Scheduler::list_runs(std::optional<RunStatus> status, int limit,
                                               Clock::time_point deadline) {
-  if (limit < 1 || limit > 1000)
-    return Status(Code::invalid_request, "invalid request", {{"limit", "must be from 1 to 1000"}});
+  if (limit < 1 || limit > kMaxListLimit)
+    return Status(Code::invalid_request, "invalid request",
+                  {{"limit", fmt::format("must be from 1 to {}", kMaxListLimit)}});
   return store::transact<std::vector<Run>>(
       db_, read_tx(deadline), [&](Connection& c) { return store_->list_runs(c, status, limit); });
 }
 
 Result<std::vector<ScheduleItem>> Scheduler::list_items(const ItemFilter& filter,
                                                         Clock::time_point deadline) {
-  if (filter.limit < 1 || filter.limit > 1000)
-    return Status(Code::invalid_request, "invalid request", {{"limit", "must be from 1 to 1000"}});
+  if (filter.limit < 1 || filter.limit > kMaxListLimit)
+    return Status(Code::invalid_request, "invalid request",
+                  {{"limit", fmt::format("must be from 1 to {}", kMaxListLimit)}});
   return store::transact<std::vector<ScheduleItem>>(
       db_, read_tx(deadline), [&](Connection& c) { return store_->list_items(c, filter); });
 }
@@ -594,8 +598,9 @@ Result<std::vector<ScheduleItem>> Scheduler::list_items(const ItemFilter& filter
 Result<std::vector<ProductionOrder>> Scheduler::list_production_orders(
     const std::optional<std::string>& site_code, std::int64_t after, int limit,
     Clock::time_point deadline) {
-  if (limit < 1 || limit > 1000)
-    return Status(Code::invalid_request, "invalid request", {{"limit", "must be from 1 to 1000"}});
+  if (limit < 1 || limit > kMaxListLimit)
+    return Status(Code::invalid_request, "invalid request",
+                  {{"limit", fmt::format("must be from 1 to {}", kMaxListLimit)}});
   return store::transact<std::vector<ProductionOrder>>(db_, read_tx(deadline), [&](Connection& c) {
     return store_->list_production(c, site_code, after, limit);
   });
@@ -609,8 +614,9 @@ Result<std::vector<OrderKey>> Scheduler::stuck_orders(Clock::time_point deadline
 
 Result<std::vector<ExhaustedKey>> Scheduler::list_exhausted(const ExhaustedFilter& filter,
                                                             Clock::time_point deadline) {
-  if (filter.limit < 1 || filter.limit > 1000)
-    return Status(Code::invalid_request, "invalid request", {{"limit", "must be from 1 to 1000"}});
+  if (filter.limit < 1 || filter.limit > kMaxListLimit)
+    return Status(Code::invalid_request, "invalid request",
+                  {{"limit", fmt::format("must be from 1 to {}", kMaxListLimit)}});
   return store::transact<std::vector<ExhaustedKey>>(db_, read_tx(deadline), [&](Connection& c) {
     return store_->list_exhausted(c, filter, options_.max_attempts);
   });
@@ -622,7 +628,7 @@ Result<RequeueOutcome> Scheduler::requeue(const std::vector<OrderKey>& orders, b
   std::vector<FieldError> errors;
   if (orders.empty()) errors.push_back({"orders", "must hold at least one order"});
   if (orders.size() > kMaxOrdersPerRequest) errors.push_back(too_many_orders(orders.size()));
-  for (size_t i = 0; i < orders.size() && errors.size() < 50; ++i) {
+  for (size_t i = 0; i < orders.size() && errors.size() < kMaxFieldErrors; ++i) {
     Status st = validate_order_key(orders[i], fmt::format("orders[{}].", i));
     for (const auto& f : st.fields()) errors.push_back(f);
   }

@@ -114,9 +114,8 @@ TEST(OpenApiRoutes, TheComparisonCatchesADoctoredDocument) {
 TEST(OpenApiRoutes, TheComparisonCatchesARouteTheDocumentLacks) {
   const json doc = embedded_openapi();
   std::vector<http::Route> routes(http::routes().begin(), http::routes().end());
-  static constexpr std::array kPost{http::bhttp::verb::post};
   routes.push_back(
-      http::Route{http::RouteId::reap, "/v1/maintenance/vacuum", kPost, http::Access::staff});
+      http::Route{http::bhttp::verb::post, "/v1/maintenance/vacuum", nullptr, http::Access::staff});
   const auto mismatches = openapi_route_mismatches(doc, routes);
   EXPECT_EQ(mismatches, std::vector<std::string>{
                             "POST /v1/maintenance/vacuum is served but not in the document"});

@@ -18,7 +18,7 @@
 #include "e2e/http_client.hpp"
 #include "e2e/json_schema.hpp"
 #include "http/embedded_files.hpp"
-#include "http/router.hpp"
+#include "http/routes.hpp"
 
 namespace onceorder::testing {
 
@@ -55,33 +55,32 @@ inline std::vector<std::string> openapi_route_mismatches(const nlohmann::json& d
   std::set<std::string> served;
   for (const http::Route& r : routes) {
     const std::string pattern(r.pattern);
-    for (const auto method : r.methods) {
-      std::string name(http::bhttp::to_string(method));
-      std::transform(name.begin(), name.end(), name.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      served.insert(name + " " + pattern);
-      const std::string label = std::string(http::bhttp::to_string(method)) + " " + pattern;
-      if (!paths.contains(pattern) || !paths[pattern].contains(name)) {
-        out.push_back(label + " is served but not in the document");
-        continue;
+    const auto method = r.method;
+    std::string name(http::bhttp::to_string(method));
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    served.insert(name + " " + pattern);
+    const std::string label = std::string(http::bhttp::to_string(method)) + " " + pattern;
+    if (!paths.contains(pattern) || !paths[pattern].contains(name)) {
+      out.push_back(label + " is served but not in the document");
+      continue;
+    }
+    const nlohmann::json& op = paths[pattern][name];
+    const nlohmann::json security = op.value("security", doc.value("security", nlohmann::json()));
+    const nlohmann::json roles = op.value("x-onceorder-roles", nlohmann::json::array());
+    const http::Access access = r.access;
+    if (access == http::Access::open) {
+      if (security != nlohmann::json::array() || !roles.empty()) {
+        out.push_back(label + " is open but the document asks for a token");
       }
-      const nlohmann::json& op = paths[pattern][name];
-      const nlohmann::json security = op.value("security", doc.value("security", nlohmann::json()));
-      const nlohmann::json roles = op.value("x-onceorder-roles", nlohmann::json::array());
-      const http::Access access = http::route_access(r, method);
-      if (access == http::Access::open) {
-        if (security != nlohmann::json::array() || !roles.empty()) {
-          out.push_back(label + " is open but the document asks for a token");
-        }
-      } else {
-        if (security != nlohmann::json::parse(R"([{"bearer": []}])")) {
-          out.push_back(label + " needs a bearer token but the document says " + security.dump());
-        }
-        const bool reading = method == http::bhttp::verb::get;
-        if (roles != nlohmann::json(openapi_roles(access, reading))) {
-          out.push_back(label + " admits " + nlohmann::json(openapi_roles(access, reading)).dump() +
-                        " but the document says " + roles.dump());
-        }
+    } else {
+      if (security != nlohmann::json::parse(R"([{"bearer": []}])")) {
+        out.push_back(label + " needs a bearer token but the document says " + security.dump());
+      }
+      const bool reading = method == http::bhttp::verb::get;
+      if (roles != nlohmann::json(openapi_roles(access, reading))) {
+        out.push_back(label + " admits " + nlohmann::json(openapi_roles(access, reading)).dump() +
+                      " but the document says " + roles.dump());
       }
     }
   }
