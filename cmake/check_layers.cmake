@@ -9,7 +9,7 @@
 # header has to be given its layer.
 cmake_minimum_required(VERSION 3.25)
 
-set(core_headers cart cart_lanes combiner counters recent_answers csv db_url document_types duration id_generator number_format principal
+set(core_headers cart cart_lanes combiner counters recent_answers csv db_url document_types duration id_generator invariant number_format principal
   order_types process_identity progress redact schedule_status schedule_types status text timestamp
   audit_types event_types http_url signature)
 set(store_headers store)

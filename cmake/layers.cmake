@@ -9,6 +9,7 @@ set(ONCEORDER_CORE_SOURCES
   src/core/event_types.cpp
   src/core/http_url.cpp
   src/core/id_generator.cpp
+  src/core/invariant.cpp
   src/core/number_format.cpp
   src/core/order_types.cpp
   src/core/process_identity.cpp

@@ -8,6 +8,7 @@
 
 #include "http/problem.hpp"
 #include "onceorder/audit.hpp"
+#include "onceorder/invariant.hpp"
 
 namespace onceorder::http {
 
@@ -125,6 +126,8 @@ Response Api::handle(const Request& req, Deadline deadline, RequestLabels& label
       res = spec ? audited_dispatch(*spec, *m, who, req, deadline, wait)
                  : dispatch(*m, who, req, deadline, wait);
     }
+  } catch (const InvariantViolation& e) {  // logged already, under its reference
+    res = problem_response(Status(Code::internal, e.what()), e.reference());
   } catch (const std::exception& e) {
     res = problem_response(Status(Code::internal, std::string("unhandled exception: ") + e.what()));
   } catch (...) {
@@ -245,6 +248,8 @@ Response Api::audited_dispatch(const AuditSpec& spec, const RouteMatch& m, const
     store::AuditInTransaction in_tx(row);
     try {
       res = dispatch(m, who, req, deadline, wait);
+    } catch (const InvariantViolation& e) {
+      res = problem_response(Status(Code::internal, e.what()), e.reference());
     } catch (const std::exception& e) {
       res =
           problem_response(Status(Code::internal, std::string("unhandled exception: ") + e.what()));
