@@ -73,11 +73,13 @@ set(ONCEORDER_STORE_SEAMS
 set(ONCEORDER_SERVICE_SOURCES
   src/service/field_checks.cpp
   src/service/intake.cpp
+  src/service/placement_batch.cpp
   src/service/invariants.cpp
   src/service/legacy_items.cpp
   src/service/listings.cpp
   src/service/maintenance.cpp
   src/service/node_lease.cpp
+  src/service/stock.cpp
   src/service/numbering.cpp
   src/service/outbox.cpp
   src/service/delivery_worker.cpp
