@@ -116,7 +116,7 @@ class Numbering {
                                           store::Clock::time_point deadline);
 
   // The most requests one combined transaction takes. The HTTP server runs 4 workers per
-  // database connection (64 for the benchmarks' 16), so a process rarely queues more; the bound
+  // database connection, so a process rarely queues more than four times its pool; the bound
   // keeps one statement's arrays, and the time the scope's row is held, small.
   static constexpr std::size_t kMaxBatch = 64;
   // How many requests `issue`'s runs carried so far (a lone request is a batch of 1).
