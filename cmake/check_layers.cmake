@@ -9,11 +9,12 @@
 # header has to be given its layer.
 cmake_minimum_required(VERSION 3.25)
 
-set(core_headers cart cart_lanes combiner counters recent_answers csv db_url document_types duration id_generator number_format principal
+set(core_headers cart cart_lanes combiner counters recent_answers csv db_url document_types duration id_generator invariant number_format principal
   order_types process_identity progress redact schedule_status schedule_types status text timestamp
   audit_types event_types http_url limits signature)
 set(store_headers store)
-set(service_headers audit intake invariants legacy_items listings maintenance numbering outbox receipts scheduling)
+set(service_headers audit intake invariants legacy_items listings maintenance node_lease numbering outbox
+  receipts scheduling stock)
 set(http_headers http_server)
 set(layers core store service http cli)
 

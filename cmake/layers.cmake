@@ -9,6 +9,7 @@ set(ONCEORDER_CORE_SOURCES
   src/core/event_types.cpp
   src/core/http_url.cpp
   src/core/id_generator.cpp
+  src/core/invariant.cpp
   src/core/number_format.cpp
   src/core/order_types.cpp
   src/core/process_identity.cpp
@@ -72,11 +73,13 @@ set(ONCEORDER_STORE_SEAMS
 set(ONCEORDER_SERVICE_SOURCES
   src/service/field_checks.cpp
   src/service/intake.cpp
+  src/service/placement_batch.cpp
   src/service/invariants.cpp
   src/service/legacy_items.cpp
   src/service/listings.cpp
   src/service/maintenance.cpp
   src/service/node_lease.cpp
+  src/service/stock.cpp
   src/service/numbering.cpp
   src/service/outbox.cpp
   src/service/delivery_worker.cpp

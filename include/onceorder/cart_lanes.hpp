@@ -9,11 +9,10 @@
 // every such cart of the warehouse queues and is combined with the others. So does a cart
 // that arrives while `lone_carts` or more carts of its warehouse are in flight (the warehouse
 // is *crowded*): lone placements beyond a few at once only queue for the database's CPU,
-// while a combined one costs it about half (docs/BENCHMARKS.md, "Crowded warehouses
-// combine"). Under a few hot SKUs nearly every cart collides; under many clients over many
-// SKUs nearly every cart is crowded; either way the warehouse's placements run one batch at
-// a time (one commit for many). Correctness never depends on the lane: every transaction
-// locks its rows in the one global (warehouse, sku) order.
+// while a combined one costs it about half. Under a few hot SKUs nearly every cart collides; under
+// many clients over many SKUs nearly every cart is crowded; either way the warehouse's placements
+// run one batch at a time (one commit for many). Correctness never depends on the lane: every
+// transaction locks its rows in the one global (warehouse, sku) order.
 //
 // Thread-safety: safe to use from many threads at once (one mutex, held for a map update).
 #pragma once
@@ -59,10 +58,9 @@ class CartLanes {
     bool crowded_;
   };
 
-  // Carts of one warehouse in flight at which the next one is combined whatever its rows:
-  // four on the 2-core machine the figures come from (docs/BENCHMARKS.md, "Crowded
-  // warehouses combine"), where four clients placed faster alone (1,561 against 1,324
-  // orders/s when combined) and sixteen slower (1,708 against 2,387).
+  // Carts of one warehouse in flight at which the next one is combined whatever its rows: a
+  // few lone placements at once place faster than combined ones, many more only queue for
+  // the database's CPU. The shared bench's cold-cart case is what tunes it.
   static constexpr std::size_t kLoneCarts = 4;
   explicit CartLanes(std::size_t lone_carts = kLoneCarts) : lone_carts_(lone_carts) {}
 

@@ -19,9 +19,8 @@
 // Thread-safety: safe to use from many threads at once; one mutex guards the queues (held
 // only to queue, hand off and answer, never while a run does its work). Threads are woken
 // after it is released: a woken thread that first had to wait for the mutex would wake twice,
-// and the next batch's leader is on the key's critical path (docs/BENCHMARKS.md, "Waking the
-// next batch first"). The exception is a waiter found past its deadline at hand-off, told so
-// under the mutex: rare, and not on the key's path.
+// and the next batch's leader is on the key's critical path. The exception is a waiter found past
+// its deadline at hand-off, told so under the mutex: rare, and not on the key's path.
 #pragma once
 
 #include <algorithm>
@@ -38,13 +37,13 @@
 #include <mutex>
 #include <optional>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "onceorder/counters.hpp"
+#include "onceorder/invariant.hpp"
 
 namespace onceorder {
 
@@ -137,7 +136,7 @@ class Combiner {
   std::vector<Req> claim_next(std::string_view key, const Accept& accept = {}) {
     std::lock_guard lock(mu_);
     auto lane = lanes_.find(key);
-    if (lane == lanes_.end()) throw std::logic_error("claim_next: the key is not running");
+    OO_INVARIANT(lane != lanes_.end(), "claim_next: the key {} is not running", key);
     Lane& l = lane->second;
     if (!l.claimed && !l.queue.empty()) {
       std::vector<Req> would;
@@ -243,6 +242,12 @@ class Combiner {
     Outcome out;
     const auto started = Clock::now();
     try {
+      // Inside the try: a broken hand-off reaches every member, none is left waiting.
+      OO_INVARIANT(!batch.empty() && batch.size() <= max_batch_, "a batch of {}", batch.size());
+      for (const WaiterPtr& w : batch) {
+        OO_INVARIANT(w->state == (w == batch.front() ? State::leading : State::taken),
+                     "a batch member neither leads nor was taken");
+      }
       if (batch.size() == 1) {
         out.answers.push_back(one_(*batch.front()->req, deadline));
       } else {
@@ -250,7 +255,8 @@ class Combiner {
         reqs.reserve(batch.size());
         for (const WaiterPtr& w : batch) reqs.push_back(*w->req);
         out.answers = batch_(reqs, deadline);
-        if (out.answers.size() != batch.size()) throw std::logic_error("RunBatch: answer count");
+        OO_INVARIANT(out.answers.size() == batch.size(), "RunBatch answered {} of {}",
+                     out.answers.size(), batch.size());
       }
     } catch (...) {
       out.error = std::current_exception();

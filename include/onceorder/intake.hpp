@@ -40,9 +40,11 @@
 #include "onceorder/counters.hpp"
 #include "onceorder/id_generator.hpp"
 #include "onceorder/limits.hpp"
+#include "onceorder/node_lease.hpp"
 #include "onceorder/order_types.hpp"
 #include "onceorder/principal.hpp"
 #include "onceorder/recent_answers.hpp"
+#include "onceorder/stock.hpp"
 #include "onceorder/store.hpp"
 
 namespace onceorder {
@@ -68,22 +70,6 @@ struct Placed {
 enum class OrderOutcome { placed, out_of_stock, replayed, busy, in_progress, refused, count_ };
 inline constexpr std::array<const char*, 6> kOrderOutcomeNames{"placed", "out_of_stock", "replayed",
                                                                "busy",   "in_progress",  "refused"};
-
-// A stock adjustment. With a key, its first answer is stored with the adjustment, in its
-// transaction, and replayed for the same key with the same delta and reason; the key is
-// scoped per (warehouse, sku), as a document key is per scope.
-struct AdjustRequest {
-  std::int64_t warehouse_id = 0;
-  std::int64_t sku_id = 0;
-  std::int64_t delta = 0;
-  std::string reason;
-  std::optional<std::string> idempotency_key;
-};
-
-struct Adjusted {
-  Sku sku;  // right after the adjustment (also on replay)
-  bool replayed = false;
-};
 
 struct IntakeOptions {
   std::string holder;  // process identity for the node-id lease; generated if empty
@@ -112,7 +98,6 @@ class IntakeStore;
 class StockStore;
 struct StockRow;
 }  // namespace store
-class NodeLease;
 
 class Intake {
  public:
@@ -181,21 +166,24 @@ class Intake {
   // Idempotent; in_production once any line has a production order.
   Result<Order> cancel(std::int64_t order_id, store::Clock::time_point deadline);
 
-  struct PutSku {
-    Sku sku;
-    bool created = false;
-  };
-  // Creates the SKU (available becomes its first ledger entry) or updates its price;
-  // `available` on an existing SKU is use_adjustment.
+  // Stock administration lives in onceorder/stock.hpp; these forward to it for the callers
+  // that hold an Intake.
+  using PutSku = Stock::PutSku;
   Result<PutSku> put_sku(std::int64_t warehouse_id, std::int64_t sku_id, std::int64_t price_cents,
-                         std::optional<std::int64_t> available, store::Clock::time_point deadline);
-  // insufficient_stock when available would go negative (nothing stored, not even the
-  // receipt); idempotency_key_reused, request_in_progress with a key.
-  Result<Adjusted> adjust(const AdjustRequest& request, store::Clock::time_point deadline);
+                         std::optional<std::int64_t> available, store::Clock::time_point deadline) {
+    return skus_.put_sku(warehouse_id, sku_id, price_cents, available, deadline);
+  }
+  Result<Adjusted> adjust(const AdjustRequest& request, store::Clock::time_point deadline) {
+    return skus_.adjust(request, deadline);
+  }
   Result<Sku> adjust(std::int64_t warehouse_id, std::int64_t sku_id, std::int64_t delta,
-                     const std::string& reason, store::Clock::time_point deadline);
+                     const std::string& reason, store::Clock::time_point deadline) {
+    return skus_.adjust(warehouse_id, sku_id, delta, reason, deadline);
+  }
   Result<Sku> get_sku(std::int64_t warehouse_id, std::int64_t sku_id,
-                      store::Clock::time_point deadline);
+                      store::Clock::time_point deadline) {
+    return skus_.get_sku(warehouse_id, sku_id, deadline);
+  }
 
   // The node id this process issues order ids with (leased on first use).
   Result<int> node_id();
@@ -221,14 +209,17 @@ class Intake {
   }
 
  private:
-  struct Job;     // a validated placement
-  struct Answer;  // its answer, and whether it timed out waiting on another request's key
+  struct Job;            // a validated placement
+  struct Answer;         // its answer, and whether it timed out waiting on another request's key
+  class PlacementBatch;  // valid placements in one transaction (place_jobs)
   Result<Job> validate(const PlaceRequest& request) const;
   bool combines() const { return !options_.fault_after_deduction && !options_.fault_order_id; }
   Result<Placed> finish(Answer answer, bool key_shared);
   // Adds a placement's phases (`spent` in the database, `total` in all) to phases_.
   void record_phases(std::size_t lines, const store::CallTimes& spent,
                      store::Clock::duration total);
+  // A placement through its lane's combiner (place's path when combining).
+  Answer place_in_lane(Job& job, store::Clock::time_point deadline);
   // One placement in its own transaction: the lone path, and the fallback of a batch.
   Answer place_one(const Job& job, store::Clock::time_point deadline);
   // Valid placements in one transaction (place_batch's body, and the combiner's).
@@ -257,6 +248,7 @@ class Intake {
   IntakeOptions options_;
   std::unique_ptr<store::IntakeStore> store_;
   std::unique_ptr<store::StockStore> stock_;
+  Stock skus_;
   // The keys of the placements running in this process, and (with replay_memory) the
   // decisions made moments ago: a request that gave up while another one holds its key is
   // request_in_progress, not busy. On PostgreSQL the wait on the receipt row says so too;
@@ -279,8 +271,8 @@ class Intake {
     std::int64_t price_cents = 0;
   };
   std::mutex known_mu_;
-  // Hashed: a batch looks up and stores a row per cart line, among up to 65,536 (a tree's
-  // walk was 2 % of `serve`'s CPU under cold orders).
+  // Hashed: a batch looks up and stores a row per cart line, among up to 65,536, on every
+  // placement's path.
   std::unordered_map<std::pair<std::int64_t, std::int64_t>, KnownRow, StockRowKeyHash>
       known_;  // guarded by known_mu_
   std::atomic<std::uint64_t> decided_ahead_{0};
@@ -288,34 +280,6 @@ class Intake {
   OutcomeCounters<OrderOutcome> outcomes_;
   CartLanes cart_lanes_;                                    // the combiner's lane of a cart
   std::unique_ptr<Combiner<const Job*, Answer>> combiner_;  // keyed by cart_lanes_' lanes
-};
-
-// Node-id leases: one row per node id; a process holds one while its lease lasts, and
-// stops issuing ids before the lease could have expired.
-class NodeLease {
- public:
-  static Result<std::unique_ptr<NodeLease>> acquire(store::Database& db, const std::string& holder,
-                                                    std::chrono::milliseconds ttl);
-  int node() const { return node_; }
-  // The previous holder's lease end: no id may carry a time at or before it.
-  std::int64_t not_before_ms() const { return not_before_ms_; }
-  // True while the lease is certainly ours (with a safety margin).
-  bool valid() const;
-  bool should_renew() const;
-  Status renew(store::Database& db);
-  // Gives the node back (its lease ends now).
-  void release(store::Database& db);
-
- private:
-  NodeLease(int node, std::int64_t not_before_ms, std::int64_t lease_until_ms, std::string holder,
-            std::chrono::milliseconds ttl, store::Clock::time_point valid_until);
-  int node_;
-  std::int64_t not_before_ms_;
-  std::int64_t lease_until_ms_;
-  std::string holder_;
-  std::chrono::milliseconds ttl_;
-  store::Clock::time_point valid_until_;
-  store::Clock::time_point renew_after_;
 };
 
 }  // namespace onceorder

@@ -38,6 +38,8 @@
 #include <optional>
 #include <utility>
 
+#include "onceorder/invariant.hpp"
+
 namespace onceorder {
 
 template <class Key, class Decision>
@@ -96,7 +98,9 @@ class RecentAnswers {
     {
       std::lock_guard lock(mu_);
       auto it = running_.find(key);
-      if (it == running_.end()) return false;  // not entered: a caller's bug, nothing to undo
+      // Checked before anything changes: a request leaves only after it entered.
+      OO_INVARIANT(it != running_.end() && it->second->runners > 0,
+                   "a request left without having entered");
       shared = it->second->runners > 1;
       if (--it->second->runners == 0) {
         if (it->second->waiting > 0) wake = it->second;
@@ -148,6 +152,10 @@ class RecentAnswers {
   std::optional<Decision> remembered(const Key& key, std::uint64_t generation,
                                      Clock::time_point now) {
     expire(now);
+    // Each remembered decision is queued once (remember), so that expiring the queue's
+    // front forgets exactly one: a mismatch would forget a live one or keep a dead one.
+    OO_INVARIANT(memory_.size() == order_.size(), "{} remembered, {} queued", memory_.size(),
+                 order_.size());
     auto it = memory_.find(key);
     if (it == memory_.end() || it->second.until <= now) return std::nullopt;
     if (it->second.generation != generation) {

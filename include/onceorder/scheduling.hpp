@@ -234,6 +234,8 @@ class Scheduler {
   // batch boundary without waiting for the database mark (on SQLite, the one writer a busy
   // run keeps would hold that mark back until the run ends).
   bool stop_asked(std::int64_t run_id);
+  // process_run's end: the run's stop mark dropped, its status and counters set.
+  Result<Run> end_run(std::int64_t run_id, const Status& first_error, bool run_ended);
   std::mutex stop_mu_;
   std::set<std::int64_t> stop_asked_;  // guarded by stop_mu_
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "onceorder/invariant.hpp"
+
 namespace onceorder {
 
 CartLanes::Entry::Entry(Entry&& other) noexcept
@@ -18,12 +20,16 @@ CartLanes::Entry::~Entry() {
 }
 
 CartLanes::Entry CartLanes::enter(const Cart& cart) {
+  OO_INVARIANT(!cart.lines.empty(), "a cart of warehouse {} with no line", cart.warehouse_id);
   bool collided = false;
   bool crowded = false;
   {
     std::lock_guard lock(mu_);
     for (const CartLine& line : cart.lines) {
       int& holders = rows_[{cart.warehouse_id, line.sku_id}];
+      // Never negative: leave() erases a row when its last holder leaves.
+      OO_INVARIANT(holders >= 0, "row ({}, {}) held {} times", cart.warehouse_id, line.sku_id,
+                   holders);
       collided = collided || holders > 0;
       ++holders;
     }
@@ -34,7 +40,7 @@ CartLanes::Entry CartLanes::enter(const Cart& cart) {
   if (collided) collisions_.fetch_add(1, std::memory_order_relaxed);
   if (crowded) crowdings_.fetch_add(1, std::memory_order_relaxed);
   // "w/*" can never be a lowest-SKU lane ("w/123"): the two kinds never meet by accident.
-  std::string lane = collided || crowded || cart.lines.empty()
+  std::string lane = collided || crowded
                          ? fmt::format("{}/*", cart.warehouse_id)
                          : fmt::format("{}/{}", cart.warehouse_id, cart.lines.front().sku_id);
   return Entry(this, &cart, std::move(lane), collided, crowded);

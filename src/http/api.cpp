@@ -8,6 +8,7 @@
 
 #include "http/problem.hpp"
 #include "onceorder/audit.hpp"
+#include "onceorder/invariant.hpp"
 
 namespace onceorder::http {
 
@@ -136,6 +137,8 @@ Response Api::handle(const Request& req, Deadline deadline, RequestLabels& label
       const AuditSpec* spec = route_audit(*row);
       res = spec ? audited_dispatch(*spec, row->handler, call) : row->handler(call);
     }
+  } catch (const InvariantViolation& e) {  // logged already, under its reference
+    res = problem_response(Status(Code::internal, e.what()), e.reference());
   } catch (const std::exception& e) {
     res = problem_response(Status(Code::internal, std::string("unhandled exception: ") + e.what()));
   } catch (...) {
@@ -256,6 +259,8 @@ Response Api::audited_dispatch(const AuditSpec& spec, Handler handler, const Rou
     store::AuditInTransaction in_tx(row);
     try {
       res = handler(call);
+    } catch (const InvariantViolation& e) {
+      res = problem_response(Status(Code::internal, e.what()), e.reference());
     } catch (const std::exception& e) {
       res =
           problem_response(Status(Code::internal, std::string("unhandled exception: ") + e.what()));

@@ -205,9 +205,16 @@ Result<std::int64_t> import_legacy_items(store::Database& db, std::string_view c
       });
 }
 
-Result<ResolveReport> resolve_legacy_items(store::Database& db, std::string_view csv,
-                                           store::Clock::time_point deadline) {
-  OO_ASSIGN_OR_RETURN(auto lines, parse_csv(csv));
+namespace {
+
+// One line of a resolve file: what the old system did with a key's in-flight row.
+struct Resolution {
+  int line_no;
+  OrderKey key;
+  LegacyOutcome outcome;
+};
+
+Result<std::vector<Resolution>> read_resolutions(const std::vector<CsvLine>& lines) {
   auto invalid = [](std::string field, std::string msg) {
     return Status(Code::invalid_request, "invalid file",
                   {FieldError{std::move(field), std::move(msg)}});
@@ -216,12 +223,7 @@ Result<ResolveReport> resolve_legacy_items(store::Database& db, std::string_view
   const std::vector<std::string> header = {"site_code", "order_no", "lot_no", "outcome"};
   if (lines.front().fields != header)
     return invalid("line 1", "the header must be site_code,order_no,lot_no,outcome");
-  struct Word {
-    int line_no;
-    OrderKey key;
-    LegacyOutcome outcome;
-  };
-  std::vector<Word> words;
+  std::vector<Resolution> words;
   std::map<OrderKey, int> seen;  // key → the line that gave it first
   std::vector<FieldError> errors;
   for (size_t i = 1; i < lines.size(); ++i) {
@@ -249,6 +251,50 @@ Result<ResolveReport> resolve_legacy_items(store::Database& db, std::string_view
                   std::move(errors));
   }
   if (words.empty()) return invalid("file", "has no rows after the header");
+  return words;
+}
+
+// Why a dedup must not move anything yet (conflict), or ok.
+Status dedup_refusal(const DedupPlan& plan) {
+  if (!plan.missing_sources.empty()) {
+    std::vector<FieldError> errors;
+    for (const auto& k : plan.missing_sources) {
+      if (errors.size() == 20) break;
+      errors.push_back({k.site_code + "/" + k.order_no + "/" + k.lot_no, "has no source order"});
+    }
+    return Status(Code::conflict,
+                  fmt::format("{} staged keys have no source order; import them first "
+                              "(POST /v1/source-orders); nothing was moved",
+                              plan.missing_sources.size()),
+                  std::move(errors));
+  }
+  // The old system may or may not have made an in-flight row: moving it without the
+  // operator's word would leave OnceOrder to guess, and a wrong guess makes it twice.
+  if (plan.unresolved > 0) {
+    std::vector<FieldError> errors;
+    for (const auto& r : plan.in_flight) {
+      if (errors.size() == 20) break;
+      if (r.outcome || r.status != "processing") continue;
+      errors.push_back({fmt::format("legacy line {}", r.line_no),
+                        fmt::format("{}/{}/{} was in flight (processing) in the old system",
+                                    r.key.site_code, r.key.order_no, r.key.lot_no)});
+    }
+    return Status(Code::conflict,
+                  fmt::format("{} staged rows were in flight in the old system; say for each "
+                              "whether it was made (onceorder legacy resolve FILE); nothing "
+                              "was moved",
+                              plan.unresolved),
+                  std::move(errors));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ResolveReport> resolve_legacy_items(store::Database& db, std::string_view csv,
+                                           store::Clock::time_point deadline) {
+  OO_ASSIGN_OR_RETURN(auto lines, parse_csv(csv));
+  OO_ASSIGN_OR_RETURN(const std::vector<Resolution> words, read_resolutions(lines));
   store::LegacyItemsStore items(db.dialect());
   return store::transact<ResolveReport>(
       db, tx(deadline, store::TxMode::write), [&](Connection& c) -> Result<ResolveReport> {
@@ -294,81 +340,52 @@ Result<DedupPlan> plan_legacy_dedup(store::Database& db, store::Clock::time_poin
 Result<DedupPlan> apply_legacy_dedup(store::Database& db, store::Clock::time_point deadline,
                                      const ProgressFn& progress) {
   store::LegacyItemsStore items(db.dialect());
-  return store::transact<
-      DedupPlan>(db, tx(deadline, store::TxMode::write), [&](Connection& c) -> Result<DedupPlan> {
-    OO_RETURN_IF_ERROR(items.lock_pending(c));
-    OO_ASSIGN_OR_RETURN(auto computed, compute(c, items));
-    DedupPlan& plan = computed.plan;
-    if (!plan.missing_sources.empty()) {
-      std::vector<FieldError> errors;
-      for (const auto& k : plan.missing_sources) {
-        if (errors.size() == 20) break;
-        errors.push_back({k.site_code + "/" + k.order_no + "/" + k.lot_no, "has no source order"});
-      }
-      return Status(Code::conflict,
-                    fmt::format("{} staged keys have no source order; import them first "
-                                "(POST /v1/source-orders); nothing was moved",
-                                plan.missing_sources.size()),
-                    std::move(errors));
-    }
-    // The old system may or may not have made an in-flight row: moving it without the
-    // operator's word would leave OnceOrder to guess, and a wrong guess makes it twice.
-    if (plan.unresolved > 0) {
-      std::vector<FieldError> errors;
-      for (const auto& r : plan.in_flight) {
-        if (errors.size() == 20) break;
-        if (r.outcome || r.status != "processing") continue;
-        errors.push_back({fmt::format("legacy line {}", r.line_no),
-                          fmt::format("{}/{}/{} was in flight (processing) in the old system",
-                                      r.key.site_code, r.key.order_no, r.key.lot_no)});
-      }
-      return Status(Code::conflict,
-                    fmt::format("{} staged rows were in flight in the old system; say for each "
-                                "whether it was made (onceorder legacy resolve FILE); nothing "
-                                "was moved",
-                                plan.unresolved),
-                    std::move(errors));
-    }
-    std::int64_t total = static_cast<std::int64_t>(computed.legacy_rows.size());
-    for (const auto& [id, kept] : computed.keep) total += !id.first && !kept ? 1 : 0;
-    std::int64_t done = 0;
-    const auto step = [&] {
-      if (progress) progress({++done, total});
-    };
-    // Live rows that lose go first, so that no moment holds two live rows for a key.
-    for (const auto& [id, kept] : computed.keep) {
-      if (id.first || kept) continue;
-      OO_RETURN_IF_ERROR(
-          items.abort_item(c, id.second, "legacy dedup: a duplicate of the kept row"));
-      step();
-    }
-    if (!computed.legacy_rows.empty()) {
-      OO_ASSIGN_OR_RETURN(plan.run_id, items.insert_run(c));
-    }
-    for (const auto& r : computed.legacy_rows) {
-      auto it = computed.keep.find({true, r.id});
-      const bool loser = it != computed.keep.end() && !it->second;
-      // A kept `wait` row waited in the old system's queue, which ends here: it belongs to
-      // no live run, so it moves as `aborted` (the order is a candidate again) rather than
-      // as a `wait` that nothing will take until the reaper notices.
-      const bool queued = !loser && r.status == "wait";
-      const std::string status = loser || queued ? "aborted" : r.status;
-      std::string note = loser
-                             ? fmt::format("legacy line {}: a duplicate of the kept row", r.line_no)
-                         : queued ? fmt::format(
-                                        "legacy line {}: queued in the old system, never started; "
-                                        "OnceOrder schedules it anew",
-                                        r.line_no)
-                                  : fmt::format("legacy line {}", r.line_no);
-      if (r.outcome) note += "; " + resolved_note(*r.outcome);
-      OO_ASSIGN_OR_RETURN(auto item_id,
-                          items.insert_item(c, plan.run_id, r.key, status, r.created_at, note));
-      OO_RETURN_IF_ERROR(items.mark_moved(c, r.id, item_id));
-      step();
-    }
-    plan.applied = true;
-    return std::move(plan);
-  });
+  return store::transact<DedupPlan>(
+      db, tx(deadline, store::TxMode::write), [&](Connection& c) -> Result<DedupPlan> {
+        OO_RETURN_IF_ERROR(items.lock_pending(c));
+        OO_ASSIGN_OR_RETURN(auto computed, compute(c, items));
+        DedupPlan& plan = computed.plan;
+        OO_RETURN_IF_ERROR(dedup_refusal(plan));
+        std::int64_t total = static_cast<std::int64_t>(computed.legacy_rows.size());
+        for (const auto& [id, kept] : computed.keep) total += !id.first && !kept ? 1 : 0;
+        std::int64_t done = 0;
+        const auto step = [&] {
+          if (progress) progress({++done, total});
+        };
+        // Live rows that lose go first, so that no moment holds two live rows for a key.
+        for (const auto& [id, kept] : computed.keep) {
+          if (id.first || kept) continue;
+          OO_RETURN_IF_ERROR(
+              items.abort_item(c, id.second, "legacy dedup: a duplicate of the kept row"));
+          step();
+        }
+        if (!computed.legacy_rows.empty()) {
+          OO_ASSIGN_OR_RETURN(plan.run_id, items.insert_run(c));
+        }
+        for (const auto& r : computed.legacy_rows) {
+          auto it = computed.keep.find({true, r.id});
+          const bool loser = it != computed.keep.end() && !it->second;
+          // A kept `wait` row waited in the old system's queue, which ends here: it belongs to
+          // no live run, so it moves as `aborted` (the order is a candidate again) rather than
+          // as a `wait` that nothing will take until the reaper notices.
+          const bool queued = !loser && r.status == "wait";
+          const std::string status = loser || queued ? "aborted" : r.status;
+          std::string note =
+              loser    ? fmt::format("legacy line {}: a duplicate of the kept row", r.line_no)
+              : queued ? fmt::format(
+                             "legacy line {}: queued in the old system, never started; "
+                             "OnceOrder schedules it anew",
+                             r.line_no)
+                       : fmt::format("legacy line {}", r.line_no);
+          if (r.outcome) note += "; " + resolved_note(*r.outcome);
+          OO_ASSIGN_OR_RETURN(auto item_id,
+                              items.insert_item(c, plan.run_id, r.key, status, r.created_at, note));
+          OO_RETURN_IF_ERROR(items.mark_moved(c, r.id, item_id));
+          step();
+        }
+        plan.applied = true;
+        return std::move(plan);
+      });
 }
 
 }  // namespace onceorder

@@ -1,6 +1,8 @@
+#include "onceorder/node_lease.hpp"
+
 #include <fmt/format.h>
 
-#include "onceorder/intake.hpp"
+#include "onceorder/id_generator.hpp"
 #include "store/node_lease_store.hpp"
 
 namespace onceorder {

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "onceorder/csv.hpp"
+#include "onceorder/invariant.hpp"
 #include "onceorder/text.hpp"
 #include "store/numbering_store.hpp"
 
@@ -215,6 +216,192 @@ Status format_refused(store::NumberingStore& store, Connection& c, std::string_v
                             scope, info->issued, format_number(1, now.radix, now.width)),
                 std::move(fields));
 }
+// A legacy import's rows, as the file gives them.
+struct LegacyEntry {
+  int line_no;
+  std::int64_t value;
+  std::string number;
+  LegacyScheme scheme;
+  std::string title;
+  bool collides = false;
+};
+
+struct LegacyFile {
+  std::vector<LegacyEntry> entries;
+  std::vector<FieldError> collisions;      // between the file's own lines
+  std::map<std::int64_t, int> first_line;  // value → line that holds it
+};
+
+FieldError line_problem(int line_no, std::string message) {
+  return {"line " + std::to_string(line_no), std::move(message)};
+}
+
+void sort_by_line(std::vector<FieldError>& problems) {
+  std::sort(problems.begin(), problems.end(), [](const auto& a, const auto& b) {
+    return std::stoi(a.field.substr(5)) < std::stoi(b.field.substr(5));
+  });
+}
+
+// number[,title] with one declared scheme, or number,scheme[,title]: a scheme per row.
+// Whether the file has a scheme column.
+Result<bool> legacy_header(const CsvLine& first, const LegacyImportOptions& options) {
+  const auto& header = first.fields;
+  const bool per_row = header.size() >= 2 && header[1] == "scheme";
+  const size_t title_col = per_row ? 2 : 1;
+  const bool header_ok = !header.empty() && header[0] == "number" &&
+                         header.size() <= title_col + 1 &&
+                         (header.size() <= title_col || header[title_col] == "title");
+  if (!header_ok) {
+    return invalid("line " + std::to_string(first.line_no),
+                   "the header must be 'number[,title]' or 'number,scheme[,title]'");
+  }
+  if (per_row && options.scheme) {
+    return invalid("scheme", "the file declares a scheme on every row: give no scheme as well");
+  }
+  if (!per_row && !options.scheme) {
+    return invalid("scheme",
+                   "declare the file's scheme (dec3, hex3, dec4), or add a scheme column");
+  }
+  return per_row;
+}
+
+// One row after the header, or what is wrong with it (its message).
+Result<LegacyEntry> legacy_row(const CsvLine& l, std::size_t header_size, bool per_row,
+                               const LegacyImportOptions& options) {
+  const size_t title_col = per_row ? 2 : 1;
+  if (l.fields.size() > header_size || (per_row && l.fields.size() < 2)) {
+    return Status(Code::invalid_request,
+                  fmt::format("has {} fields, the header has {}", l.fields.size(), header_size));
+  }
+  LegacyScheme row_scheme = options.scheme.value_or(LegacyScheme::dec3);
+  if (per_row) {
+    auto declared = parse_scheme(l.fields[1]);
+    if (!declared.ok()) {
+      return Status(Code::invalid_request,
+                    "scheme '" + l.fields[1] + "' is not one of dec3, hex3, dec4");
+    }
+    row_scheme = *declared;
+  }
+  auto value = parse_legacy_number(l.fields[0], row_scheme);
+  if (!value.ok()) return Status(Code::invalid_request, value.status().message());
+  std::string title = l.fields.size() > title_col ? l.fields[title_col] : "";
+  if (title.empty()) title = "legacy " + l.fields[0];
+  if (auto p = title_problem(title)) return Status(Code::invalid_request, "title " + *p);
+  return LegacyEntry{l.line_no, *value, l.fields[0], row_scheme, std::move(title)};
+}
+
+// The file's rows, and the lines whose values repeat an earlier line's (refused unless a dry
+// run, which reports them).
+Result<LegacyFile> read_legacy_file(const std::vector<CsvLine>& lines,
+                                    const LegacyImportOptions& options) {
+  if (lines.empty()) return invalid("file", "is empty: expected a header line 'number[,title]'");
+  OO_ASSIGN_OR_RETURN(const bool per_row, legacy_header(lines.front(), options));
+  const std::size_t header_size = lines.front().fields.size();
+  LegacyFile file;
+  std::vector<FieldError> errors;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    auto e = legacy_row(lines[i], header_size, per_row, options);
+    if (!e.ok()) {
+      errors.push_back(line_problem(lines[i].line_no, e.status().message()));
+      continue;
+    }
+    if (auto [it, fresh] = file.first_line.emplace(e->value, e->line_no); !fresh) {
+      e->collides = true;
+      file.collisions.push_back(line_problem(
+          e->line_no, fmt::format("'{}' ({}) is value {}, the same as line {}", e->number,
+                                  scheme_name(e->scheme), e->value, it->second)));
+    }
+    file.entries.push_back(std::move(*e));
+  }
+  if (!errors.empty()) {
+    return Status(Code::invalid_request, "the file has bad lines; nothing was imported",
+                  std::move(errors));
+  }
+  if (file.entries.empty()) return invalid("file", "has no numbers after the header");
+  if (!file.collisions.empty() && !options.dry_run) {
+    return Status(Code::invalid_request, "the file has bad lines; nothing was imported",
+                  std::move(file.collisions));
+  }
+  return file;
+}
+
+LegacyImportReport legacy_report(const LegacyImportOptions& options,
+                                 const std::vector<LegacyEntry>& all, std::vector<FieldError> found,
+                                 std::int64_t last_value) {
+  LegacyImportReport r;
+  r.dry_run = options.dry_run;
+  r.last_value = last_value;
+  std::map<std::string, LegacySchemeSummary> by_scheme;
+  for (const LegacyEntry& e : all) {
+    auto& sum = by_scheme[std::string(scheme_name(e.scheme))];
+    sum.scheme = std::string(scheme_name(e.scheme));
+    sum.min = sum.count == 0 ? e.value : std::min(sum.min, e.value);
+    sum.max = std::max(sum.max, e.value);
+    ++sum.count;
+    if (e.collides) ++sum.collisions;
+  }
+  for (auto& [name, sum] : by_scheme) r.schemes.push_back(sum);
+  r.collisions = std::move(found);
+  sort_by_line(r.collisions);
+  if (!options.dry_run) r.imported = static_cast<std::int64_t>(all.size());
+  return r;
+}
+
+// The scope a legacy import goes into: read (a dry run; the defaults when it does not exist
+// yet), or created if missing and locked.
+struct LegacyScope {
+  ScopeFormat format;
+  std::int64_t last_value = 0;
+};
+
+Result<LegacyScope> legacy_scope(store::NumberingStore& store, Connection& c,
+                                 std::string_view scope, bool dry_run) {
+  LegacyScope out;
+  if (dry_run) {
+    OO_ASSIGN_OR_RETURN(auto info, store.scope_info(c, scope));
+    if (info) out = {info->format, info->last_value};
+    return out;
+  }
+  OO_RETURN_IF_ERROR(store.ensure_scope(c, scope, ScopeFormat{}));
+  OO_ASSIGN_OR_RETURN(auto row, store.lock_scope(c, scope));
+  if (!row) return Status(Code::internal, "scope vanished during import");
+  return LegacyScope{row->format, row->last_value};
+}
+
+// The file's values against the scope: past its max, or used by a document already
+// (`rows` and `found` marked for the report, `problems` for a refusal). The largest value.
+Result<std::int64_t> reconcile_legacy(store::NumberingStore& store, Connection& c,
+                                      std::string_view scope, const LegacyFile& file,
+                                      const ScopeFormat& format, std::vector<LegacyEntry>& rows,
+                                      std::vector<FieldError>& found,
+                                      std::vector<FieldError>& problems) {
+  std::vector<std::int64_t> values;
+  std::int64_t largest = 0;
+  for (const LegacyEntry& e : file.entries) {
+    values.push_back(e.value);
+    largest = std::max(largest, e.value);
+    if (e.value > format.max) {
+      problems.push_back(line_problem(
+          e.line_no, fmt::format("value {} is past the scope's max {}", e.value, format.max)));
+    }
+  }
+  OO_ASSIGN_OR_RETURN(auto taken, store.existing_values(c, scope, values));
+  for (auto v : taken) {
+    const std::string used =
+        fmt::format("value {} is already used by a document in scope '{}'", v, scope);
+    for (LegacyEntry& e : rows) {
+      if (e.value != v || e.collides) continue;
+      e.collides = true;
+      found.push_back(line_problem(e.line_no, used));
+    }
+    const auto first = file.first_line.find(v);
+    OO_INVARIANT(first != file.first_line.end(), "value {} the database found is not the file's",
+                 v);
+    problems.push_back(line_problem(first->second, used));
+  }
+  return largest;
+}
+
 }  // namespace
 
 Numbering::Numbering(store::Database& db, NumberingOptions options)
@@ -248,10 +435,9 @@ Result<Issued> Numbering::issue(const IssueRequest& req, store::Clock::time_poin
   OO_RETURN_IF_ERROR(validate_issue_request(req));
   if (options_.fault_after_allocate) return issue_one(req, deadline);
   // One lane for every scope: whatever queues is combined, whatever its scope; more traffic
-  // makes bigger batches (up to kMaxBatch), not more of them. On the 2-core machine
-  // one lane beat four (by a hash of the scope) and a lane per scope, which rarely combined
-  // (docs/BENCHMARKS.md, "One numbering lane"). Seed 003 still holds: different scopes never
-  // wait for each other, because nothing in the lane waits for a counter another transaction
+  // makes bigger batches (up to kMaxBatch), not more of them: lanes by scope would rarely
+  // combine, and a combined batch is what saves commits. Seed 003 still holds: different scopes
+  // never wait for each other, because nothing in the lane waits for a counter another transaction
   // holds. A request whose counter is held comes back unanswered and waits in its scope's
   // waiting lane, where its wait holds up only that scope.
   auto answer = combiner_->run({}, req, deadline);
@@ -264,11 +450,10 @@ Result<Issued> Numbering::issue_handed_back(const IssueRequest& req,
                                             store::Clock::time_point deadline) {
   // The requests a lane handed back wait in a lane of their scope: one transaction of the
   // process at a time waits for the counter (or creates the scope), the rest queue here and
-  // go as one batch when it ends. Before, each waited on the counter's row lock itself; the
-  // queue on that lock held the counter one request after another, so the lane missed it
-  // again and handed back the next requests, which queued in turn: a hot scope stuck at one
-  // request per commit, 625–1,307 against 2,973–5,803 numbers/s (docs/BENCHMARKS.md,
-  // "Refusals and handed-back requests").
+  // go as one batch when it ends. Were each to wait on the counter's row lock itself, the
+  // queue on that lock would hold the counter one request after another, so that the lane
+  // missed it again and handed back the next requests, which queued in turn: a hot scope
+  // would commit one request at a time.
   auto answer = waiting_->run(req.scope, req, deadline);
   if (!answer) return waited_out();
   return std::move(*answer);
@@ -461,177 +646,40 @@ Result<LegacyImportReport> Numbering::import_legacy(std::string_view scope,
                                                     store::Clock::time_point deadline) {
   OO_RETURN_IF_ERROR(check_scope_name(scope));
   OO_ASSIGN_OR_RETURN(auto lines, parse_csv(csv));
-  std::vector<FieldError> errors;
-  auto line_error = [&](int line_no, std::string msg) {
-    errors.push_back({"line " + std::to_string(line_no), std::move(msg)});
-  };
-  if (lines.empty()) return invalid("file", "is empty: expected a header line 'number[,title]'");
-  // number[,title] with one declared scheme, or number,scheme[,title]: a scheme per row.
-  const auto& header = lines.front().fields;
-  const bool per_row = header.size() >= 2 && header[1] == "scheme";
-  const size_t title_col = per_row ? 2 : 1;
-  const bool header_ok = !header.empty() && header[0] == "number" &&
-                         header.size() <= title_col + 1 &&
-                         (header.size() <= title_col || header[title_col] == "title");
-  if (!header_ok) {
-    return invalid("line " + std::to_string(lines.front().line_no),
-                   "the header must be 'number[,title]' or 'number,scheme[,title]'");
-  }
-  if (per_row && options.scheme) {
-    return invalid("scheme", "the file declares a scheme on every row: give no scheme as well");
-  }
-  if (!per_row && !options.scheme) {
-    return invalid("scheme",
-                   "declare the file's scheme (dec3, hex3, dec4), or add a scheme column");
-  }
-  struct Entry {
-    int line_no;
-    std::int64_t value;
-    std::string number;
-    LegacyScheme scheme;
-    std::string title;
-    bool collides = false;
-  };
-  std::vector<Entry> entries;
-  std::vector<FieldError> collisions;
-  std::map<std::int64_t, int> first_line;  // value → line that holds it
-  for (size_t i = 1; i < lines.size(); ++i) {
-    const CsvLine& l = lines[i];
-    if (l.fields.size() > header.size() || (per_row && l.fields.size() < 2)) {
-      line_error(l.line_no,
-                 fmt::format("has {} fields, the header has {}", l.fields.size(), header.size()));
-      continue;
-    }
-    LegacyScheme row_scheme = options.scheme.value_or(LegacyScheme::dec3);
-    if (per_row) {
-      auto declared = parse_scheme(l.fields[1]);
-      if (!declared.ok()) {
-        line_error(l.line_no, "scheme '" + l.fields[1] + "' is not one of dec3, hex3, dec4");
-        continue;
-      }
-      row_scheme = *declared;
-    }
-    auto value = parse_legacy_number(l.fields[0], row_scheme);
-    if (!value.ok()) {
-      line_error(l.line_no, value.status().message());
-      continue;
-    }
-    std::string title = l.fields.size() > title_col ? l.fields[title_col] : "";
-    if (title.empty()) title = "legacy " + l.fields[0];
-    if (auto p = title_problem(title)) {
-      line_error(l.line_no, "title " + *p);
-      continue;
-    }
-    Entry e{l.line_no, *value, l.fields[0], row_scheme, std::move(title)};
-    if (auto [it, fresh] = first_line.emplace(*value, l.line_no); !fresh) {
-      e.collides = true;
-      collisions.push_back({"line " + std::to_string(l.line_no),
-                            fmt::format("'{}' ({}) is value {}, the same as line {}", l.fields[0],
-                                        scheme_name(row_scheme), *value, it->second)});
-    }
-    entries.push_back(std::move(e));
-  }
-  if (!errors.empty()) {
-    return Status(Code::invalid_request, "the file has bad lines; nothing was imported",
-                  std::move(errors));
-  }
-  if (entries.empty()) return invalid("file", "has no numbers after the header");
-  if (!collisions.empty() && !options.dry_run) {
-    return Status(Code::invalid_request, "the file has bad lines; nothing was imported",
-                  std::move(collisions));
-  }
-
-  auto report = [&](const std::vector<Entry>& all, std::vector<FieldError> found,
-                    std::int64_t last_value) {
-    LegacyImportReport r;
-    r.dry_run = options.dry_run;
-    r.last_value = last_value;
-    std::map<std::string, LegacySchemeSummary> by_scheme;
-    for (const Entry& e : all) {
-      auto& sum = by_scheme[std::string(scheme_name(e.scheme))];
-      sum.scheme = std::string(scheme_name(e.scheme));
-      sum.min = sum.count == 0 ? e.value : std::min(sum.min, e.value);
-      sum.max = std::max(sum.max, e.value);
-      ++sum.count;
-      if (e.collides) ++sum.collisions;
-    }
-    for (auto& [name, sum] : by_scheme) r.schemes.push_back(sum);
-    r.collisions = std::move(found);
-    std::sort(r.collisions.begin(), r.collisions.end(), [](const auto& a, const auto& b) {
-      return std::stoi(a.field.substr(5)) < std::stoi(b.field.substr(5));
-    });
-    if (!options.dry_run) r.imported = static_cast<std::int64_t>(all.size());
-    return r;
-  };
-
+  OO_ASSIGN_OR_RETURN(const LegacyFile file, read_legacy_file(lines, options));
   return store::transact<LegacyImportReport>(
       db_, TxOptions{deadline, 3, options.dry_run ? store::TxMode::read : store::TxMode::write},
       [&](Connection& c) -> Result<LegacyImportReport> {
+        OO_ASSIGN_OR_RETURN(const LegacyScope state,
+                            legacy_scope(*store_, c, scope, options.dry_run));
         // Copies: a retried transaction starts from the file's own findings again.
-        std::vector<Entry> rows = entries;
-        std::vector<FieldError> found = collisions;
-        ScopeFormat format;
-        std::int64_t last_value = 0;
-        if (options.dry_run) {
-          OO_ASSIGN_OR_RETURN(auto info, store_->scope_info(c, scope));
-          if (info) {
-            format = info->format;
-            last_value = info->last_value;
-          }
-        } else {
-          OO_RETURN_IF_ERROR(store_->ensure_scope(c, scope, ScopeFormat{}));
-          OO_ASSIGN_OR_RETURN(auto row, store_->lock_scope(c, scope));
-          if (!row) return Status(Code::internal, "scope vanished during import");
-          format = row->format;
-          last_value = row->last_value;
-        }
+        std::vector<LegacyEntry> rows = file.entries;
+        std::vector<FieldError> found = file.collisions;
         std::vector<FieldError> problems;
-        std::vector<std::int64_t> values;
-        std::int64_t largest = 0;
-        for (const Entry& e : entries) {
-          values.push_back(e.value);
-          largest = std::max(largest, e.value);
-          if (e.value > format.max) {
-            problems.push_back(
-                {"line " + std::to_string(e.line_no),
-                 fmt::format("value {} is past the scope's max {}", e.value, format.max)});
-          }
-        }
-        OO_ASSIGN_OR_RETURN(auto taken, store_->existing_values(c, scope, values));
-        for (auto v : taken) {
-          for (Entry& e : rows) {
-            if (e.value != v || e.collides) continue;
-            e.collides = true;
-            found.push_back(
-                {"line " + std::to_string(e.line_no),
-                 fmt::format("value {} is already used by a document in scope '{}'", v, scope)});
-          }
-          problems.push_back(
-              {"line " + std::to_string(first_line[v]),
-               fmt::format("value {} is already used by a document in scope '{}'", v, scope)});
-        }
+        OO_ASSIGN_OR_RETURN(
+            const std::int64_t largest,
+            reconcile_legacy(*store_, c, scope, file, state.format, rows, found, problems));
         if (options.dry_run) {
           for (auto& p : problems)
             if (p.message.find("past the scope's max") != std::string::npos) found.push_back(p);
-          return report(rows, std::move(found), std::max(largest, last_value));
+          return legacy_report(options, rows, std::move(found),
+                               std::max(largest, state.last_value));
         }
         if (!problems.empty()) {
-          std::sort(problems.begin(), problems.end(), [](const auto& a, const auto& b) {
-            return std::stoi(a.field.substr(5)) < std::stoi(b.field.substr(5));
-          });
+          sort_by_line(problems);
           return Status(Code::scope_conflict,
                         "the file collides with the scope; nothing was imported",
                         std::move(problems));
         }
-        const auto total = static_cast<std::int64_t>(entries.size());
+        const auto total = static_cast<std::int64_t>(file.entries.size());
         std::int64_t done = 0;
-        for (const Entry& e : entries) {
+        for (const LegacyEntry& e : file.entries) {
           OO_RETURN_IF_ERROR(store_->insert_legacy(
               c, scope, e.value, e.number, scheme_name(e.scheme), e.title, kLegacyImportPrincipal));
           if (options.progress) options.progress({++done, total});
         }
         OO_RETURN_IF_ERROR(store_->raise_last_value(c, scope, largest));
-        return report(rows, {}, std::max(largest, last_value));
+        return legacy_report(options, rows, {}, std::max(largest, state.last_value));
       });
 }
 

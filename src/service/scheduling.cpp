@@ -1,4 +1,5 @@
 #include "onceorder/scheduling.hpp"
+#include "onceorder/limits.hpp"
 
 #include <fmt/format.h>
 
@@ -113,6 +114,55 @@ std::string skip_reason(const store::KeyState& s) {
          : s.cancelled      ? "order_cancelled"
          : s.legacy_pending ? "legacy_pending"
                             : "max_attempts_reached";
+}
+
+Status check_requeue(const std::vector<OrderKey>& orders) {
+  std::vector<FieldError> errors;
+  if (orders.empty()) errors.push_back({"orders", "must hold at least one order"});
+  if (orders.size() > kMaxOrdersPerRequest) errors.push_back(too_many_orders(orders.size()));
+  for (size_t i = 0; i < orders.size() && errors.size() < kMaxFieldErrors; ++i) {
+    Status st = validate_order_key(orders[i], fmt::format("orders[{}].", i));
+    for (const auto& f : st.fields()) errors.push_back(f);
+  }
+  if (!errors.empty()) return Status(Code::invalid_request, "invalid request", std::move(errors));
+  return Status::Ok();
+}
+
+// Why a key is not (or would not be) re-queued; nullopt: it reached the limit.
+std::optional<std::string> requeue_refusal(const store::KeyState& s, int max_attempts) {
+  if (!s.has_source) return "unknown_order";
+  if (s.cancelled) return "order_cancelled";
+  if (s.has_success) return "already_scheduled";
+  if (s.has_live) return "in_progress";
+  if (s.failed < max_attempts) return "not_exhausted";
+  return std::nullopt;
+}
+
+// A re-queue's request as its receipt holds it: the keys, as JSON.
+std::string keys_json(const std::vector<OrderKey>& keys) {
+  std::string request = "[";
+  for (const OrderKey& k : keys) {
+    if (request.back() != '[') request += ',';
+    append_key_json(request, k);
+  }
+  request += ']';
+  return request;
+}
+
+// The first answer of a re-queue with this request key, from its receipt.
+Result<RequeueOutcome> replayed_requeue(const store::StoredAnswer& stored) {
+  auto lines = parse_skipped(stored.answer);
+  if (!lines) return Status(Code::internal, "a re-queue receipt's answer is unreadable");
+  RequeueOutcome out;
+  out.replayed = true;
+  for (Skipped& l : *lines) {
+    if (l.reason == "requeued") {
+      out.requeued.push_back(std::move(l.key));
+    } else {
+      out.skipped.push_back(std::move(l));
+    }
+  }
+  return out;
 }
 
 class StandardProductionStep final : public ProductionStep {
@@ -475,12 +525,11 @@ Status Scheduler::fail_run(std::int64_t run_id, const std::string& why) {
 
 Result<Run> Scheduler::process_run(std::int64_t run_id, const ProgressFn& progress,
                                    const std::atomic<bool>* cancel) {
-  const auto started = std::chrono::steady_clock::now();
   struct Timed {
     DurationHistogram& h;
     std::chrono::steady_clock::time_point from;
     ~Timed() { h.observe(std::chrono::steady_clock::now() - from); }
-  } timed{run_seconds_, started};
+  } timed{run_seconds_, std::chrono::steady_clock::now()};
   std::mutex mu;
   Status first_error;
   bool run_ended = false;
@@ -518,8 +567,8 @@ Result<Run> Scheduler::process_run(std::int64_t run_id, const ProgressFn& progre
     }
   };
   // Batch boundary zero: a stop asked for before processing began (say while the run was
-  // being created) ends it before its first claim.
-  // (A run no longer alive, or a failed heartbeat, is left to the first batch as before.)
+  // being created) ends it before its first claim. A run no longer alive, or a failed
+  // heartbeat, is left to the first batch, which meets it again.
   if (Status st = heartbeat(run_id);
       st.code() == Code::unavailable && st.message() == kStoppedByRequest) {
     first_error = st;
@@ -528,7 +577,10 @@ Result<Run> Scheduler::process_run(std::int64_t run_id, const ProgressFn& progre
   for (int i = 1; i < options_.workers && first_error.ok(); ++i) threads.emplace_back(worker);
   worker();
   for (auto& t : threads) t.join();
+  return end_run(run_id, first_error, run_ended);
+}
 
+Result<Run> Scheduler::end_run(std::int64_t run_id, const Status& first_error, bool run_ended) {
   {
     std::lock_guard lock(stop_mu_);
     stop_asked_.erase(run_id);
@@ -625,27 +677,11 @@ Result<std::vector<ExhaustedKey>> Scheduler::list_exhausted(const ExhaustedFilte
 Result<RequeueOutcome> Scheduler::requeue(const std::vector<OrderKey>& orders, bool dry_run,
                                           Clock::time_point deadline,
                                           const std::optional<std::string>& idem) {
-  std::vector<FieldError> errors;
-  if (orders.empty()) errors.push_back({"orders", "must hold at least one order"});
-  if (orders.size() > kMaxOrdersPerRequest) errors.push_back(too_many_orders(orders.size()));
-  for (size_t i = 0; i < orders.size() && errors.size() < kMaxFieldErrors; ++i) {
-    Status st = validate_order_key(orders[i], fmt::format("orders[{}].", i));
-    for (const auto& f : st.fields()) errors.push_back(f);
-  }
-  if (!errors.empty()) return Status(Code::invalid_request, "invalid request", std::move(errors));
+  OO_RETURN_IF_ERROR(check_requeue(orders));
   OO_RETURN_IF_ERROR(check_request_key(idem));
   const std::set<OrderKey> unique(orders.begin(), orders.end());
   const std::vector<OrderKey> keys(unique.begin(), unique.end());  // key order = lock order
-
-  // Why a key is not (or would not be) re-queued; nullopt: it reached the limit.
-  auto reason = [&](const store::KeyState& s) -> std::optional<std::string> {
-    if (!s.has_source) return "unknown_order";
-    if (s.cancelled) return "order_cancelled";
-    if (s.has_success) return "already_scheduled";
-    if (s.has_live) return "in_progress";
-    if (s.failed < options_.max_attempts) return "not_exhausted";
-    return std::nullopt;
-  };
+  const int max_attempts = options_.max_attempts;
   if (dry_run) {
     return store::transact<RequeueOutcome>(
         db_, read_tx(deadline), [&](Connection& c) -> Result<RequeueOutcome> {
@@ -653,7 +689,7 @@ Result<RequeueOutcome> Scheduler::requeue(const std::vector<OrderKey>& orders, b
           out.dry_run = true;
           for (const OrderKey& k : keys) {
             OO_ASSIGN_OR_RETURN(store::KeyState s, store_->key_state(c, k));
-            if (auto why = reason(s)) {
+            if (auto why = requeue_refusal(s, max_attempts)) {
               out.skipped.push_back({k, std::move(*why)});
             } else {
               out.requeued.push_back(k);
@@ -668,39 +704,22 @@ Result<RequeueOutcome> Scheduler::requeue(const std::vector<OrderKey>& orders, b
   std::string request;
   if (idem) {
     rkey = store::RequestKey{store::RequestRoute::schedule_requeue, "", *idem};
-    request = "[";
-    for (const OrderKey& k : keys) {
-      if (request.back() != '[') request += ',';
-      append_key_json(request, k);
-    }
-    request += ']';
+    request = keys_json(keys);
   }
   store::ReceiptsStore receipts(db_.dialect());
   bool waited_on_key = false;
   auto done = store::transact<RequeueOutcome>(
       db_, write_tx(deadline), [&](Connection& c) -> Result<RequeueOutcome> {
-        RequeueOutcome out;
         if (rkey) {
           auto stored = receipts.begin(c, *rkey, request);
           waited_on_key = !stored.ok() && stored.status().code() == Code::lock_timeout;
           if (!stored.ok()) return stored.status();
-          if (*stored) {
-            auto lines = parse_skipped((*stored)->answer);
-            if (!lines) return Status(Code::internal, "a re-queue receipt's answer is unreadable");
-            out.replayed = true;
-            for (Skipped& l : *lines) {
-              if (l.reason == "requeued") {
-                out.requeued.push_back(std::move(l.key));
-              } else {
-                out.skipped.push_back(std::move(l));
-              }
-            }
-            return out;
-          }
+          if (*stored) return replayed_requeue(**stored);
         }
+        RequeueOutcome out;
         std::vector<Skipped> answer;
         for (const OrderKey& k : keys) {
-          OO_ASSIGN_OR_RETURN(bool requeued, store_->requeue_key(c, k, options_.max_attempts));
+          OO_ASSIGN_OR_RETURN(bool requeued, store_->requeue_key(c, k, max_attempts));
           if (requeued) {
             out.requeued.push_back(k);
             answer.push_back({k, "requeued"});
@@ -708,7 +727,7 @@ Result<RequeueOutcome> Scheduler::requeue(const std::vector<OrderKey>& orders, b
           }
           OO_ASSIGN_OR_RETURN(store::KeyState s, store_->key_state(c, k));
           // Not re-queued, so some reason holds (a concurrent re-queue: not_exhausted now).
-          out.skipped.push_back({k, reason(s).value_or("not_exhausted")});
+          out.skipped.push_back({k, requeue_refusal(s, max_attempts).value_or("not_exhausted")});
           answer.push_back(out.skipped.back());
         }
         if (rkey) OO_RETURN_IF_ERROR(receipts.answer(c, *rkey, skipped_text(answer)));

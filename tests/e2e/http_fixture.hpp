@@ -114,6 +114,14 @@ class HttpTest : public ::testing::TestWithParam<Engine> {
     if (own_tokens) client_->set_token(std::nullopt);
   }
 
+  // Replaces the Intake (a test's seams), restarting the server with `options`.
+  void use_intake(IntakeOptions intake_options, ServerOptions options = {}) {
+    client_.reset();
+    server_.reset();
+    intake_ = std::make_unique<Intake>(*db_, std::move(intake_options));
+    start_server(std::move(options));
+  }
+
   HttpClient& client() { return *client_; }
   store::Database& db() { return *db_; }
   Scheduler& scheduler() { return *scheduler_; }
