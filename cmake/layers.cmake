@@ -26,3 +26,25 @@ set(ONCEORDER_STORE_SEAMS
   src/store/postgres/scheduling_sql.cpp
 )
 list(REMOVE_ITEM ONCEORDER_STORE_SOURCES ${ONCEORDER_STORE_SEAMS})
+
+# Each engine's migrations (src/store/<engine>/migrations/NNNN_<name>.up.sql and .down.sql),
+# built into the binary (store/migrations.hpp), again whenever one of them changes.
+foreach(engine postgres sqlite)
+  set(dir ${CMAKE_SOURCE_DIR}/src/store/${engine}/migrations)
+  file(GLOB files CONFIGURE_DEPENDS RELATIVE ${dir} ${dir}/*.sql)
+  list(TRANSFORM files PREPEND "${dir}/" OUTPUT_VARIABLE depends)
+  list(TRANSFORM files REPLACE "^(.+)$" "/\\1=${dir}/\\1")
+  list(JOIN files "|" entries)
+  set(out ${PROJECT_BINARY_DIR}/generated/${engine}_migrations.cpp)
+  add_custom_command(OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -DOUTPUT=${out} "-DENTRIES=${entries}" -DHEADER=store/migrations.hpp
+      -DNAMESPACE=onceorder::store::${engine} -DFUNCTION=migration_files
+      -P ${CMAKE_SOURCE_DIR}/cmake/embed_files.cmake
+    DEPENDS ${CMAKE_SOURCE_DIR}/cmake/embed_files.cmake ${depends}
+    COMMENT "Embedding the ${engine} migrations"
+    VERBATIM)
+  # Outside the unity batches: its file-local names are those of every other embedded table.
+  set_source_files_properties(${out} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON
+    SKIP_PRECOMPILE_HEADERS ON)
+  list(APPEND ONCEORDER_STORE_SOURCES ${out})
+endforeach()
