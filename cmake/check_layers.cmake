@@ -4,9 +4,10 @@
 #
 #   core (0) < store (1) < service (2) < http (3) < cli (4)
 #
-# Headers under include/onceorder/ belong to the layer named in the lists below; headers
-# under src/<layer>/ to that layer. A public header not listed here is an error too, so a new
-# header has to be given its layer.
+# A file's layer is its directory: src/<layer>/ (and below), or include/onceorder/<layer>/ for a
+# public header. The public headers still directly in include/onceorder/ are given theirs by
+# the lists below, the one place that says it; a public header in neither is an error, so a
+# new header has to be given its layer.
 cmake_minimum_required(VERSION 3.25)
 
 set(core_headers cart cart_lanes combiner counters recent_answers csv db_url document_types duration id_generator invariant number_format principal
@@ -23,10 +24,16 @@ function(layer_rank name out)
   set(${out} ${rank} PARENT_SCOPE)
 endfunction()
 
-# Layer of an include path ("onceorder/intake.hpp", "store/dialect.hpp"), or "" if outside.
+# Layer of an include path ("onceorder/service/intake.hpp", "onceorder/intake.hpp",
+# "store/dialect.hpp"), "unlisted" for a public header of no layer, or "" if outside.
 function(include_layer path out)
   set(layer "")
-  if(path MATCHES "^onceorder/([a-z_]+)\\.hpp$")
+  if(path MATCHES "^onceorder/([a-z_]+)/")
+    set(layer "${CMAKE_MATCH_1}")
+    if(NOT layer IN_LIST layers)
+      set(layer "unlisted")
+    endif()
+  elseif(path MATCHES "^onceorder/([a-z_]+)\\.hpp$")
     set(stem "${CMAKE_MATCH_1}")
     foreach(l core store service http)
       if(stem IN_LIST ${l}_headers)

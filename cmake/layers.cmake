@@ -1,132 +1,50 @@
-# The sources of each layer, listed (not globbed): adding a file is a decision about where it
-# belongs. Unit tests (*_test.cpp beside the code) are listed by tests/CMakeLists.txt.
-set(ONCEORDER_CORE_SOURCES
-  src/core/cart.cpp
-  src/core/cart_lanes.cpp
-  src/core/csv.cpp
-  src/core/db_url.cpp
-  src/core/duration.cpp
-  src/core/event_types.cpp
-  src/core/http_url.cpp
-  src/core/id_generator.cpp
-  src/core/invariant.cpp
-  src/core/number_format.cpp
-  src/core/order_types.cpp
-  src/core/process_identity.cpp
-  src/core/progress.cpp
-  src/core/redact.cpp
-  src/core/schedule_status.cpp
-  src/core/schedule_types.cpp
-  src/core/status.cpp
-  src/core/text.cpp
-  src/core/timestamp.cpp
-  src/core/version.cpp
-)
-set(ONCEORDER_STORE_SOURCES
-  src/store/audit_store.cpp
-  src/store/database.cpp
-  src/store/dialect.cpp
-  src/store/events_store.cpp
-  src/store/intake_store.cpp
-  src/store/listing_store.cpp
-  src/store/invariants_sql.cpp
-  src/store/invariants_store.cpp
-  src/store/legacy_items_store.cpp
-  src/store/migrate.cpp
-  src/store/node_lease_store.cpp
-  src/store/numbering_store.cpp
-  src/store/postgres/audit_sql.cpp
-  src/store/postgres/dialect.cpp
-  src/store/postgres/events_sql.cpp
-  src/store/postgres/legacy_items_sql.cpp
-  src/store/postgres/listing_sql.cpp
-  src/store/postgres/migrations.cpp
-  src/store/postgres/node_lease_sql.cpp
-  src/store/postgres/pg_connection.cpp
-  src/store/postgres/receipts_sql.cpp
-  src/store/postgres/stock_sql.cpp
-  src/store/receipts_store.cpp
-  src/store/scheduling_store.cpp
-  src/store/sqlite/audit_sql.cpp
-  src/store/sqlite/dialect.cpp
-  src/store/sqlite/events_sql.cpp
-  src/store/sqlite/intake_sql.cpp
-  src/store/sqlite/legacy_items_sql.cpp
-  src/store/sqlite/listing_sql.cpp
-  src/store/sqlite/migrations.cpp
-  src/store/sqlite/node_lease_sql.cpp
-  src/store/sqlite/numbering_sql.cpp
-  src/store/sqlite/receipts_sql.cpp
-  src/store/sqlite/scheduling_sql.cpp
-  src/store/sqlite/sqlite_connection.cpp
-  src/store/sqlite/stock_sql.cpp
-  src/store/stock_store.cpp
-  # Last: an addition in the middle would regroup the unity batches after it.
-  src/store/capacity_store.cpp
-)
-# Compiled once for the product and once per broken variant (tools/torture).
+# A layer is its directory: the sources of layer L are src/L/*.cpp (the store's with its engine
+# directories), so a file's place is its layer; cmake/check_layers.cmake reads the same
+# directories. Unit tests (*_test.cpp beside the code) go to tests/CMakeLists.txt instead.
+# CONFIGURE_DEPENDS: a file added or removed is found by the next build.
+function(onceorder_layer_sources out)
+  set(sources "")
+  foreach(dir IN LISTS ARGN)
+    file(GLOB found CONFIGURE_DEPENDS RELATIVE ${CMAKE_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/${dir}/*.cpp)
+    list(APPEND sources ${found})
+  endforeach()
+  list(FILTER sources EXCLUDE REGEX "_test\\.cpp$")
+  set(${out} ${sources} PARENT_SCOPE)
+endfunction()
+
+onceorder_layer_sources(ONCEORDER_CORE_SOURCES src/core)
+onceorder_layer_sources(ONCEORDER_STORE_SOURCES src/store src/store/postgres src/store/sqlite)
+onceorder_layer_sources(ONCEORDER_SERVICE_SOURCES src/service)
+onceorder_layer_sources(ONCEORDER_HTTP_SOURCES src/http)
+onceorder_layer_sources(ONCEORDER_CLI_SOURCES src/cli)
+
+# Compiled once for the product and once per broken variant (tools/torture), so not part of
+# onceorder_store itself.
 set(ONCEORDER_STORE_SEAMS
   src/store/postgres/intake_sql.cpp
   src/store/postgres/numbering_sql.cpp
   src/store/postgres/scheduling_sql.cpp
 )
-set(ONCEORDER_SERVICE_SOURCES
-  src/service/field_checks.cpp
-  src/service/intake.cpp
-  src/service/placement_batch.cpp
-  src/service/invariants.cpp
-  src/service/legacy_items.cpp
-  src/service/listings.cpp
-  src/service/maintenance.cpp
-  src/service/node_lease.cpp
-  src/service/stock.cpp
-  src/service/numbering.cpp
-  src/service/outbox.cpp
-  src/service/delivery_worker.cpp
-  src/service/receipts.cpp
-  src/service/scheduling.cpp
-  src/service/audit.cpp
-)
-set(ONCEORDER_HTTP_SOURCES
-  src/http/api.cpp
-  src/http/auth.cpp
-  src/http/edge.cpp
-  src/http/auth_throttle.cpp
-  src/http/fd_limit.cpp
-  src/http/document_body.cpp
-  src/http/json_input.cpp
-  src/http/listen_address.cpp
-  src/http/message.cpp
-  src/http/metrics.cpp
-  src/http/ops_monitor.cpp
-  src/http/order_json.cpp
-  src/http/problem.cpp
-  src/http/rate_limit.cpp
-  src/http/request_input.cpp
-  src/http/route_table.cpp
-  src/http/router.cpp
-  src/http/routes_audit.cpp
-  src/http/routes_events.cpp
-  src/http/routes_ops.cpp
-  src/http/routes_lists.cpp
-  src/http/routes_orders.cpp
-  src/http/routes_scheduling.cpp
-  src/http/routes_scopes.cpp
-  src/http/routes_stock.cpp
-  src/http/run_executor.cpp
-  src/http/server.cpp
-  src/http/static_files.cpp
-  src/http/tokens_file.cpp
-  src/http/tls.cpp
-  src/http/webhook_sender.cpp
-)
-set(ONCEORDER_CLI_SOURCES
-  src/cli/commands.cpp
-  src/cli/delivery.cpp
-  src/cli/demo.cpp
-  src/cli/edge.cpp
-  src/cli/main.cpp
-  src/cli/options.cpp
-  src/cli/tokens.cpp
-  src/cli/transport.cpp
-)
+list(REMOVE_ITEM ONCEORDER_STORE_SOURCES ${ONCEORDER_STORE_SEAMS})
+
+# Each engine's migrations (src/store/<engine>/migrations/NNNN_<name>.up.sql and .down.sql),
+# built into the binary (store/migrations.hpp), again whenever one of them changes.
+foreach(engine postgres sqlite)
+  set(dir ${CMAKE_SOURCE_DIR}/src/store/${engine}/migrations)
+  file(GLOB files CONFIGURE_DEPENDS RELATIVE ${dir} ${dir}/*.sql)
+  list(TRANSFORM files PREPEND "${dir}/" OUTPUT_VARIABLE depends)
+  list(TRANSFORM files REPLACE "^(.+)$" "/\\1=${dir}/\\1")
+  list(JOIN files "|" entries)
+  set(out ${PROJECT_BINARY_DIR}/generated/${engine}_migrations.cpp)
+  add_custom_command(OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -DOUTPUT=${out} "-DENTRIES=${entries}" -DHEADER=store/migrations.hpp
+      -DNAMESPACE=onceorder::store::${engine} -DFUNCTION=migration_files
+      -P ${CMAKE_SOURCE_DIR}/cmake/embed_files.cmake
+    DEPENDS ${CMAKE_SOURCE_DIR}/cmake/embed_files.cmake ${depends}
+    COMMENT "Embedding the ${engine} migrations"
+    VERBATIM)
+  # Outside the unity batches: its file-local names are those of every other embedded table.
+  set_source_files_properties(${out} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON
+    SKIP_PRECOMPILE_HEADERS ON)
+  list(APPEND ONCEORDER_STORE_SOURCES ${out})
+endforeach()

@@ -1,5 +1,4 @@
 #include "onceorder/intake.hpp"
-#include "onceorder/limits.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -8,6 +7,7 @@
 #include <limits>
 
 #include "onceorder/invariant.hpp"
+#include "onceorder/limits.hpp"
 #include "onceorder/numbering.hpp"
 #include "onceorder/process_identity.hpp"
 #include "service/placement.hpp"

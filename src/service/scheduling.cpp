@@ -1,5 +1,4 @@
 #include "onceorder/scheduling.hpp"
-#include "onceorder/limits.hpp"
 
 #include <fmt/format.h>
 
@@ -8,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "onceorder/limits.hpp"
 #include "onceorder/number_format.hpp"
 #include "onceorder/numbering.hpp"
 #include "onceorder/process_identity.hpp"

@@ -1,8 +1,8 @@
 #include "onceorder/stock.hpp"
-#include "onceorder/limits.hpp"
 
 #include <fmt/format.h>
 
+#include "onceorder/limits.hpp"
 #include "onceorder/numbering.hpp"
 #include "onceorder/receipts.hpp"
 #include "onceorder/text.hpp"

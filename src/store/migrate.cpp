@@ -211,12 +211,12 @@ Result<int> migrate(Database& db, const MigrateOptions& options) {
       version = *current;
       if (m.version <= version) {
         c.rollback();
-        if (options.repair_indexes && m.concurrently && db.dialect().concurrent_index_builds) {
+        if (options.repair_indexes && m.concurrently) {
           if (Status st = repair_index(db, m, options.live_index); !st.ok()) return failed(m, st);
         }
         continue;
       }
-      if (m.concurrently && db.dialect().concurrent_index_builds) {
+      if (m.concurrently) {
         // Outside this transaction; the migration lock (its own connection's open
         // transaction) keeps other migrators out meanwhile.
         if (Status st = c.commit(); !st.ok()) {

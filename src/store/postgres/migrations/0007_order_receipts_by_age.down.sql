@@ -1,0 +1,1 @@
+DROP INDEX order_receipts_by_age

@@ -1,0 +1,1 @@
+DROP INDEX document_receipts_by_age

@@ -1,0 +1,1 @@
+DROP VIEW schedule_key_facts

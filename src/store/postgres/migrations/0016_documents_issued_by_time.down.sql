@@ -1,0 +1,1 @@
+DROP INDEX documents_issued_by_time

@@ -1,0 +1,1 @@
+DROP INDEX schedule_items_failed

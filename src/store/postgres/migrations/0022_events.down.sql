@@ -1,0 +1,17 @@
+DROP TRIGGER events_run_finished ON schedule_runs;
+DROP TRIGGER events_document_issued ON documents;
+DROP TRIGGER events_production_order ON production_orders;
+DROP TRIGGER events_order_cancelled ON orders;
+DROP TRIGGER events_order_placed ON orders;
+DROP FUNCTION oo_events_run_finished();
+DROP FUNCTION oo_events_document_issued();
+DROP FUNCTION oo_events_production_order();
+DROP FUNCTION oo_events_order_cancelled();
+DROP FUNCTION oo_events_order_placed();
+DROP VIEW event_feed;
+DROP TABLE events;
+DROP FUNCTION oo_utc(timestamptz);
+DROP FUNCTION oo_js(text);
+DROP FUNCTION oo_event_horizon();
+DROP FUNCTION oo_event_tx();
+DROP FUNCTION oo_event_shift();

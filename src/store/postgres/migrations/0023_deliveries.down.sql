@@ -1,0 +1,3 @@
+DROP TABLE deliveries;
+DROP TABLE endpoints;
+DROP TABLE event_consumers;

@@ -1,0 +1,3 @@
+ALTER TABLE documents DROP COLUMN principal;
+ALTER TABLE orders DROP COLUMN principal;
+DROP FUNCTION oo_principal_required(text);

@@ -1,0 +1,2 @@
+DROP TABLE document_lines;
+ALTER TABLE documents DROP COLUMN header;

@@ -1,0 +1,3 @@
+DROP TABLE document_receipts;
+DROP TABLE documents;
+DROP TABLE doc_scopes;

@@ -1,0 +1,2 @@
+DROP TRIGGER source_orders_cancel_unproduced;
+DROP TRIGGER production_orders_live_source;

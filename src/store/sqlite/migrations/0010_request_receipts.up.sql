@@ -1,0 +1,17 @@
+-- Receipts of the other creating requests (API.md "Idempotency-Key on the other creating
+-- POSTs"): one table for the three routes, scoped per route and `scope` ('' for source orders
+-- and runs, '<warehouse>/<sku>' for adjustments). The row is inserted first (a concurrent
+-- request with the key waits on it) and its `answer` written by the transaction that makes
+-- the effect; a run's receipt points at its run.
+CREATE TABLE request_receipts (
+  route           TEXT NOT NULL CHECK (route IN ('source_orders', 'schedule_run', 'stock_adjustment')),
+  scope           TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL,
+  request         TEXT NOT NULL,
+  answer          TEXT,
+  run_id          INTEGER REFERENCES schedule_runs (run_id),
+  created_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  PRIMARY KEY (route, scope, idempotency_key),
+  CHECK (run_id IS NULL OR route = 'schedule_run')
+) STRICT;
+CREATE INDEX request_receipts_by_age ON request_receipts (created_at);

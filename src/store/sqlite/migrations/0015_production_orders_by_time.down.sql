@@ -1,0 +1,1 @@
+DROP INDEX production_orders_by_time

@@ -1,0 +1,2 @@
+-- Issued numbers only: legacy documents carry their import time and are not activity.
+CREATE INDEX documents_issued_by_time ON documents (created_at) WHERE origin = 'issued'
