@@ -34,40 +34,23 @@ set(ONCEORDER_STORE_SOURCES
   src/store/migrate.cpp
   src/store/node_lease_store.cpp
   src/store/numbering_store.cpp
-  src/store/postgres/audit_sql.cpp
   src/store/postgres/dialect.cpp
-  src/store/postgres/events_sql.cpp
-  src/store/postgres/legacy_items_sql.cpp
-  src/store/postgres/listing_sql.cpp
   src/store/postgres/migrations.cpp
-  src/store/postgres/node_lease_sql.cpp
   src/store/postgres/pg_connection.cpp
-  src/store/postgres/receipts_sql.cpp
-  src/store/postgres/stock_sql.cpp
   src/store/receipts_store.cpp
   src/store/scheduling_store.cpp
-  src/store/sqlite/audit_sql.cpp
+  src/store/sql_catalog.cpp
+  src/store/statements.cpp
   src/store/sqlite/dialect.cpp
-  src/store/sqlite/events_sql.cpp
-  src/store/sqlite/intake_sql.cpp
-  src/store/sqlite/legacy_items_sql.cpp
-  src/store/sqlite/listing_sql.cpp
   src/store/sqlite/migrations.cpp
-  src/store/sqlite/node_lease_sql.cpp
-  src/store/sqlite/numbering_sql.cpp
-  src/store/sqlite/receipts_sql.cpp
-  src/store/sqlite/scheduling_sql.cpp
   src/store/sqlite/sqlite_connection.cpp
-  src/store/sqlite/stock_sql.cpp
   src/store/stock_store.cpp
   # Last: an addition in the middle would regroup the unity batches after it.
   src/store/capacity_store.cpp
 )
-# Compiled once for the product and once per broken variant (tools/torture).
+# The product's; each broken variant of tools/torture links its own instead.
 set(ONCEORDER_STORE_SEAMS
-  src/store/postgres/intake_sql.cpp
-  src/store/postgres/numbering_sql.cpp
-  src/store/postgres/scheduling_sql.cpp
+  src/store/sql_overlay.cpp
 )
 set(ONCEORDER_SERVICE_SOURCES
   src/service/field_checks.cpp

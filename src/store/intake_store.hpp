@@ -1,5 +1,5 @@
 // SQL for order intake: receipts, placement and cancel; one engine-neutral class over
-// per-engine statements (store/<engine>/intake_sql.cpp). Stock rows and their ledger are
+// per-engine statements (store/<engine>/intake.sql). Stock rows and their ledger are
 // store/stock_store.hpp, node-id leases store/node_lease_store.hpp. Methods run inside
 // the caller's transaction.
 //

@@ -1,5 +1,5 @@
 // SQL for production scheduling: one engine-neutral class over a per-engine set of
-// statements (store/<engine>/scheduling_sql.cpp). Methods run in the caller's transaction.
+// statements (store/<engine>/scheduling.sql). Methods run in the caller's transaction.
 #pragma once
 
 #include <map>
