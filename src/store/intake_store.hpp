@@ -262,6 +262,12 @@ class IntakeStore {
   Status mark_cancelled(store::Connection& c, std::int64_t order_id);
 
  private:
+  // write_outcomes where the engine has no one-statement batch: place and
+  // record_out_of_stock per outcome.
+  Result<std::vector<std::string>> write_one_by_one(store::Connection& c,
+                                                    std::span<const BatchOutcome> outcomes,
+                                                    store::Then then);
+
   const Dialect& dialect_;
   const IntakeSql& sql_;
   StockStore stock_;  // the placement's ledger entries

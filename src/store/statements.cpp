@@ -95,7 +95,7 @@ SchedulingSql scheduling_sql(const SqlCatalog& c) {
       .fence_success = c.get("sch_fence_success"),
       .mark_failed = c.get("sch_mark_failed"),
       .abort_if_cancelled = c.get("sch_abort_if_cancelled"),
-      .fence_many = c.get("sch_fence_many"),
+      .fence_many = c.optional("sch_fence_many"),
       .complete_numbered = c.optional("sch_complete_numbered"),
       .produce_standard = c.optional("sch_produce_standard"),
       .insert_production = c.optional("sch_insert_production"),
