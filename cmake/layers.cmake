@@ -18,12 +18,10 @@ onceorder_layer_sources(ONCEORDER_SERVICE_SOURCES src/service)
 onceorder_layer_sources(ONCEORDER_HTTP_SOURCES src/http)
 onceorder_layer_sources(ONCEORDER_CLI_SOURCES src/cli)
 
-# Compiled once for the product and once per broken variant (tools/torture), so not part of
-# onceorder_store itself.
+# The product's statement overlay (none); each broken variant of tools/torture links its own
+# instead, so it is not part of onceorder_store itself.
 set(ONCEORDER_STORE_SEAMS
-  src/store/postgres/intake_sql.cpp
-  src/store/postgres/numbering_sql.cpp
-  src/store/postgres/scheduling_sql.cpp
+  src/store/sql_overlay.cpp
 )
 list(REMOVE_ITEM ONCEORDER_STORE_SOURCES ${ONCEORDER_STORE_SEAMS})
 

@@ -1,6 +1,6 @@
 // SQL for the audit trail of operator actions (table operator_actions, API.md "The audit
 // trail") and for the console's per-minute activity counts: one engine-neutral class over
-// per-engine statements (store/<engine>/audit_sql.cpp). Methods run inside the caller's
+// per-engine statements (store/<engine>/audit.sql). Methods run inside the caller's
 // transaction.
 //
 // Thread-safety: an AuditStore holds only its statements; share it freely, one call per

@@ -213,11 +213,26 @@ AuditInTransaction* AuditInTransaction::waiting() {
   return t_audit && t_audit->action_id_ == 0 ? t_audit : nullptr;
 }
 
+namespace {
+
+constexpr std::string_view kReadPastDeadline =
+    "the read did not finish within the request's deadline and was cancelled; nothing was "
+    "changed: narrow it (filters, a smaller limit) or retry";
+
+// What an attempt spends in the database, added when it ends (TxOptions::spent).
+struct SpentInAttempt {
+  CallTimes* out;
+  const Connection& c;
+  CallTimes before;
+  ~SpentInAttempt() {
+    if (out) *out += c.call_times() - before;
+  }
+};
+
+}  // namespace
+
 Status transact_status(Database& db, const TxOptions& options,
                        const std::function<Status(Connection&)>& body) {
-  constexpr std::string_view kReadPastDeadline =
-      "the read did not finish within the request's deadline and was cancelled; nothing was "
-      "changed: narrow it (filters, a smaller limit) or retry";
   // Twice: a restart leaves every idle connection dead, and the new connection taken after
   // the first dead one may itself meet the server going away once more.
   constexpr int kMaxReconnects = 2;
@@ -242,15 +257,7 @@ Status transact_status(Database& db, const TxOptions& options,
       auto conn = db.acquire(options.deadline, fresh, attempt == 1 ? options.opened : 0);
       if (!conn.ok()) return conn.status();
       Connection& c = **conn;
-      // What this attempt spends in the database, added when the block ends (TxOptions::spent).
-      struct Spent {
-        CallTimes* out;
-        const Connection& c;
-        CallTimes before;
-        ~Spent() {
-          if (out) *out += c.call_times() - before;
-        }
-      } spent{options.spent, c, c.call_times()};
+      const SpentInAttempt spent{options.spent, c, c.call_times()};
       st = c.begin(options.mode);
       const bool bounded = options.mode == TxMode::read;
       if (st.ok()) c.bound_statements(bounded ? std::optional(options.deadline) : std::nullopt);

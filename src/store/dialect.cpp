@@ -1,7 +1,7 @@
 #include "store/dialect.hpp"
 
-#include "store/postgres/statements.hpp"
-#include "store/sqlite/statements.hpp"
+#include "store/postgres/dialect.hpp"
+#include "store/sqlite/dialect.hpp"
 
 namespace onceorder::store {
 

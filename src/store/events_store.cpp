@@ -329,7 +329,7 @@ Result<std::vector<std::int64_t>> EventsStore::redeliver(Connection& c, const st
 Result<bool> EventsStore::rebase_clock(Connection& c) {
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.rebase_clock, {}));
   if (rows.empty()) return false;
-  std::string script(sql_.set_shift);
+  std::string script(sql_.set_shift.sql);
   const std::string shift = std::to_string(rows.front().i64(0));
   script.replace(script.find("{shift}"), 7, shift);
   OO_RETURN_IF_ERROR(c.exec_script(script));

@@ -1,6 +1,6 @@
 // SQL for the outbox (docs/EVENTS.md): the feed over `events`, named consumers, endpoints and
 // their deliveries. One engine-neutral class over per-engine statements
-// (store/<engine>/events_sql.cpp); every row is decoded in one place per statement shape here.
+// (store/<engine>/events.sql); every row is decoded in one place per statement shape here.
 // Methods run inside the caller's transaction.
 //
 // Thread-safety: an EventsStore holds only its statements; share it freely, one call per
@@ -98,7 +98,7 @@ struct EventsSql {
   Statement rebase_clock;
   // Script that makes "{shift}" the clock's shift (PostgreSQL: oo_event_shift(), a constant
   // every plan folds in, so replacing it invalidates them). Never run on SQLite.
-  std::string_view set_shift;
+  Statement set_shift;
 };
 
 struct ConsumerRow {

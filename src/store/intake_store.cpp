@@ -125,6 +125,108 @@ Order order_head(const Row& r, size_t at) {
                r.i64(at + 5), r.text(at + 6), r.is_null(at + 7) ? "" : r.text(at + 7)};
 }
 
+// A batch's outcomes as place_many's columns: one array per column (receipt_columns says
+// why), the placed orders, their lines, and the out-of-stock receipts.
+struct BatchColumns {
+  std::vector<std::int64_t> order_ids, customers, order_warehouses, totals;
+  std::vector<std::string_view> order_nos, principals;
+  std::vector<std::int64_t> line_orders, line_nos, line_warehouses, skus, line_quantities, prices;
+  std::vector<std::string> sites, source_nos, lots;
+  std::map<std::int64_t, size_t> at;  // order_id → its outcome
+  std::vector<std::int64_t> short_customers;
+  std::vector<std::string_view> placed_keys, short_keys;
+  std::vector<std::string> short_texts, short_carts, placed_carts;
+};
+
+void add_placed(BatchColumns& b, const BatchOutcome& w, size_t i, bool ahead) {
+  const Order& o = *w.order;
+  b.at[o.order_id] = i;
+  b.placed_keys.push_back(w.key);
+  if (ahead) b.placed_carts.push_back(w.cart->text());
+  b.order_ids.push_back(o.order_id);
+  b.order_nos.push_back(o.order_no);
+  b.principals.push_back(o.principal);
+  b.customers.push_back(o.customer_id);
+  b.order_warehouses.push_back(o.warehouse_id);
+  b.totals.push_back(o.total_cents);
+  for (const auto& l : o.lines) {
+    // The source orders' site and lots come from source_order_key, the rule's one home.
+    OrderKey source = source_order_key(o.warehouse_id, o.order_no, l.line_no);
+    b.line_orders.push_back(o.order_id);
+    b.line_nos.push_back(l.line_no);
+    b.line_warehouses.push_back(o.warehouse_id);
+    b.skus.push_back(l.sku_id);
+    b.line_quantities.push_back(l.quantity);
+    b.prices.push_back(l.unit_price_cents);
+    b.sites.push_back(std::move(source.site_code));
+    b.source_nos.push_back(std::move(source.order_no));
+    b.lots.push_back(std::move(source.lot_no));
+  }
+}
+
+BatchColumns batch_columns(std::span<const BatchOutcome> outcomes, bool ahead) {
+  BatchColumns b;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const BatchOutcome& w = outcomes[i];
+    if (w.order) {
+      add_placed(b, w, i, ahead);
+      continue;
+    }
+    b.short_customers.push_back(w.customer_id);
+    b.short_keys.push_back(w.key);
+    b.short_texts.push_back(shortages_text(*w.shortages));
+    if (ahead) b.short_carts.push_back(w.cart->text());
+  }
+  return b;
+}
+
+// The texts of place_many's parameters $1–$23.
+constexpr size_t kBatchTexts = 23;
+
+// place_many's texts, then place_known's five (when `ahead`), then the orders' principals.
+std::vector<std::string> batch_texts(const BatchColumns& b, std::span<const BatchOutcome> outcomes,
+                                     const DecidedOn* ahead) {
+  // The deductions summed per stock row: an UPDATE … FROM applies one source row only.
+  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> deduct;  // (warehouse, sku)
+  for (const BatchOutcome& w : outcomes)
+    if (w.order)
+      for (const auto& l : w.order->lines) deduct[{w.order->warehouse_id, l.sku_id}] += l.quantity;
+  std::vector<std::int64_t> deduct_warehouses, deduct_skus, deductions;
+  for (const auto& [row, quantity] : deduct) {
+    deduct_warehouses.push_back(row.first);
+    deduct_skus.push_back(row.second);
+    deductions.push_back(quantity);
+  }
+  std::vector<std::string> texts = {
+      // $1–$5: the orders.
+      join(b.order_ids), text_array(b.order_nos), join(b.customers), join(b.order_warehouses),
+      join(b.totals),
+      // $6–$14: their lines.
+      join(b.line_orders), join(b.line_nos), join(b.line_warehouses), join(b.skus),
+      join(b.line_quantities), join(b.prices), text_array(b.sites), text_array(b.source_nos),
+      text_array(b.lots),
+      // $15: the out-of-stock receipts' customers; $16–$18: the deductions; $19–$20: the
+      // out-of-stock receipts' keys and shortages; $21–$23: the placed receipts.
+      join(b.short_customers), join(deduct_warehouses), join(deduct_skus), join(deductions),
+      text_array(b.short_keys), text_array(b.short_texts), join(b.order_ids), join(b.customers),
+      text_array(b.placed_keys)};
+  if (ahead) {
+    std::vector<std::int64_t> skus, available, prices;
+    for (const StockRow& r : ahead->rows) {
+      skus.push_back(r.sku_id);
+      available.push_back(r.available);
+      prices.push_back(r.price_cents);
+    }
+    texts.push_back(text_array(b.placed_carts));
+    texts.push_back(text_array(b.short_carts));
+    texts.push_back(join(skus));
+    texts.push_back(join(available));
+    texts.push_back(join(prices));
+  }
+  texts.push_back(text_array(b.principals));
+  return texts;
+}
+
 }  // namespace
 
 bool OrderReceipt::is_for(const Cart& cart) const {
@@ -362,117 +464,51 @@ Result<std::vector<std::string>> IntakeStore::write_outcomes(store::Connection& 
                                                              const DecidedOn* ahead) {
   if (ahead && !decides_ahead())
     return Status(Code::internal, "this engine cannot write a batch decided ahead");
-  std::vector<std::string> created(outcomes.size());
-  if (!dialect_.writes_in_one_statement) {
-    for (size_t i = 0; i < outcomes.size(); ++i) {
-      const BatchOutcome& w = outcomes[i];
-      const Then last = i + 1 == outcomes.size() ? then : Then::stay;
-      if (w.order) {
-        OO_ASSIGN_OR_RETURN(created[i], place(c, *w.order, std::string(w.key), last));
-      } else {
-        OO_RETURN_IF_ERROR(
-            record_out_of_stock(c, w.customer_id, std::string(w.key), *w.shortages, last));
-      }
-    }
-    return created;
-  }
-  // One array per column (receipt_columns says why): the placed orders, then their lines.
-  std::vector<std::int64_t> order_ids, customers, order_warehouses, totals;
-  std::vector<std::string_view> order_nos, principals;
-  std::vector<std::int64_t> line_orders, line_nos, line_warehouses, skus, line_quantities, prices;
-  std::vector<std::string> sites, source_nos, lots;
-  std::map<std::int64_t, size_t> at;  // order_id → its outcome
-  std::vector<std::int64_t> short_customers;
-  std::vector<std::string_view> placed_keys, short_keys;
-  std::vector<std::string> short_texts, short_carts, placed_carts;
-  for (size_t i = 0; i < outcomes.size(); ++i) {
-    const BatchOutcome& w = outcomes[i];
-    if (!w.order) {
-      short_customers.push_back(w.customer_id);
-      short_keys.push_back(w.key);
-      short_texts.push_back(shortages_text(*w.shortages));
-      if (ahead) short_carts.push_back(w.cart->text());
-      continue;
-    }
-    const Order& o = *w.order;
-    at[o.order_id] = i;
-    placed_keys.push_back(w.key);
-    if (ahead) placed_carts.push_back(w.cart->text());
-    order_ids.push_back(o.order_id);
-    order_nos.push_back(o.order_no);
-    principals.push_back(o.principal);
-    customers.push_back(o.customer_id);
-    order_warehouses.push_back(o.warehouse_id);
-    totals.push_back(o.total_cents);
-    for (const auto& l : o.lines) {
-      // The source orders' site and lots come from source_order_key, the rule's one home.
-      OrderKey source = source_order_key(o.warehouse_id, o.order_no, l.line_no);
-      line_orders.push_back(o.order_id);
-      line_nos.push_back(l.line_no);
-      line_warehouses.push_back(o.warehouse_id);
-      skus.push_back(l.sku_id);
-      line_quantities.push_back(l.quantity);
-      prices.push_back(l.unit_price_cents);
-      sites.push_back(std::move(source.site_code));
-      source_nos.push_back(std::move(source.order_no));
-      lots.push_back(std::move(source.lot_no));
-    }
-  }
-  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> deduct;  // (warehouse, sku)
-  for (const BatchOutcome& w : outcomes)
-    if (w.order)
-      for (const auto& l : w.order->lines) deduct[{w.order->warehouse_id, l.sku_id}] += l.quantity;
-  std::vector<std::int64_t> deduct_warehouses, deduct_skus, deductions;
-  for (const auto& [row, quantity] : deduct) {
-    deduct_warehouses.push_back(row.first);
-    deduct_skus.push_back(row.second);
-    deductions.push_back(quantity);
-  }
-  const std::string texts[] = {
-      // $1–$5: the orders.
-      join(order_ids), text_array(order_nos), join(customers), join(order_warehouses), join(totals),
-      // $6–$14: their lines.
-      join(line_orders), join(line_nos), join(line_warehouses), join(skus), join(line_quantities),
-      join(prices), text_array(sites), text_array(source_nos), text_array(lots),
-      // $15: the out-of-stock receipts' customers; $16–$18: the deductions; $19–$20: the
-      // out-of-stock receipts' keys and shortages; $21–$23: the placed receipts.
-      join(short_customers), join(deduct_warehouses), join(deduct_skus), join(deductions),
-      text_array(short_keys), text_array(short_texts), join(order_ids), join(customers),
-      text_array(placed_keys)};
-  std::vector<Param> params(std::begin(texts), std::end(texts));
-  std::vector<std::string> known;  // place_known's parameters $24–$30 but the numbers
+  if (!dialect_.writes_in_one_statement) return write_one_by_one(c, outcomes, then);
+  const BatchColumns columns = batch_columns(outcomes, ahead != nullptr);
+  const std::vector<std::string> texts = batch_texts(columns, outcomes, ahead);
+  // place_many's $1–$23, then place_known's $24–$30 (two of them numbers), then the orders'
+  // principals: $24 of place_many, $31 of place_known.
+  std::vector<Param> params(texts.begin(), texts.begin() + kBatchTexts);
   if (ahead) {
-    std::vector<std::int64_t> known_skus, known_available, known_prices;
-    for (const StockRow& r : ahead->rows) {
-      known_skus.push_back(r.sku_id);
-      known_available.push_back(r.available);
-      known_prices.push_back(r.price_cents);
-    }
-    known = {text_array(placed_carts), text_array(short_carts), join(known_skus),
-             join(known_available), join(known_prices)};
     params.insert(params.end(),
-                  {std::string_view(known[0]), std::string_view(known[1]), ahead->warehouse_id,
-                   std::int64_t{kNormalizationVersion}, std::string_view(known[2]),
-                   std::string_view(known[3]), std::string_view(known[4])});
+                  {std::string_view(texts[23]), std::string_view(texts[24]), ahead->warehouse_id,
+                   std::int64_t{kNormalizationVersion}, std::string_view(texts[25]),
+                   std::string_view(texts[26]), std::string_view(texts[27])});
   }
-  // The orders' principals come last: $24 of place_many, $31 of place_known.
-  const std::string principal_list = text_array(principals);
-  params.push_back(std::string_view(principal_list));
+  params.push_back(std::string_view(texts.back()));
   // The statement itself raised if a deduction missed: nothing was committed.
   auto placed = c.query(ahead ? sql_.place_known : sql_.place_many, params, then);
   if (ahead && !placed.ok() &&
       placed.status().message().find(OO_DECIDED_AHEAD_MOVED) != std::string::npos)
     return Status(Code::retry_transaction, OO_DECIDED_AHEAD_MOVED);
   OO_ASSIGN_OR_RETURN(auto rows, std::move(placed));
+  std::vector<std::string> created(outcomes.size());
   for (const auto& r : rows) {
     if (r.is_null(0)) continue;
-    auto it = at.find(r.i64(0));
-    if (it == at.end())
+    auto it = columns.at.find(r.i64(0));
+    if (it == columns.at.end())
       return Status(Code::internal, "the batch returned an order it was not given");
     created[it->second] = r.text(1);
   }
-  for (const auto& [id, i] : at)
+  for (const auto& [id, i] : columns.at)
     if (created[i].empty()) return Status(Code::internal, "the batch did not place an order");
+  return created;
+}
+
+Result<std::vector<std::string>> IntakeStore::write_one_by_one(
+    store::Connection& c, std::span<const BatchOutcome> outcomes, store::Then then) {
+  std::vector<std::string> created(outcomes.size());
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const BatchOutcome& w = outcomes[i];
+    const Then last = i + 1 == outcomes.size() ? then : Then::stay;
+    if (w.order) {
+      OO_ASSIGN_OR_RETURN(created[i], place(c, *w.order, std::string(w.key), last));
+    } else {
+      OO_RETURN_IF_ERROR(
+          record_out_of_stock(c, w.customer_id, std::string(w.key), *w.shortages, last));
+    }
+  }
   return created;
 }
 

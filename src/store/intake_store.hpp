@@ -1,5 +1,5 @@
 // SQL for order intake: receipts, placement and cancel; one engine-neutral class over
-// per-engine statements (store/<engine>/intake_sql.cpp). Stock rows and their ledger are
+// per-engine statements (store/<engine>/intake.sql). Stock rows and their ledger are
 // store/stock_store.hpp, node-id leases store/node_lease_store.hpp. Methods run inside
 // the caller's transaction.
 //
@@ -262,6 +262,12 @@ class IntakeStore {
   Status mark_cancelled(store::Connection& c, std::int64_t order_id);
 
  private:
+  // write_outcomes where the engine has no one-statement batch: place and
+  // record_out_of_stock per outcome.
+  Result<std::vector<std::string>> write_one_by_one(store::Connection& c,
+                                                    std::span<const BatchOutcome> outcomes,
+                                                    store::Then then);
+
   const Dialect& dialect_;
   const IntakeSql& sql_;
   StockStore stock_;  // the placement's ledger entries

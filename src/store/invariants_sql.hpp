@@ -1,10 +1,12 @@
-// The invariant queries per engine (store/invariants_sql.cpp). Each returns one text column
+// The invariant queries of an engine (store/<engine>/invariants.sql, named in
+// store/invariants_sql.cpp). Each returns one text column
 // describing one violation.
 #pragma once
 
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "onceorder/store.hpp"
 
@@ -19,5 +21,9 @@ struct InvariantSql {
   // knows no such exception.
   std::optional<store::Statement> accepted = std::nullopt;
 };
+
+class SqlCatalog;
+// Every invariant, in order, with `sql`'s queries.
+std::vector<InvariantSql> invariant_sql(const SqlCatalog& sql);
 
 }  // namespace onceorder::store

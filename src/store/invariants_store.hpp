@@ -1,5 +1,5 @@
 // The executable invariants (DESIGN.md I1–I17) as rows: one engine-neutral class over the
-// engine's invariant queries (store/invariants_sql.cpp). Runs in the caller's transaction.
+// engine's invariant queries (store/<engine>/invariants.sql). Runs in the caller's transaction.
 //
 // Thread-safety: immutable after construction; the Connection passed in is the caller's.
 #pragma once

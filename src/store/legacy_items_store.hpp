@@ -1,6 +1,6 @@
 // SQL for legacy schedule items (the staging table and its move into the live table): one
 // engine-neutral class over a per-engine set of statements
-// (store/<engine>/legacy_items_sql.cpp). Methods run in the caller's transaction.
+// (store/<engine>/legacy_items.sql). Methods run in the caller's transaction.
 //
 // Thread-safety: immutable after construction; the Connection passed in is the caller's.
 #pragma once

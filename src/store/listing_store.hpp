@@ -1,6 +1,6 @@
 // SQL for the operator's read-only lists (orders, an order's receipts, a warehouse's stock,
 // the document scopes with their gap audit): one engine-neutral class over per-engine
-// statements (store/<engine>/listing_sql.cpp). Every list pages by a key an index holds, so a
+// statements (store/<engine>/listing.sql). Every list pages by a key an index holds, so a
 // page costs its size, not the table's. Methods run inside the caller's transaction.
 //
 // Thread-safety: a ListingStore holds only its dialect; share it freely, one call per
@@ -23,7 +23,7 @@
 
 // The scope list with its gap audit, the same text on both engines but for the placeholders
 // (`after` scope, `limit`). The audit counts per scope what invariant I7
-// (store/invariants_sql.cpp, OO_I7_SQL) reports: issued values whose predecessor has no
+// (inv_i7 in store/<engine>/invariants.sql) reports: issued values whose predecessor has no
 // document, and a counter that is not the largest value. `missing` counts every hole below
 // the counter, legacy ones included.
 #define OO_LIST_SCOPES_SQL(AFTER, LIMIT)                                             \

@@ -9,16 +9,9 @@
 #include <vector>
 
 #include "onceorder/db_url.hpp"
+#include "store/embedded_file.hpp"
 
 namespace onceorder::store {
-
-// One embedded file: `path` is its name ("/0001_document_numbers.up.sql"), `content` its bytes.
-struct EmbeddedFile {
-  std::string_view path;
-  std::string_view content;
-  std::string_view content_type;
-  std::string_view etag;
-};
 
 struct Migration {
   int version;

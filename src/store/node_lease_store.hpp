@@ -1,6 +1,6 @@
 // SQL for the order-id node leases (table id_nodes) and the maintenance leader's lease (table
 // leader_leases, one row per job name): one engine-neutral class over
-// per-engine statements (store/<engine>/node_lease_sql.cpp). Times are the database's
+// per-engine statements (store/<engine>/node_lease.sql). Times are the database's
 // clock in Unix milliseconds, so every process measures a lease by the same clock.
 // Methods run inside the caller's transaction.
 //

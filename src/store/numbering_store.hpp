@@ -1,5 +1,5 @@
 // SQL for document numbers: one engine-neutral class over a per-engine set of statements
-// (store/<engine>/numbering_sql.cpp). Methods run inside the caller's transaction.
+// (store/<engine>/numbering.sql). Methods run inside the caller's transaction.
 #pragma once
 
 #include <map>

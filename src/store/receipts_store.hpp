@@ -1,6 +1,6 @@
 // SQL for receipts: expiry of every kind, and the receipts of the creating requests other than
 // orders and documents (request_receipts). One engine-neutral class over a per-engine set of
-// statements (store/<engine>/receipts_sql.cpp). Methods run in the caller's transaction.
+// statements (store/<engine>/receipts.sql). Methods run in the caller's transaction.
 //
 // Thread-safety: immutable after construction; the Connection passed in is the caller's.
 #pragma once

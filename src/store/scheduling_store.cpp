@@ -279,58 +279,61 @@ Result<std::int64_t> SchedulingStore::fence_many(store::Connection& c,
   return static_cast<std::int64_t>(rows.size());
 }
 
-Status SchedulingStore::complete_numbered(store::Connection& c,
-                                          std::span<const NumberedClaim> claims, store::Then then) {
-  if (sql_.complete_numbered.sql.empty()) {
-    std::vector<Claim> plain;
-    plain.reserve(claims.size());
-    for (const NumberedClaim& nc : claims) plain.push_back(nc.claim);
-    OO_ASSIGN_OR_RETURN(std::int64_t fenced, fence_many(c, plain));
-    if (fenced != static_cast<std::int64_t>(claims.size()))
-      return Status(Code::conflict, "a claim in the batch was lost");
-    if (sql_.insert_production_many.sql.empty()) {  // each claim as the standard step would
-      for (const NumberedClaim& nc : claims)
-        OO_RETURN_IF_ERROR(produce_numbered(c, nc.claim, nc.scope, nc.title).status());
-      return Status::Ok();
-    }
-    // Per scope (claim order kept within it): the counter moved once, then the documents
-    // and the production orders in one statement each.
-    std::map<std::string_view, std::vector<const NumberedClaim*>> by_scope;
-    for (const NumberedClaim& nc : claims) by_scope[nc.scope].push_back(&nc);
-    NumberingStore numbering(dialect_);
-    for (const auto& [scope, group] : by_scope) {
-      OO_RETURN_IF_ERROR(numbering.ensure_scope(c, scope, kProductionScopeFormat));
-      OO_ASSIGN_OR_RETURN(auto row, numbering.lock_scope(c, scope));
-      const auto k = static_cast<std::int64_t>(group.size());
-      if (!row || row->last_value > row->format.max - k)
-        return Status(Code::scope_exhausted,
-                      "production scope '" + std::string(scope) + "' is exhausted");
-      std::vector<NewDocument> new_docs;
-      new_docs.reserve(group.size());
-      for (const NumberedClaim* nc : group) new_docs.push_back({nc->title, kProductionPrincipal});
-      OO_ASSIGN_OR_RETURN(
-          auto docs, numbering.allocate_many(c, scope, row->last_value, new_docs, {}, Then::stay));
-      std::string rows_json = "[";
-      for (size_t i = 0; i < group.size(); ++i) {
-        const Claim& cl = group[i]->claim;
-        rows_json += rows_json.size() > 1 ? ",[" : "[";
-        rows_json += std::to_string(cl.item_id);
-        for (const std::string* text : {&cl.key.site_code, &cl.key.order_no, &cl.key.lot_no}) {
-          rows_json += ',';
-          append_json_string(rows_json, *text);
-        }
-        rows_json += ',' + std::to_string(docs[i].value) + ',';
-        append_json_string(rows_json, docs[i].number);
-        rows_json += ']';
-      }
-      rows_json += ']';
-      OO_ASSIGN_OR_RETURN(auto produced, c.query(sql_.insert_production_many,
-                                                 {scope, std::string_view(rows_json)}));
-      if (static_cast<std::int64_t>(produced.size()) != k)
-        return Status(Code::internal, "source order vanished during production");
-    }
+Status SchedulingStore::complete_numbered_apart(store::Connection& c,
+                                                std::span<const NumberedClaim> claims) {
+  std::vector<Claim> plain;
+  plain.reserve(claims.size());
+  for (const NumberedClaim& nc : claims) plain.push_back(nc.claim);
+  OO_ASSIGN_OR_RETURN(std::int64_t fenced, fence_many(c, plain));
+  if (fenced != static_cast<std::int64_t>(claims.size()))
+    return Status(Code::conflict, "a claim in the batch was lost");
+  if (sql_.insert_production_many.sql.empty()) {  // each claim as the standard step would
+    for (const NumberedClaim& nc : claims)
+      OO_RETURN_IF_ERROR(produce_numbered(c, nc.claim, nc.scope, nc.title).status());
     return Status::Ok();
   }
+  // Per scope (claim order kept within it): the counter moved once, then the documents
+  // and the production orders in one statement each.
+  std::map<std::string_view, std::vector<const NumberedClaim*>> by_scope;
+  for (const NumberedClaim& nc : claims) by_scope[nc.scope].push_back(&nc);
+  NumberingStore numbering(dialect_);
+  for (const auto& [scope, group] : by_scope) {
+    OO_RETURN_IF_ERROR(numbering.ensure_scope(c, scope, kProductionScopeFormat));
+    OO_ASSIGN_OR_RETURN(auto row, numbering.lock_scope(c, scope));
+    const auto k = static_cast<std::int64_t>(group.size());
+    if (!row || row->last_value > row->format.max - k)
+      return Status(Code::scope_exhausted,
+                    "production scope '" + std::string(scope) + "' is exhausted");
+    std::vector<NewDocument> new_docs;
+    new_docs.reserve(group.size());
+    for (const NumberedClaim* nc : group) new_docs.push_back({nc->title, kProductionPrincipal});
+    OO_ASSIGN_OR_RETURN(
+        auto docs, numbering.allocate_many(c, scope, row->last_value, new_docs, {}, Then::stay));
+    std::string rows_json = "[";
+    for (size_t i = 0; i < group.size(); ++i) {
+      const Claim& cl = group[i]->claim;
+      rows_json += rows_json.size() > 1 ? ",[" : "[";
+      rows_json += std::to_string(cl.item_id);
+      for (const std::string* text : {&cl.key.site_code, &cl.key.order_no, &cl.key.lot_no}) {
+        rows_json += ',';
+        append_json_string(rows_json, *text);
+      }
+      rows_json += ',' + std::to_string(docs[i].value) + ',';
+      append_json_string(rows_json, docs[i].number);
+      rows_json += ']';
+    }
+    rows_json += ']';
+    OO_ASSIGN_OR_RETURN(auto produced,
+                        c.query(sql_.insert_production_many, {scope, std::string_view(rows_json)}));
+    if (static_cast<std::int64_t>(produced.size()) != k)
+      return Status(Code::internal, "source order vanished during production");
+  }
+  return Status::Ok();
+}
+
+Status SchedulingStore::complete_numbered(store::Connection& c,
+                                          std::span<const NumberedClaim> claims, store::Then then) {
+  if (sql_.complete_numbered.sql.empty()) return complete_numbered_apart(c, claims);
   std::string rows_json = "[";
   for (const NumberedClaim& nc : claims) {
     append_claim_row(rows_json, nc.claim);

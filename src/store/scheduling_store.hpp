@@ -1,5 +1,5 @@
 // SQL for production scheduling: one engine-neutral class over a per-engine set of
-// statements (store/<engine>/scheduling_sql.cpp). Methods run in the caller's transaction.
+// statements (store/<engine>/scheduling.sql). Methods run in the caller's transaction.
 #pragma once
 
 #include <map>
@@ -176,6 +176,9 @@ class SchedulingStore {
   Result<ProductionOrder> insert_production(store::Connection& c, const Claim& claim,
                                             std::string_view scope, std::int64_t value,
                                             const std::string& number);
+  // complete_numbered where the engine has no one-statement batch: fence_many, then the
+  // numbers and production orders per scope (or per claim, as the standard step would).
+  Status complete_numbered_apart(store::Connection& c, std::span<const NumberedClaim> claims);
 
   const Dialect& dialect_;
   const SchedulingSql& sql_;

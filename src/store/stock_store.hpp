@@ -1,5 +1,5 @@
 // SQL for stock rows and their ledger: one engine-neutral class over per-engine statements
-// (store/<engine>/stock_sql.cpp). Every change to `available` writes a ledger entry; the
+// (store/<engine>/stock.sql). Every change to `available` writes a ledger entry; the
 // placement and the cancel (store/intake_store.hpp) write theirs through this class too.
 // Methods run inside the caller's transaction.
 //

@@ -5,9 +5,8 @@
 
 #include "contract/outbox_fixture.hpp"
 #include "onceorder/signature.hpp"
+#include "store/dialect.hpp"
 #include "store/events_store.hpp"
-#include "store/postgres/statements.hpp"
-#include "store/sqlite/statements.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -400,8 +399,7 @@ TEST_P(OutboxTest, TheClaimReadsAWindowWhateverTheStatisticsSay) {
   tdb_.sql(
       "INSERT INTO deliveries (endpoint, event_id, ev_tx, key, status) SELECT 'backlog', "
       "event_id, tx, key, 'pending' FROM events");
-  std::string sql(pg ? store::postgres::events_sql().claim.sql
-                     : store::sqlite::events_sql().claim.sql);
+  std::string sql(store::dialect_for(pg ? Engine::postgres : Engine::sqlite).events.claim.sql);
   const char* mark = pg ? "$" : "?";
   for (const auto& [n, value] : {std::pair{"1", "'w'"}, {"2", "32"}, {"3", "30000"}}) {
     const std::string param = std::string(mark) + n;

@@ -1,20 +1,13 @@
-#include "store/audit_store.hpp"
-#include "store/events_store.hpp"
-#include "store/intake_store.hpp"
-#include "store/legacy_items_store.hpp"
-#include "store/listing_store.hpp"
-#include "store/node_lease_store.hpp"
-#include "store/numbering_store.hpp"
-#include "store/receipts_store.hpp"
-#include "store/scheduling_store.hpp"
-#include "store/sqlite/sql_text.hpp"
+#include "store/sqlite/dialect.hpp"
+
+#include "store/sql_catalog.hpp"
 #include "store/sqlite/sqlite_connection.hpp"
-#include "store/sqlite/statements.hpp"
-#include "store/stock_store.hpp"
+#include "store/statements.hpp"
 
 namespace onceorder::store::sqlite {
 
 const Dialect& dialect() {
+  static const Statements s(SqlCatalog::of(Engine::sqlite));
   static const Dialect d{
       .engine = Engine::sqlite,
       .connect = &connect,
@@ -23,22 +16,20 @@ const Dialect& dialect() {
       .writes_in_one_statement = false,
       .concurrent_index_builds = false,
       .row_locks = false,
-      .intake = intake_sql(),
-      .numbering = numbering_sql(),
-      .scheduling = scheduling_sql(),
-      .legacy_items = legacy_items_sql(),
-      .receipts = receipts_sql(),
-      .stock = stock_sql(),
-      .listing = listing_sql(),
-      .node_lease = node_lease_sql(),
-      .audit = audit_sql(),
-      .events = events_sql(),
+      .intake = s.intake,
+      .numbering = s.numbering,
+      .scheduling = s.scheduling,
+      .legacy_items = s.legacy_items,
+      .receipts = s.receipts,
+      .stock = s.stock,
+      .listing = s.listing,
+      .node_lease = s.node_lease,
+      .audit = s.audit,
+      .events = s.events,
       .migrations = migrations(),
-      .invariants = invariant_sql(),
-      .has_migrations_table = {"migrate_has_table",
-                               "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
-                               "name = 'schema_migrations'"},
-      .now_text = OO_SQLITE_NOW,
+      .invariants = s.invariants,
+      .has_migrations_table = s.has_migrations_table,
+      .now_text = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
   };
   return d;
 }

@@ -1,0 +1,15 @@
+// The postgres dialect (store/dialect.hpp): its statements come from store/postgres/*.sql, its
+// migrations from store/postgres/migrations.cpp.
+#pragma once
+
+#include <span>
+
+#include "store/dialect.hpp"
+
+namespace onceorder::store::postgres {
+
+std::span<const Migration> migrations();
+
+const Dialect& dialect();
+
+}  // namespace onceorder::store::postgres
