@@ -259,11 +259,15 @@ std::vector<Intake::Answer> Intake::PlacementBatch::run(store::Clock::time_point
           Answer{std::move((*decided)[i]), waiting_[i], handed_back_[i], handed_back_[i], spent});
     return out;
   }
-  const bool busy = decided.status().code() == Code::busy;
+  // Busy stays busy (each alone would have met the same contention). Unavailable stays too:
+  // transact replays a batch lost before its COMMIT went out, so the batch may have committed,
+  // and a request run again could be answered what is not so (busy, "nothing was written",
+  // once its deadline has passed); its retry with the same key settles it. Anything else may
+  // be one request's own trouble (an order id taken, a constraint): each runs alone.
+  const Code code = decided.status().code();
+  const bool stays = code == Code::busy || code == Code::unavailable;
   for (std::size_t i = 0; i < n_; ++i) {
-    // Busy stays busy (each alone would have met the same contention); anything else may be
-    // one request's own trouble (an order id taken, a constraint): each runs alone.
-    out.push_back(busy && !handed_back_[i]
+    out.push_back(stays && !handed_back_[i]
                       ? Answer{decided.status(), waiting_[i], false, false, spent}
                       : Answer{decided.status(), false, true, handed_back_[i], spent});
   }

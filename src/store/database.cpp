@@ -219,6 +219,12 @@ constexpr std::string_view kReadPastDeadline =
     "the read did not finish within the request's deadline and was cancelled; nothing was "
     "changed: narrow it (filters, a smaller limit) or retry";
 
+// How long past the deadline a transaction still waits for a server that does not answer
+// (Connection::answer_by): reads are cancelled by the server at the deadline and their answer
+// is on its way; a write may finish what it began (writes are not cut at the deadline). Past
+// it the server is taken for cut off, and the connection dropped.
+constexpr auto kUnansweredPastDeadline = std::chrono::seconds(2);
+
 // What an attempt spends in the database, added when it ends (TxOptions::spent).
 struct SpentInAttempt {
   CallTimes* out;
@@ -237,11 +243,6 @@ Status transact_status(Database& db, const TxOptions& options,
   // the first dead one may itself meet the server going away once more.
   constexpr int kMaxReconnects = 2;
   constexpr auto kDeadlineSlack = std::chrono::milliseconds(10);
-  // How long past the deadline a transaction still waits for a server that does not answer
-  // (Connection::answer_by): reads are cancelled by the server at the deadline and their
-  // answer is on its way; a write may finish what it began (writes are not cut at the
-  // deadline). Past it the server is taken for cut off, and the connection dropped.
-  constexpr auto kUnansweredPastDeadline = std::chrono::seconds(2);
   int reconnects = 0;
   bool fresh = false;
   Status last;

@@ -3,8 +3,8 @@
 #include <map>
 
 #include "store/migrations.hpp"
-#include "store/postgres/statements.hpp"
-#include "store/sqlite/statements.hpp"
+#include "store/postgres/dialect.hpp"
+#include "store/sqlite/dialect.hpp"
 
 namespace onceorder::store {
 namespace {

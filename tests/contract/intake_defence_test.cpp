@@ -253,6 +253,39 @@ TEST_P(IntakeDefenceTest, ALostAnswerIsFoundByItsReplay) {
   expect_invariants_hold(*db);
 }
 
+// A batch whose answer is lost after its COMMIT went out: whether it committed is unknown, so
+// no request of it runs again (a request run again past its deadline would be answered busy,
+// "nothing was written", for an order that exists): each is answered `unavailable`, and its
+// replay with the same key finds the order the batch placed.
+TEST_P(IntakeDefenceTest, ABatchWhoseAnswerIsLostRunsNothingAgain) {
+  Faults faults;
+  auto db = faulty(faults);
+  Intake intake(*db);
+  ASSERT_TRUE(intake.put_sku(1, 101, 100, 10, defence_deadline()).ok());
+  ASSERT_TRUE(intake.node_id().ok());
+  const std::vector<PlaceRequest> reqs{{7, 1, {{101, 1}}, "lost-a"},
+                                       {8, 1, {{101, 2}}, "lost-b"},
+                                       {9, 1, {{101, 20}}, "lost-c"}};  // out of stock
+  faults.lose_commit = true;
+  auto answers = intake.place_batch(reqs, defence_deadline());
+  EXPECT_FALSE(faults.lose_commit.load()) << "no COMMIT was sent";
+  ASSERT_EQ(answers.size(), reqs.size());
+  for (const auto& a : answers) {
+    ASSERT_FALSE(a.ok());
+    EXPECT_EQ(a.status().code(), Code::unavailable) << a.status().to_string();
+  }
+  EXPECT_EQ(count("SELECT count(*) FROM orders"), 2) << "placed once, by the batch";
+  EXPECT_EQ(available(101), 7);
+  for (const PlaceRequest& r : reqs) {
+    auto again = intake.place(r, defence_deadline());
+    ASSERT_TRUE(again.ok()) << again.status().to_string();
+    EXPECT_TRUE(again->replayed) << r.idempotency_key;
+    EXPECT_EQ(again->out_of_stock, r.idempotency_key == "lost-c") << r.idempotency_key;
+  }
+  EXPECT_EQ(available(101), 7);
+  expect_invariants_hold(*db);
+}
+
 // Seed 002's lock-wait signal: two carts queued behind placements of their row find it held
 // by another transaction when their batch locks it (SKIP LOCKED) and wait for it: each is
 // counted once in Intake::lock_waits, however often it is handed back meanwhile.

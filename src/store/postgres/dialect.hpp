@@ -1,5 +1,5 @@
 // The postgres dialect (store/dialect.hpp): its statements come from store/postgres/*.sql, its
-// migrations from store/postgres/migrations.cpp.
+// migrations from store/postgres/migrations/ (store/migration_files.cpp).
 #pragma once
 
 #include <span>

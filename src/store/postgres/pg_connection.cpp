@@ -286,6 +286,11 @@ class PgConnection final : public Connection {
                                values.data(), nullptr, nullptr, 0) == 1;
   }
 
+  // A statement without parameters, sent with the extended protocol (as pipeline mode needs).
+  bool send_text(const char* sql) {
+    return PQsendQueryParams(conn_, sql, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
+  }
+
   // A transaction of one statement, sent alone: PostgreSQL runs a statement outside a
   // transaction block as its own transaction, all or nothing, so a BEGIN and a COMMIT
   // around it would only cost the server work.
@@ -307,14 +312,9 @@ class PgConnection final : public Connection {
     const bool send_settings = send_begin && pooled();
     const bool send_bound = send_begin && !bound_.empty();
     bool sent = true;
-    if (send_begin)
-      sent = sent && PQsendQueryParams(conn_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0);
-    if (send_settings)
-      sent = sent && PQsendQueryParams(conn_, tx_settings_.c_str(), 0, nullptr, nullptr, nullptr,
-                                       nullptr, 0);
-    if (send_bound)
-      sent = sent &&
-             PQsendQueryParams(conn_, bound_.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0);
+    if (send_begin) sent = send_text("BEGIN");
+    if (send_settings) sent = sent && send_text(tx_settings_.c_str());
+    if (send_bound) sent = sent && send_text(bound_.c_str());
     for (const Outgoing& h : held) sent = sent && send(h);
     if (stmt) sent = sent && send(*stmt);
     // The next transaction opens behind this one's COMMIT once `stmt` ran: its answer is
@@ -325,8 +325,7 @@ class PgConnection final : public Connection {
     // From here on, the server may have received COMMIT: a lost connection is not
     // replayed (it may have committed).
     commit_sent_ = send_commit;
-    if (send_commit)
-      sent = sent && PQsendQueryParams(conn_, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0);
+    if (send_commit) sent = sent && send_text("COMMIT");
     sent = sent && PQpipelineSync(conn_);
     if (!sent) return lost(PQerrorMessage(conn_));
 
@@ -388,7 +387,7 @@ class PgConnection final : public Connection {
         if (!out.ok()) return;
         o.calls.push_back(std::move(*out));
       }
-      bool sent = PQsendQueryParams(conn_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0);
+      bool sent = send_text("BEGIN");
       for (const Outgoing& out : o.calls) sent = sent && send(out);
       sent = sent && PQpipelineSync(conn_);
       if (!sent) broken_ = true;

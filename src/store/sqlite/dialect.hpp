@@ -1,5 +1,5 @@
 // The sqlite dialect (store/dialect.hpp): its statements come from store/sqlite/*.sql, its
-// migrations from store/sqlite/migrations.cpp.
+// migrations from store/sqlite/migrations/ (store/migration_files.cpp).
 #pragma once
 
 #include <span>
