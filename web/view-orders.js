@@ -41,7 +41,9 @@ export async function orderList(ctx) {
       { name: "customer_id", label: "Customer", numeric: true },
       { name: "warehouse_id", label: "Warehouse", numeric: true, size: 6 },
       { name: "order", label: "Order", options: [["", "newest first"], ["asc", "oldest first"]] }]),
-    table(orderHead, rows, ctx.params.toString()
+    table(orderHead, rows, !b
+      ? "The orders could not be read (the answer is shown above)."
+      : ctx.params.toString()
       ? "No order matches these filters."
       : "No orders yet: POST /v1/orders places one (a customer's or an admin's token)."),
     b ? pager(ctx, b.next_after, rows.length, "order(s)") : null);
