@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "onceorder/id_generator.hpp"
+#include "onceorder/core/id_generator.hpp"
 
 namespace {
 

@@ -31,10 +31,10 @@
 #include <vector>
 
 #include "e2e/http_client.hpp"
-#include "onceorder/http_server.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/scheduling.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/http/http_server.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/scheduling.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace {
 

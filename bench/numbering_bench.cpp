@@ -13,11 +13,11 @@
 #include <thread>
 
 #include "e2e/http_client.hpp"
-#include "onceorder/http_server.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/scheduling.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/http/http_server.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/numbering.hpp"
+#include "onceorder/service/scheduling.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace {
 

@@ -41,7 +41,7 @@
 #include <vector>
 
 #include "http/webhook_sender.hpp"
-#include "onceorder/outbox.hpp"
+#include "onceorder/service/outbox.hpp"
 
 namespace {
 

@@ -28,7 +28,7 @@
 
 #include <fmt/format.h>
 
-#include "onceorder/timestamp.hpp"
+#include "onceorder/core/timestamp.hpp"
 
 namespace {
 

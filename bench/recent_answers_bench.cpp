@@ -1,4 +1,4 @@
-// What remembering placements' decisions for replays (onceorder/recent_answers.hpp) costs a
+// What remembering placements' decisions for replays (onceorder/core/recent_answers.hpp) costs a
 // placement with a fresh key, in-process (Google Benchmark): enter and leave with the memory
 // off (the baseline: counting the requests running per key, which every placement did before)
 // and on (a lookup, and a decision of a 5-line cart remembered; at capacity the oldest goes).
@@ -9,7 +9,7 @@
 #include <chrono>
 #include <string>
 
-#include "onceorder/intake.hpp"
+#include "onceorder/service/intake.hpp"
 
 namespace {
 

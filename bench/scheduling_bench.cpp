@@ -20,8 +20,8 @@
 #include <iostream>
 #include <vector>
 
-#include "onceorder/scheduling.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/service/scheduling.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace {
 

@@ -5,18 +5,9 @@
 #   core (0) < store (1) < service (2) < http (3) < cli (4)
 #
 # A file's layer is its directory: src/<layer>/ (and below), or include/onceorder/<layer>/ for a
-# public header. The public headers still directly in include/onceorder/ are given theirs by
-# the lists below, the one place that says it; a public header in neither is an error, so a
-# new header has to be given its layer.
+# public header. A public header directly in include/onceorder/ has no layer and is an error.
 cmake_minimum_required(VERSION 3.25)
 
-set(core_headers cart cart_lanes combiner counters recent_answers csv db_url document_types duration id_generator invariant number_format principal
-  order_types process_identity progress redact schedule_status schedule_types status text timestamp
-  audit_types event_types http_url limits signature)
-set(store_headers store)
-set(service_headers audit intake invariants legacy_items listings maintenance node_lease numbering outbox
-  receipts scheduling stock)
-set(http_headers http_server)
 set(layers core store service http cli)
 
 function(layer_rank name out)
@@ -24,8 +15,8 @@ function(layer_rank name out)
   set(${out} ${rank} PARENT_SCOPE)
 endfunction()
 
-# Layer of an include path ("onceorder/service/intake.hpp", "onceorder/intake.hpp",
-# "store/dialect.hpp"), "unlisted" for a public header of no layer, or "" if outside.
+# Layer of an include path ("onceorder/service/intake.hpp", "store/dialect.hpp"), "unlisted" for
+# a public header outside a layer directory ("onceorder/intake.hpp"), or "" if outside.
 function(include_layer path out)
   set(layer "")
   if(path MATCHES "^onceorder/([a-z_]+)/")
@@ -33,16 +24,8 @@ function(include_layer path out)
     if(NOT layer IN_LIST layers)
       set(layer "unlisted")
     endif()
-  elseif(path MATCHES "^onceorder/([a-z_]+)\\.hpp$")
-    set(stem "${CMAKE_MATCH_1}")
-    foreach(l core store service http)
-      if(stem IN_LIST ${l}_headers)
-        set(layer ${l})
-      endif()
-    endforeach()
-    if(layer STREQUAL "")
-      set(layer "unlisted")
-    endif()
+  elseif(path MATCHES "^onceorder/[a-z_]+\\.hpp$")
+    set(layer "unlisted")
   elseif(path MATCHES "^(core|store|service|http|cli)/")
     set(layer "${CMAKE_MATCH_1}")
   endif()
@@ -63,7 +46,7 @@ foreach(file IN LISTS files)
     include_layer("${public}" own)
   endif()
   if(own STREQUAL "unlisted")
-    string(APPEND errors "  ${file}: a public header without a layer (cmake/check_layers.cmake)\n")
+    string(APPEND errors "  ${file}: a public header outside a layer directory (include/onceorder/<layer>/)\n")
     continue()
   endif()
   layer_rank(${own} own_rank)
@@ -75,7 +58,7 @@ foreach(file IN LISTS files)
       continue()
     endif()
     if(to STREQUAL "unlisted")
-      string(APPEND errors "  ${file}: includes ${inc}, a public header without a layer\n")
+      string(APPEND errors "  ${file}: includes ${inc}, a public header outside a layer directory\n")
       continue()
     endif()
     layer_rank(${to} to_rank)

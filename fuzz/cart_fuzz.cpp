@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "check.hpp"
-#include "onceorder/cart.hpp"
+#include "onceorder/core/cart.hpp"
 
 using namespace onceorder;
 

@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "check.hpp"
-#include "onceorder/csv.hpp"
-#include "onceorder/number_format.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/schedule_status.hpp"
-#include "onceorder/scheduling.hpp"
-#include "onceorder/text.hpp"
-#include "onceorder/timestamp.hpp"
+#include "onceorder/core/csv.hpp"
+#include "onceorder/core/number_format.hpp"
+#include "onceorder/core/schedule_status.hpp"
+#include "onceorder/core/text.hpp"
+#include "onceorder/core/timestamp.hpp"
+#include "onceorder/service/numbering.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 using namespace onceorder;
 

@@ -19,12 +19,12 @@
 #include "check.hpp"
 #include "http/json_input.hpp"
 #include "http/request_input.hpp"
-#include "onceorder/cart.hpp"
-#include "onceorder/event_types.hpp"
-#include "onceorder/limits.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/scheduling.hpp"
-#include "onceorder/text.hpp"
+#include "onceorder/core/cart.hpp"
+#include "onceorder/core/event_types.hpp"
+#include "onceorder/core/limits.hpp"
+#include "onceorder/core/text.hpp"
+#include "onceorder/service/numbering.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 using namespace onceorder;
 using namespace onceorder::http;

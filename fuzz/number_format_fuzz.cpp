@@ -9,7 +9,7 @@
 #include <string>
 
 #include "check.hpp"
-#include "onceorder/number_format.hpp"
+#include "onceorder/core/number_format.hpp"
 
 using namespace onceorder;
 

@@ -14,9 +14,9 @@
 #include "check.hpp"
 #include "http/request_input.hpp"
 #include "http/router.hpp"
-#include "onceorder/limits.hpp"
-#include "onceorder/schedule_status.hpp"
-#include "onceorder/text.hpp"
+#include "onceorder/core/limits.hpp"
+#include "onceorder/core/schedule_status.hpp"
+#include "onceorder/core/text.hpp"
 
 using namespace onceorder;
 using namespace onceorder::http;

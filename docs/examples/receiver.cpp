@@ -1,5 +1,5 @@
 // The core of a webhook receiver for OnceOrder's push delivery (docs/RECEIVING.md). It needs
-// nothing of OnceOrder but include/onceorder/signature.hpp (copy it) and OpenSSL's libcrypto:
+// nothing of OnceOrder but include/onceorder/core/signature.hpp (copy it) and OpenSSL's libcrypto:
 //
 //   c++ -std=c++20 -I include docs/examples/receiver.cpp -lcrypto -o receiver
 //   printf '%s' "$BODY" | ./receiver "$SECRET" "$IDEMPOTENCY_KEY" "$SIGNATURE"
@@ -15,7 +15,7 @@
 #include <set>
 #include <string>
 
-#include "onceorder/signature.hpp"
+#include "onceorder/core/signature.hpp"
 
 namespace {
 

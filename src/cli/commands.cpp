@@ -8,11 +8,11 @@
 #include <iostream>
 #include <sstream>
 
-#include "onceorder/invariants.hpp"
-#include "onceorder/legacy_items.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/progress.hpp"
-#include "onceorder/receipts.hpp"
+#include "onceorder/core/progress.hpp"
+#include "onceorder/service/invariants.hpp"
+#include "onceorder/service/legacy_items.hpp"
+#include "onceorder/service/numbering.hpp"
+#include "onceorder/service/receipts.hpp"
 
 namespace onceorder::cli {
 namespace {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "onceorder/scheduling.hpp"
-#include "onceorder/status.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/status.hpp"
+#include "onceorder/service/scheduling.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder::cli {
 

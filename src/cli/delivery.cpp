@@ -10,8 +10,8 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "http/webhook_sender.hpp"
-#include "onceorder/process_identity.hpp"
-#include "onceorder/signature.hpp"
+#include "onceorder/core/process_identity.hpp"
+#include "onceorder/core/signature.hpp"
 
 namespace onceorder::cli {
 namespace {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "onceorder/outbox.hpp"
-#include "onceorder/status.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/status.hpp"
+#include "onceorder/service/outbox.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder {
 namespace http {

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "onceorder/intake.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/scheduling.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/numbering.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 namespace onceorder::cli {
 namespace {

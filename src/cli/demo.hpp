@@ -4,8 +4,8 @@
 
 #include <ostream>
 
-#include "onceorder/status.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/status.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder::cli {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "onceorder/duration.hpp"
+#include "onceorder/core/duration.hpp"
 
 namespace onceorder::cli {
 

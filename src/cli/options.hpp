@@ -6,7 +6,7 @@
 #include <chrono>
 #include <string>
 
-#include "onceorder/scheduling.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 namespace onceorder::cli {
 

@@ -9,8 +9,8 @@
 #include "cli/commands.hpp"
 #include "http/auth.hpp"
 #include "http/tokens_file.hpp"
-#include "onceorder/db_url.hpp"
-#include "onceorder/limits.hpp"
+#include "onceorder/core/db_url.hpp"
+#include "onceorder/core/limits.hpp"
 
 namespace onceorder::cli {
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "onceorder/status.hpp"
+#include "onceorder/core/status.hpp"
 
 namespace onceorder::cli {
 

@@ -4,7 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "onceorder/http_server.hpp"
+#include "onceorder/http/http_server.hpp"
 
 namespace onceorder::cli {
 

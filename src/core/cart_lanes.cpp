@@ -1,8 +1,8 @@
-#include "onceorder/cart_lanes.hpp"
+#include "onceorder/core/cart_lanes.hpp"
 
 #include <fmt/format.h>
 
-#include "onceorder/invariant.hpp"
+#include "onceorder/core/invariant.hpp"
 
 namespace onceorder {
 

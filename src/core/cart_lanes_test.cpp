@@ -1,4 +1,4 @@
-#include "onceorder/cart_lanes.hpp"
+#include "onceorder/core/cart_lanes.hpp"
 
 #include <gtest/gtest.h>
 

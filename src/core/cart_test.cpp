@@ -1,4 +1,4 @@
-#include "onceorder/cart.hpp"
+#include "onceorder/core/cart.hpp"
 
 #include <gtest/gtest.h>
 

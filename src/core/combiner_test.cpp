@@ -1,4 +1,4 @@
-#include "onceorder/combiner.hpp"
+#include "onceorder/core/combiner.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "onceorder/csv.hpp"
+#include "onceorder/core/csv.hpp"
 
 namespace onceorder {
 

@@ -1,8 +1,8 @@
-#include "onceorder/csv.hpp"
+#include "onceorder/core/csv.hpp"
 
 #include <gtest/gtest.h>
 
-#include "onceorder/text.hpp"
+#include "onceorder/core/text.hpp"
 
 namespace onceorder {
 namespace {

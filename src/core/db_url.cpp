@@ -1,8 +1,8 @@
-#include "onceorder/db_url.hpp"
+#include "onceorder/core/db_url.hpp"
 
 #include <optional>
 
-#include "onceorder/redact.hpp"
+#include "onceorder/core/redact.hpp"
 
 namespace onceorder {
 namespace {

@@ -1,4 +1,4 @@
-#include "onceorder/db_url.hpp"
+#include "onceorder/core/db_url.hpp"
 
 #include <gtest/gtest.h>
 

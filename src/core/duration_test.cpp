@@ -1,4 +1,4 @@
-#include "onceorder/duration.hpp"
+#include "onceorder/core/duration.hpp"
 
 #include <gtest/gtest.h>
 

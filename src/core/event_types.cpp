@@ -1,4 +1,4 @@
-#include "onceorder/event_types.hpp"
+#include "onceorder/core/event_types.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "onceorder/text.hpp"
+#include "onceorder/core/text.hpp"
 
 namespace onceorder {
 namespace {

@@ -1,9 +1,9 @@
-#include "onceorder/http_url.hpp"
+#include "onceorder/core/http_url.hpp"
 
 #include <cctype>
 #include <charconv>
 
-#include "onceorder/event_types.hpp"
+#include "onceorder/core/event_types.hpp"
 
 namespace onceorder {
 namespace {

@@ -1,4 +1,4 @@
-#include "onceorder/id_generator.hpp"
+#include "onceorder/core/id_generator.hpp"
 
 #include <fmt/format.h>
 

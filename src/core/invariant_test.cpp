@@ -1,4 +1,4 @@
-#include "onceorder/invariant.hpp"
+#include "onceorder/core/invariant.hpp"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>

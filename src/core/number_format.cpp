@@ -1,8 +1,8 @@
-#include "onceorder/number_format.hpp"
+#include "onceorder/core/number_format.hpp"
 
 #include <limits>
 
-#include "onceorder/limits.hpp"
+#include "onceorder/core/limits.hpp"
 
 namespace onceorder {
 

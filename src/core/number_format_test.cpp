@@ -1,4 +1,4 @@
-#include "onceorder/number_format.hpp"
+#include "onceorder/core/number_format.hpp"
 
 #include <gtest/gtest.h>
 

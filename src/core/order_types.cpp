@@ -1,4 +1,4 @@
-#include "onceorder/order_types.hpp"
+#include "onceorder/core/order_types.hpp"
 
 #include <string>
 

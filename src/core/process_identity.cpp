@@ -1,4 +1,4 @@
-#include "onceorder/process_identity.hpp"
+#include "onceorder/core/process_identity.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "onceorder/progress.hpp"
+#include "onceorder/core/progress.hpp"
 
 #include <gtest/gtest.h>
 

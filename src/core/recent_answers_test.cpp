@@ -1,4 +1,4 @@
-#include "onceorder/recent_answers.hpp"
+#include "onceorder/core/recent_answers.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-#include "onceorder/redact.hpp"
-#include "onceorder/text.hpp"
+#include "onceorder/core/redact.hpp"
+#include "onceorder/core/text.hpp"
 
 #include <algorithm>
 #include <cctype>

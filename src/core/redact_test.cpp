@@ -1,8 +1,8 @@
-#include "onceorder/redact.hpp"
+#include "onceorder/core/redact.hpp"
 
 #include <gtest/gtest.h>
 
-#include "onceorder/db_url.hpp"
+#include "onceorder/core/db_url.hpp"
 
 namespace onceorder {
 namespace {

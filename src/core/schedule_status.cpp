@@ -1,4 +1,4 @@
-#include "onceorder/schedule_status.hpp"
+#include "onceorder/core/schedule_status.hpp"
 
 #include <cctype>
 #include <string>

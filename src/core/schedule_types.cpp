@@ -1,4 +1,4 @@
-#include "onceorder/schedule_types.hpp"
+#include "onceorder/core/schedule_types.hpp"
 
 namespace onceorder {
 

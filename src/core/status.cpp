@@ -1,4 +1,4 @@
-#include "onceorder/status.hpp"
+#include "onceorder/core/status.hpp"
 
 namespace onceorder {
 

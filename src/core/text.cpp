@@ -1,4 +1,4 @@
-#include "onceorder/text.hpp"
+#include "onceorder/core/text.hpp"
 
 namespace onceorder {
 

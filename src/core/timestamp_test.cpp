@@ -1,4 +1,4 @@
-#include "onceorder/timestamp.hpp"
+#include "onceorder/core/timestamp.hpp"
 
 #include <gtest/gtest.h>
 

@@ -7,8 +7,8 @@
 #include <spdlog/spdlog.h>
 
 #include "http/problem.hpp"
-#include "onceorder/audit.hpp"
-#include "onceorder/invariant.hpp"
+#include "onceorder/core/invariant.hpp"
+#include "onceorder/service/audit.hpp"
 
 namespace onceorder::http {
 

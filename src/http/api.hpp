@@ -17,10 +17,10 @@
 #include "http/rate_limit.hpp"
 #include "http/routes.hpp"
 #include "http/run_executor.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/scheduling.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/numbering.hpp"
+#include "onceorder/service/scheduling.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder::http {
 

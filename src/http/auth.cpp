@@ -10,7 +10,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "onceorder/limits.hpp"
+#include "onceorder/core/limits.hpp"
 
 namespace onceorder::http {
 namespace {

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "onceorder/status.hpp"
+#include "onceorder/core/status.hpp"
 
 namespace onceorder::http {
 

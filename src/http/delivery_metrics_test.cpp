@@ -7,7 +7,7 @@
 
 #include "http/metrics.hpp"
 #include "http/ops_monitor.hpp"
-#include "onceorder/outbox.hpp"
+#include "onceorder/service/outbox.hpp"
 
 namespace onceorder::http {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "http/routes.hpp"
-#include "onceorder/text.hpp"
+#include "onceorder/core/text.hpp"
 
 namespace onceorder::http {
 namespace {

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "http/json_input.hpp"
-#include "onceorder/document_types.hpp"
-#include "onceorder/numbering.hpp"
+#include "onceorder/core/document_types.hpp"
+#include "onceorder/service/numbering.hpp"
 
 namespace onceorder::http {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "onceorder/text.hpp"
+#include "onceorder/core/text.hpp"
 
 namespace onceorder::http {
 namespace {

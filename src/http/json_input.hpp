@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "onceorder/limits.hpp"
-#include "onceorder/status.hpp"
+#include "onceorder/core/limits.hpp"
+#include "onceorder/core/status.hpp"
 
 namespace onceorder::http {
 

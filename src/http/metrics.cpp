@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "http/ops_monitor.hpp"
-#include "onceorder/outbox.hpp"
+#include "onceorder/service/outbox.hpp"
 
 namespace onceorder::http {
 

@@ -15,8 +15,8 @@
 #include <tuple>
 #include <vector>
 
-#include "onceorder/combiner.hpp"
-#include "onceorder/counters.hpp"
+#include "onceorder/core/combiner.hpp"
+#include "onceorder/core/counters.hpp"
 
 namespace onceorder {
 struct DeliveryMetrics;

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "http/problem.hpp"
-#include "onceorder/outbox.hpp"
+#include "onceorder/service/outbox.hpp"
 
 namespace onceorder::http {
 namespace {

@@ -19,11 +19,11 @@
 #include <utility>
 #include <vector>
 
-#include "onceorder/event_types.hpp"
-#include "onceorder/invariants.hpp"
-#include "onceorder/scheduling.hpp"
-#include "onceorder/status.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/event_types.hpp"
+#include "onceorder/core/status.hpp"
+#include "onceorder/service/invariants.hpp"
+#include "onceorder/service/scheduling.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/capacity_store.hpp"
 
 namespace onceorder {

@@ -11,7 +11,7 @@ namespace {
 
 // `s` as a JSON string, as json_response writes it. What the services hand back is printable
 // ASCII almost always (numbers, statuses, timestamps) and is copied; anything else is written
-// by nlohmann. Not append_json_string (onceorder/text.hpp): that one writes
+// by nlohmann. Not append_json_string (onceorder/core/text.hpp): that one writes
 // control characters as \u00XX where nlohmann writes \n, and keeps invalid UTF-8, which
 // nlohmann replaces; the answer's bytes must stay those a replay of an older answer shows.
 void append_answer_string(fmt::memory_buffer& out, std::string_view s) {

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "onceorder/order_types.hpp"
+#include "onceorder/core/order_types.hpp"
 
 namespace onceorder::http {
 

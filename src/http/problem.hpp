@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "http/message.hpp"
-#include "onceorder/status.hpp"
+#include "onceorder/core/status.hpp"
 
 namespace onceorder::http {
 

@@ -7,8 +7,8 @@
 
 #include "http/json_input.hpp"
 #include "http/router.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/text.hpp"
+#include "onceorder/core/text.hpp"
+#include "onceorder/service/numbering.hpp"
 
 namespace onceorder::http {
 namespace {

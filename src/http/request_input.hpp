@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "http/message.hpp"
-#include "onceorder/status.hpp"
+#include "onceorder/core/status.hpp"
 
 namespace onceorder::http {
 

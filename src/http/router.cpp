@@ -1,5 +1,5 @@
 #include "http/router.hpp"
-#include "onceorder/text.hpp"
+#include "onceorder/core/text.hpp"
 
 #include <algorithm>
 

@@ -13,7 +13,7 @@
 
 #include "http/auth.hpp"
 #include "http/message.hpp"
-#include "onceorder/status.hpp"
+#include "onceorder/core/status.hpp"
 
 namespace onceorder::http {
 

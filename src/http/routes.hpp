@@ -23,12 +23,12 @@
 #include "http/ops_monitor.hpp"
 #include "http/router.hpp"
 #include "http/run_executor.hpp"
-#include "onceorder/event_types.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/limits.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/scheduling.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/event_types.hpp"
+#include "onceorder/core/limits.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/numbering.hpp"
+#include "onceorder/service/scheduling.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder::http {
 

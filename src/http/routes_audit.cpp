@@ -5,7 +5,7 @@
 #include "http/problem.hpp"
 #include "http/request_input.hpp"
 #include "http/routes.hpp"
-#include "onceorder/audit.hpp"
+#include "onceorder/service/audit.hpp"
 
 namespace onceorder::http {
 namespace {

@@ -10,8 +10,8 @@
 #include "http/problem.hpp"
 #include "http/request_input.hpp"
 #include "http/routes.hpp"
-#include "onceorder/outbox.hpp"
-#include "onceorder/text.hpp"
+#include "onceorder/core/text.hpp"
+#include "onceorder/service/outbox.hpp"
 
 namespace onceorder::http {
 namespace {

@@ -8,10 +8,10 @@
 #include "http/problem.hpp"
 #include "http/request_input.hpp"
 #include "http/routes.hpp"
-#include "onceorder/duration.hpp"
-#include "onceorder/event_types.hpp"
-#include "onceorder/listings.hpp"
-#include "onceorder/number_format.hpp"
+#include "onceorder/core/duration.hpp"
+#include "onceorder/core/event_types.hpp"
+#include "onceorder/core/number_format.hpp"
+#include "onceorder/service/listings.hpp"
 
 namespace onceorder::http {
 namespace {

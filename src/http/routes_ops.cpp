@@ -6,8 +6,8 @@
 #include "core/version.hpp"
 #include "http/problem.hpp"
 #include "http/routes.hpp"
-#include "onceorder/invariants.hpp"
-#include "onceorder/scheduling.hpp"
+#include "onceorder/service/invariants.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 namespace onceorder::http {
 
@@ -160,7 +160,7 @@ void prom_combining(std::string& out, const Services& s) {
                    numbering_runs);
   prom_batch_sizes(out, "onceorder_order_batch_size",
                    "Placements per transaction: 1 for a lone request, more when placements of "
-                   "one lane (onceorder/cart_lanes.hpp) queued and were combined.",
+                   "one lane (onceorder/core/cart_lanes.hpp) queued and were combined.",
                    order_runs);
   prom_value(out, "onceorder_order_lane_collisions_total", "counter",
              "Placements whose cart shared a stock row with one in flight and so joined its "

@@ -7,7 +7,7 @@
 #include "http/problem.hpp"
 #include "http/request_input.hpp"
 #include "http/routes.hpp"
-#include "onceorder/text.hpp"
+#include "onceorder/core/text.hpp"
 
 namespace onceorder::http {
 namespace {

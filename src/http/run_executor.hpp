@@ -14,7 +14,7 @@
 #include <thread>
 #include <utility>
 
-#include "onceorder/scheduling.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 namespace onceorder::http {
 

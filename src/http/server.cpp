@@ -1,4 +1,4 @@
-#include "onceorder/http_server.hpp"
+#include "onceorder/http/http_server.hpp"
 
 #include <utility>  // before any Asio header (Boost 1.74 awaitable.hpp misses it)
 
@@ -32,7 +32,7 @@
 #include "http/problem.hpp"
 #include "http/session_entry.hpp"
 #include "http/tls.hpp"
-#include "onceorder/outbox.hpp"
+#include "onceorder/service/outbox.hpp"
 
 namespace onceorder {
 namespace {

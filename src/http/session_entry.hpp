@@ -5,7 +5,7 @@
 
 #include <boost/beast/core/tcp_stream.hpp>
 
-#include "onceorder/store.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder::http {
 

@@ -11,8 +11,8 @@
 #include <optional>
 #include <string>
 
-#include "onceorder/http_server.hpp"
-#include "onceorder/status.hpp"
+#include "onceorder/core/status.hpp"
+#include "onceorder/http/http_server.hpp"
 
 namespace onceorder::http {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "onceorder/db_url.hpp"
-#include "onceorder/status.hpp"
+#include "onceorder/core/db_url.hpp"
+#include "onceorder/core/status.hpp"
 
 namespace onceorder::http {
 

@@ -20,7 +20,7 @@
 #include <openssl/ssl.h>
 #include <spdlog/spdlog.h>
 
-#include "onceorder/http_url.hpp"
+#include "onceorder/core/http_url.hpp"
 
 namespace onceorder::http {
 

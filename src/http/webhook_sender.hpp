@@ -1,4 +1,4 @@
-// The product's Sender (onceorder/outbox.hpp): each delivery an HTTP/1.1 POST over a new
+// The product's Sender (onceorder/service/outbox.hpp): each delivery an HTTP/1.1 POST over a new
 // connection of its own (`Connection: close`), plain or TLS (OpenSSL through Asio, the system's
 // CA store, peer and host name verification, SNI), all requests of one send() at once, each
 // within the timeout from name resolution to the answer's last byte.
@@ -22,7 +22,7 @@
 #include <span>
 #include <vector>
 
-#include "onceorder/outbox.hpp"
+#include "onceorder/service/outbox.hpp"
 
 namespace onceorder::http {
 

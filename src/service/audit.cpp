@@ -1,4 +1,4 @@
-#include "onceorder/audit.hpp"
+#include "onceorder/service/audit.hpp"
 
 #include <fmt/format.h>
 

@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "onceorder/outbox.hpp"
-#include "onceorder/signature.hpp"
-#include "onceorder/timestamp.hpp"
+#include "onceorder/core/signature.hpp"
+#include "onceorder/core/timestamp.hpp"
+#include "onceorder/service/outbox.hpp"
 #include "store/events_store.hpp"
 
 namespace onceorder {

@@ -5,10 +5,10 @@
 
 #include <algorithm>
 
-#include "onceorder/number_format.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/scheduling.hpp"
-#include "onceorder/text.hpp"
+#include "onceorder/core/number_format.hpp"
+#include "onceorder/core/text.hpp"
+#include "onceorder/service/numbering.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 namespace onceorder {
 namespace {

@@ -1,4 +1,4 @@
-#include "onceorder/intake.hpp"
+#include "onceorder/service/intake.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <limits>
 
-#include "onceorder/invariant.hpp"
-#include "onceorder/limits.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/process_identity.hpp"
+#include "onceorder/core/invariant.hpp"
+#include "onceorder/core/limits.hpp"
+#include "onceorder/core/process_identity.hpp"
+#include "onceorder/service/numbering.hpp"
 #include "service/placement.hpp"
 #include "store/intake_store.hpp"
 #include "store/stock_store.hpp"
@@ -270,7 +270,7 @@ Result<Placed> Intake::place(const PlaceRequest& req, store::Clock::time_point d
 }
 
 Intake::Answer Intake::place_in_lane(Job& job, store::Clock::time_point deadline) {
-  // Correctness never depends on the lane (onceorder/cart_lanes.hpp). Where the database
+  // Correctness never depends on the lane (onceorder/core/cart_lanes.hpp). Where the database
   // has one writer (SQLite), every placement waits for every other: one lane.
   std::optional<CartLanes::Entry> entry;
   if (!store_->one_writer()) entry.emplace(cart_lanes_.enter(job.cart));

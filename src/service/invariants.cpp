@@ -1,4 +1,4 @@
-#include "onceorder/invariants.hpp"
+#include "onceorder/service/invariants.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "onceorder/legacy_items.hpp"
+#include "onceorder/service/legacy_items.hpp"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,8 @@
 #include <cctype>
 #include <map>
 
-#include "onceorder/csv.hpp"
-#include "onceorder/timestamp.hpp"
+#include "onceorder/core/csv.hpp"
+#include "onceorder/core/timestamp.hpp"
 #include "store/legacy_items_store.hpp"
 
 namespace onceorder {

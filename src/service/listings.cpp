@@ -1,11 +1,11 @@
-#include "onceorder/listings.hpp"
+#include "onceorder/service/listings.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
 
-#include "onceorder/limits.hpp"
+#include "onceorder/core/limits.hpp"
 #include "store/intake_store.hpp"
 #include "store/listing_store.hpp"
 #include "store/scheduling_store.hpp"

@@ -1,10 +1,10 @@
-#include "onceorder/maintenance.hpp"
+#include "onceorder/service/maintenance.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
-#include "onceorder/process_identity.hpp"
+#include "onceorder/core/process_identity.hpp"
 #include "store/node_lease_store.hpp"
 
 namespace onceorder {

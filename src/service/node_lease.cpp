@@ -1,8 +1,8 @@
-#include "onceorder/node_lease.hpp"
+#include "onceorder/service/node_lease.hpp"
 
 #include <fmt/format.h>
 
-#include "onceorder/id_generator.hpp"
+#include "onceorder/core/id_generator.hpp"
 #include "store/node_lease_store.hpp"
 
 namespace onceorder {

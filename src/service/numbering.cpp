@@ -1,13 +1,13 @@
-#include "onceorder/numbering.hpp"
+#include "onceorder/service/numbering.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 
-#include "onceorder/csv.hpp"
-#include "onceorder/invariant.hpp"
-#include "onceorder/text.hpp"
+#include "onceorder/core/csv.hpp"
+#include "onceorder/core/invariant.hpp"
+#include "onceorder/core/text.hpp"
 #include "store/numbering_store.hpp"
 
 namespace onceorder {

@@ -1,12 +1,12 @@
-#include "onceorder/outbox.hpp"
+#include "onceorder/service/outbox.hpp"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "onceorder/http_url.hpp"
-#include "onceorder/signature.hpp"
-#include "onceorder/text.hpp"
+#include "onceorder/core/http_url.hpp"
+#include "onceorder/core/signature.hpp"
+#include "onceorder/core/text.hpp"
 #include "store/events_store.hpp"
 
 namespace onceorder {

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "onceorder/intake.hpp"
+#include "onceorder/service/intake.hpp"
 #include "store/intake_store.hpp"
 
 namespace onceorder {

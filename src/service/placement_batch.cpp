@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "onceorder/invariant.hpp"
+#include "onceorder/core/invariant.hpp"
 #include "service/placement.hpp"
 #include "store/intake_store.hpp"
 

@@ -1,4 +1,4 @@
-#include "onceorder/receipts.hpp"
+#include "onceorder/service/receipts.hpp"
 
 #include "store/receipts_store.hpp"
 

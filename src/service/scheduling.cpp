@@ -1,4 +1,4 @@
-#include "onceorder/scheduling.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 #include <fmt/format.h>
 
@@ -7,12 +7,12 @@
 #include <set>
 #include <thread>
 
-#include "onceorder/limits.hpp"
-#include "onceorder/number_format.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/process_identity.hpp"
-#include "onceorder/receipts.hpp"
-#include "onceorder/text.hpp"
+#include "onceorder/core/limits.hpp"
+#include "onceorder/core/number_format.hpp"
+#include "onceorder/core/process_identity.hpp"
+#include "onceorder/core/text.hpp"
+#include "onceorder/service/numbering.hpp"
+#include "onceorder/service/receipts.hpp"
 #include "store/receipts_store.hpp"
 #include "store/scheduling_store.hpp"
 

@@ -1,11 +1,11 @@
-#include "onceorder/stock.hpp"
+#include "onceorder/service/stock.hpp"
 
 #include <fmt/format.h>
 
-#include "onceorder/limits.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/receipts.hpp"
-#include "onceorder/text.hpp"
+#include "onceorder/core/limits.hpp"
+#include "onceorder/core/text.hpp"
+#include "onceorder/service/numbering.hpp"
+#include "onceorder/service/receipts.hpp"
 #include "store/receipts_store.hpp"
 #include "store/stock_store.hpp"
 

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "onceorder/audit_types.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/audit_types.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/dialect.hpp"
 
 namespace onceorder::store {

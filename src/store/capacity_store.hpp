@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "onceorder/store.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder::store {
 

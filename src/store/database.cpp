@@ -5,7 +5,7 @@
 #include <random>
 #include <thread>
 
-#include "onceorder/store.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/audit_store.hpp"
 #include "store/dialect.hpp"
 

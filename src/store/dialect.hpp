@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "onceorder/db_url.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/db_url.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/invariants_sql.hpp"
 #include "store/migrations.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "onceorder/text.hpp"
+#include "onceorder/core/text.hpp"
 
 namespace onceorder::store {
 namespace {

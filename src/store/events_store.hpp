@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "onceorder/event_types.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/event_types.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/dialect.hpp"
 
 namespace onceorder::store {

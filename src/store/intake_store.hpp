@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include "onceorder/cart.hpp"
-#include "onceorder/order_types.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/cart.hpp"
+#include "onceorder/core/order_types.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/dialect.hpp"
 
 // The message place_known fails with when the batch's expectations did not hold (a receipt

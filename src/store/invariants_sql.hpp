@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "onceorder/store.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder::store {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "onceorder/store.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/dialect.hpp"
 
 namespace onceorder::store {

@@ -14,11 +14,11 @@
 #include <utility>
 #include <vector>
 
-#include "onceorder/document_types.hpp"
-#include "onceorder/event_types.hpp"
-#include "onceorder/order_types.hpp"
-#include "onceorder/schedule_types.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/document_types.hpp"
+#include "onceorder/core/event_types.hpp"
+#include "onceorder/core/order_types.hpp"
+#include "onceorder/core/schedule_types.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/dialect.hpp"
 
 // The scope list with its gap audit, the same text on both engines but for the placeholders

@@ -1,6 +1,6 @@
 #include <fmt/format.h>
 
-#include "onceorder/store.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/dialect.hpp"
 #include "store/events_store.hpp"
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "onceorder/store.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/migrations.hpp"
 
 namespace onceorder::store {

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "onceorder/db_url.hpp"
+#include "onceorder/core/db_url.hpp"
 #include "store/embedded_file.hpp"
 
 namespace onceorder::store {

@@ -12,7 +12,7 @@
 #include <optional>
 #include <string_view>
 
-#include "onceorder/store.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/dialect.hpp"
 
 namespace onceorder::store {

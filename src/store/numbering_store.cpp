@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "onceorder/text.hpp"
+#include "onceorder/core/text.hpp"
 #include "store/dialect.hpp"
 
 namespace onceorder::store {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "onceorder/document_types.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/document_types.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/dialect.hpp"
 
 namespace onceorder::store {
@@ -75,7 +75,7 @@ struct DocumentReceipt {
   Document document;
 };
 
-// A document to issue: its title, the principal it records (onceorder/principal.hpp) and its
+// A document to issue: its title, the principal it records (onceorder/core/principal.hpp) and its
 // body (Document::header, Document::lines; empty for none).
 struct NewDocument {
   std::string_view title;

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "onceorder/store.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/dialect.hpp"
 
 namespace onceorder::store {

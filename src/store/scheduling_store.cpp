@@ -3,8 +3,8 @@
 #include <map>
 #include <string>
 
-#include "onceorder/principal.hpp"
-#include "onceorder/text.hpp"
+#include "onceorder/core/principal.hpp"
+#include "onceorder/core/text.hpp"
 #include "store/dialect.hpp"
 #include "store/numbering_store.hpp"
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "onceorder/schedule_types.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/schedule_types.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/dialect.hpp"
 
 namespace onceorder::store {

@@ -30,8 +30,8 @@
 #include <string_view>
 #include <vector>
 
-#include "onceorder/db_url.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/db_url.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/embedded_file.hpp"
 
 namespace onceorder::store {

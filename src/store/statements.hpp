@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "onceorder/store.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/audit_store.hpp"
 #include "store/events_store.hpp"
 #include "store/intake_store.hpp"

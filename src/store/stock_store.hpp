@@ -11,8 +11,8 @@
 #include <optional>
 #include <string_view>
 
-#include "onceorder/order_types.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/order_types.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/dialect.hpp"
 
 namespace onceorder::store {

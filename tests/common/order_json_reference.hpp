@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "onceorder/order_types.hpp"
+#include "onceorder/core/order_types.hpp"
 
 namespace onceorder::testing {
 

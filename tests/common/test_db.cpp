@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "onceorder/db_url.hpp"
-#include "onceorder/invariants.hpp"
+#include "onceorder/core/db_url.hpp"
+#include "onceorder/service/invariants.hpp"
 #include "store/postgres/pg_connection.hpp"
 
 namespace onceorder::testing {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "onceorder/store.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder::testing {
 
@@ -93,7 +93,7 @@ void expect_index_reads(RawPg& pg, const store::Statement& statement, const std:
 
 store::Clock::time_point soon(int seconds = 10);
 
-// Every invariant of `db` holds (onceorder/invariants.hpp); a violation fails the test with
+// Every invariant of `db` holds (onceorder/service/invariants.hpp); a violation fails the test with
 // its id and first sample row.
 void expect_invariants_hold(store::Database& db);
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "common/test_db.hpp"
-#include "onceorder/audit.hpp"
+#include "onceorder/service/audit.hpp"
 
 namespace onceorder::testing {
 namespace {

@@ -1,4 +1,4 @@
-// The audit trail's store (onceorder/audit.hpp) and the per-minute activity counts on every
+// The audit trail's store (onceorder/service/audit.hpp) and the per-minute activity counts on every
 // engine: filters and paging newest first; counts per UTC minute with zeros, whatever the
 // database session's time zone; the counts read over the created_at indexes, never a scan.
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "common/test_db.hpp"
-#include "onceorder/audit.hpp"
+#include "onceorder/service/audit.hpp"
 #include "store/audit_store.hpp"
 #include "store/dialect.hpp"
 

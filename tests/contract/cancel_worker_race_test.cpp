@@ -15,9 +15,9 @@
 
 #include "common/refusals.hpp"
 #include "common/test_db.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/invariants.hpp"
-#include "onceorder/scheduling.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/invariants.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 namespace onceorder::testing {
 namespace {

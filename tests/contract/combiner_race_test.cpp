@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "onceorder/combiner.hpp"
+#include "onceorder/core/combiner.hpp"
 
 namespace onceorder {
 namespace {

@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "onceorder/status.hpp"
+#include "onceorder/core/status.hpp"
 
 namespace onceorder::testing {
 namespace {

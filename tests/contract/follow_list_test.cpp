@@ -1,6 +1,6 @@
 // The lists issue 49 added, on every engine: the warehouses (from their stock rows) and the
 // orders in the order they became visible, for a client that follows new orders with a cursor
-// (onceorder/listings.hpp, follow_orders). The follower under concurrent placements is in
+// (onceorder/service/listings.hpp, follow_orders). The follower under concurrent placements is in
 // follow_orders_race_test.cpp.
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "common/test_db.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/listings.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/listings.hpp"
 
 namespace onceorder::testing {
 namespace {

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "common/test_db.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/listings.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/listings.hpp"
 
 namespace onceorder::testing {
 namespace {

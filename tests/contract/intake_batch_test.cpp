@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "common/test_db.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/invariants.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/invariants.hpp"
 #include "store/dialect.hpp"
 #include "store/intake_store.hpp"
 

@@ -16,9 +16,9 @@
 
 #include "common/refusals.hpp"
 #include "common/test_db.hpp"
-#include "onceorder/id_generator.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/invariants.hpp"
+#include "onceorder/core/id_generator.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/invariants.hpp"
 #include "store/dialect.hpp"
 #include "store/intake_store.hpp"
 

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "contract/intake_fixture.hpp"
-#include "onceorder/scheduling.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -468,7 +468,7 @@ TEST_P(IntakeTest, DuplicateSubmissionsRunOnceAndTheRestAreAnsweredFromMemoryRac
 }
 
 // Many clients over SKUs no two of them share: no cart collides, yet once four or more carts
-// of the warehouse are in flight the next ones are combined (onceorder/cart_lanes.hpp), and
+// of the warehouse are in flight the next ones are combined (onceorder/core/cart_lanes.hpp), and
 // every one of them is placed with its own lines and deductions.
 TEST_P(IntakeTest, DisjointCartsOfACrowdedWarehouseAreCombinedRace) {
   place_disjoint_carts(intake_, 16, 15, 4);

@@ -1,4 +1,4 @@
-// A broken in-memory invariant (onceorder/invariant.hpp) thrown inside a transaction, on every
+// A broken in-memory invariant (onceorder/core/invariant.hpp) thrown inside a transaction, on every
 // engine: the transaction rolls back, nothing of it is stored, and the connection it ran on
 // goes back to the pool clean.
 #include <gtest/gtest.h>
@@ -6,8 +6,8 @@
 #include "common/test_db.hpp"
 #include "contract/intake_fixture.hpp"
 #include "contract/store_fixture.hpp"
-#include "onceorder/invariant.hpp"
-#include "onceorder/numbering.hpp"
+#include "onceorder/core/invariant.hpp"
+#include "onceorder/service/numbering.hpp"
 
 namespace onceorder::testing {
 namespace {

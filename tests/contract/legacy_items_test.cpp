@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "common/test_db.hpp"
-#include "onceorder/invariants.hpp"
-#include "onceorder/legacy_items.hpp"
+#include "onceorder/service/invariants.hpp"
+#include "onceorder/service/legacy_items.hpp"
 
 namespace onceorder::testing {
 namespace {

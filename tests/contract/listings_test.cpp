@@ -1,5 +1,5 @@
-// The console's lists (onceorder/listings.hpp) on every engine: order, filter, paging across
-// pages without duplicates or gaps, empty pages, customer restriction and the gap audit.
+// The console's lists (onceorder/service/listings.hpp) on every engine: order, filter, paging
+// across pages without duplicates or gaps, empty pages, customer restriction and the gap audit.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "common/test_db.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/invariants.hpp"
-#include "onceorder/listings.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/scheduling.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/invariants.hpp"
+#include "onceorder/service/listings.hpp"
+#include "onceorder/service/numbering.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 namespace onceorder::testing {
 namespace {

@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "common/test_db.hpp"
-#include "onceorder/maintenance.hpp"
+#include "onceorder/service/maintenance.hpp"
 
 namespace onceorder::testing {
 namespace {

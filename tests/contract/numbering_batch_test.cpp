@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "common/test_db.hpp"
-#include "onceorder/db_url.hpp"
-#include "onceorder/numbering.hpp"
+#include "onceorder/core/db_url.hpp"
+#include "onceorder/service/numbering.hpp"
 #include "store/dialect.hpp"
 #include "store/numbering_store.hpp"
 

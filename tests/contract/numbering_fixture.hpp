@@ -10,8 +10,8 @@
 #include <string>
 
 #include "common/test_db.hpp"
-#include "onceorder/invariants.hpp"
-#include "onceorder/numbering.hpp"
+#include "onceorder/service/invariants.hpp"
+#include "onceorder/service/numbering.hpp"
 
 namespace onceorder::testing {
 

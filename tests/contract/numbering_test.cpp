@@ -14,8 +14,8 @@
 
 #include "common/test_db.hpp"
 #include "contract/numbering_fixture.hpp"
-#include "onceorder/invariants.hpp"
-#include "onceorder/numbering.hpp"
+#include "onceorder/service/invariants.hpp"
+#include "onceorder/service/numbering.hpp"
 
 namespace onceorder::testing {
 namespace {

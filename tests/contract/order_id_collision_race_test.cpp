@@ -13,9 +13,9 @@
 #include <thread>
 
 #include "common/test_db.hpp"
-#include "onceorder/id_generator.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/invariants.hpp"
+#include "onceorder/core/id_generator.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/invariants.hpp"
 
 namespace onceorder::testing {
 namespace {

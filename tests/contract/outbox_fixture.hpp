@@ -11,10 +11,10 @@
 #include <thread>
 
 #include "common/test_db.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/outbox.hpp"
-#include "onceorder/scheduling.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/numbering.hpp"
+#include "onceorder/service/outbox.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 namespace onceorder::testing {
 

@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "contract/outbox_fixture.hpp"
-#include "onceorder/signature.hpp"
+#include "onceorder/core/signature.hpp"
 #include "store/dialect.hpp"
 #include "store/events_store.hpp"
 

@@ -11,9 +11,9 @@
 
 #include "common/test_db.hpp"
 #include "contract/intake_fixture.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/principal.hpp"
-#include "onceorder/scheduling.hpp"
+#include "onceorder/core/principal.hpp"
+#include "onceorder/service/numbering.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 namespace onceorder::testing {
 namespace {

@@ -7,7 +7,7 @@
 #include <chrono>
 
 #include "common/test_db.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder::testing {
 namespace {

@@ -6,11 +6,11 @@
 #include <thread>
 
 #include "common/test_db.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/invariants.hpp"
-#include "onceorder/maintenance.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/receipts.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/invariants.hpp"
+#include "onceorder/service/maintenance.hpp"
+#include "onceorder/service/numbering.hpp"
+#include "onceorder/service/receipts.hpp"
 
 namespace onceorder::testing {
 namespace {

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "common/test_db.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/invariants.hpp"
-#include "onceorder/scheduling.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/invariants.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 namespace onceorder::testing {
 

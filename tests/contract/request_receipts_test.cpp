@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "contract/request_receipts_fixture.hpp"
-#include "onceorder/receipts.hpp"
+#include "onceorder/service/receipts.hpp"
 
 namespace onceorder::testing {
 namespace {

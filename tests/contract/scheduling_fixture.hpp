@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "common/test_db.hpp"
-#include "onceorder/invariants.hpp"
-#include "onceorder/scheduling.hpp"
+#include "onceorder/service/invariants.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 namespace onceorder::testing {
 

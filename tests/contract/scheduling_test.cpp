@@ -10,8 +10,8 @@
 
 #include "common/test_db.hpp"
 #include "contract/scheduling_fixture.hpp"
-#include "onceorder/invariants.hpp"
-#include "onceorder/scheduling.hpp"
+#include "onceorder/service/invariants.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 namespace onceorder::testing {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "common/test_db.hpp"
 #include "contract/store_fixture.hpp"
-#include "onceorder/numbering.hpp"
+#include "onceorder/service/numbering.hpp"
 #include "store/dialect.hpp"
 
 namespace onceorder::testing {

@@ -12,10 +12,10 @@
 
 #include "common/test_db.hpp"
 #include "contract/scheduling_fixture.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/invariants.hpp"
-#include "onceorder/listings.hpp"
-#include "onceorder/scheduling.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/invariants.hpp"
+#include "onceorder/service/listings.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 namespace onceorder::testing {
 namespace {

@@ -16,8 +16,8 @@
 
 #include "common/frozen.hpp"
 #include "common/test_db.hpp"
-#include "onceorder/db_url.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/db_url.hpp"
+#include "onceorder/store/store.hpp"
 #include "store/dialect.hpp"
 
 namespace onceorder::testing {

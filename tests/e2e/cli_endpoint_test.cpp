@@ -1,5 +1,5 @@
 // `onceorder endpoint test NAME` (the built binary, ONCEORDER_BIN) against tiny receivers, on
-// every engine: one that verifies signatures (onceorder/signature.hpp) passes; one that
+// every engine: one that verifies signatures (onceorder/core/signature.hpp) passes; one that
 // accepts everything, one that answers 500 and a URL nobody listens on fail; an unknown
 // endpoint is exit code 2.
 #include <gtest/gtest.h>
@@ -13,8 +13,8 @@
 
 #include "common/test_db.hpp"
 #include "e2e/webhook_receiver.hpp"
-#include "onceorder/outbox.hpp"
-#include "onceorder/signature.hpp"
+#include "onceorder/core/signature.hpp"
+#include "onceorder/service/outbox.hpp"
 
 namespace onceorder::testing {
 namespace {

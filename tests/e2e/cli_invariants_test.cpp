@@ -14,9 +14,9 @@
 #include <set>
 
 #include "e2e/http_fixture.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/scheduling.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/numbering.hpp"
+#include "onceorder/service/scheduling.hpp"
 
 namespace onceorder::testing {
 namespace {

@@ -19,7 +19,7 @@
 #include "e2e/http_client.hpp"
 #include "e2e/serve_process.hpp"
 #include "e2e/webhook_receiver.hpp"
-#include "onceorder/signature.hpp"
+#include "onceorder/core/signature.hpp"
 
 namespace onceorder::testing {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "e2e/http_fixture.hpp"
-#include "onceorder/document_types.hpp"
+#include "onceorder/core/document_types.hpp"
 
 namespace onceorder::testing {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "e2e/http_fixture.hpp"
-#include "onceorder/outbox.hpp"
+#include "onceorder/service/outbox.hpp"
 
 namespace onceorder::testing {
 namespace {

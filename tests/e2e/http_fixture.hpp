@@ -21,10 +21,10 @@
 #include "common/test_db.hpp"
 #include "e2e/http_client.hpp"
 #include "http/auth.hpp"
-#include "onceorder/http_server.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/scheduling.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/http/http_server.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/scheduling.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder::testing {
 

@@ -1,11 +1,11 @@
-// A broken in-memory invariant (onceorder/invariant.hpp) over HTTP: the request is answered
+// A broken in-memory invariant (onceorder/core/invariant.hpp) over HTTP: the request is answered
 // 500 with the reference of the log line that says what broke, and nothing of it is stored.
 #include <spdlog/sinks/ostream_sink.h>
 
 #include <sstream>
 
 #include "e2e/http_fixture.hpp"
-#include "onceorder/invariant.hpp"
+#include "onceorder/core/invariant.hpp"
 
 namespace onceorder::testing {
 namespace {

@@ -19,7 +19,7 @@
 #include "e2e/http_fixture.hpp"
 #include "e2e/json_schema.hpp"
 #include "e2e/openapi_spec.hpp"
-#include "onceorder/outbox.hpp"
+#include "onceorder/service/outbox.hpp"
 
 namespace onceorder::testing {
 namespace {

@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "e2e/http_fixture.hpp"
-#include "onceorder/numbering.hpp"
+#include "onceorder/service/numbering.hpp"
 
 namespace onceorder::testing {
 namespace {

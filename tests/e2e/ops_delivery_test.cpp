@@ -20,8 +20,8 @@
 #include "e2e/serve_process.hpp"
 #include "http/metrics.hpp"
 #include "http/ops_monitor.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/outbox.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/outbox.hpp"
 
 namespace onceorder::testing {
 namespace {

@@ -2,7 +2,7 @@
 # The receiver examples of docs/RECEIVING.md, so that they cannot rot: the C++ one
 # (docs/examples/receiver.cpp) compiled standalone with the command the page gives, and the
 # Python snippet taken from the page itself, both fed signatures made by OnceOrder's signer
-# (sign_body, onceorder/signature.hpp): a good one, a changed body, another secret, a stale
+# (sign_body, onceorder/core/signature.hpp): a good one, a changed body, another secret, a stale
 # timestamp, a malformed header.
 # Usage: receiver_examples_test.sh SOURCE_DIR SIGN_BODY CXX WORK_DIR
 set -euo pipefail

@@ -1,4 +1,4 @@
-// Signs a body as OnceOrder's deliveries are signed (onceorder/signature.hpp), for the test
+// Signs a body as OnceOrder's deliveries are signed (onceorder/core/signature.hpp), for the test
 // of the receiver examples (tests/examples/receiver_examples_test.sh):
 //   sign_body SECRET [UNIX_SECONDS] < body   prints the OnceOrder-Signature header's value
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <iterator>
 #include <string>
 
-#include "onceorder/signature.hpp"
+#include "onceorder/core/signature.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 2 || argc > 3) {

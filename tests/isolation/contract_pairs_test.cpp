@@ -14,7 +14,7 @@
 
 #include "common/test_db.hpp"
 #include "isolation/explorer.hpp"
-#include "onceorder/listings.hpp"
+#include "onceorder/service/listings.hpp"
 
 namespace onceorder::isolation::contract_pairs {
 namespace {

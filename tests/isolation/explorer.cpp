@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "onceorder/invariants.hpp"
+#include "onceorder/service/invariants.hpp"
 
 namespace onceorder::isolation {
 

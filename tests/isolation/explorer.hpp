@@ -27,10 +27,10 @@
 #include <vector>
 
 #include "common/refusals.hpp"
-#include "onceorder/intake.hpp"
-#include "onceorder/numbering.hpp"
-#include "onceorder/scheduling.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/service/intake.hpp"
+#include "onceorder/service/numbering.hpp"
+#include "onceorder/service/scheduling.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder::isolation {
 

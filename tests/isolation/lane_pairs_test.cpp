@@ -13,7 +13,7 @@
 
 #include "common/test_db.hpp"
 #include "isolation/explorer.hpp"
-#include "onceorder/principal.hpp"
+#include "onceorder/core/principal.hpp"
 #include "store/numbering_store.hpp"
 
 namespace onceorder::isolation::lane_pairs {

@@ -17,7 +17,7 @@
 
 #include "common/test_db.hpp"
 #include "isolation/explorer.hpp"
-#include "onceorder/outbox.hpp"
+#include "onceorder/service/outbox.hpp"
 
 namespace onceorder::isolation::outbox_pairs {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "common/test_db.hpp"
 #include "isolation/explorer.hpp"
-#include "onceorder/legacy_items.hpp"
+#include "onceorder/service/legacy_items.hpp"
 
 namespace onceorder::isolation {
 namespace {

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "check_report.hpp"
-#include "onceorder/signature.hpp"
+#include "onceorder/core/signature.hpp"
 
 namespace onceorder::torture {
 namespace {

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "onceorder/signature.hpp"
+#include "onceorder/core/signature.hpp"
 
 namespace onceorder::torture {
 namespace {

@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "onceorder/redact.hpp"
+#include "onceorder/core/redact.hpp"
 
 namespace onceorder::store::postgres {
 

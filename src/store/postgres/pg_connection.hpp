@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "onceorder/store.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder::store::postgres {
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <unordered_map>
 
-#include "onceorder/number_format.hpp"
+#include "onceorder/core/number_format.hpp"
 
 namespace onceorder::store::sqlite {
 namespace {

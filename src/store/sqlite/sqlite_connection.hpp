@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "onceorder/store.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder::store::sqlite {
 

@@ -1,2 +1,2 @@
-// Planted for the layering check's own test: a public header no layer claims.
+// Planted for the layering check's own test: a public header outside a layer directory.
 #pragma once

@@ -1,2 +1,2 @@
 // Planted for the layering check's own test: a core file including core only (no report).
-#include "onceorder/status.hpp"
+#include "onceorder/core/status.hpp"

@@ -1,4 +1,4 @@
 // Planted for the layering check's own test: a store header that includes a service header.
 #pragma once
 
-#include "onceorder/intake.hpp"
+#include "onceorder/service/intake.hpp"

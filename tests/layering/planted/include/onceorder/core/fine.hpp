@@ -2,4 +2,4 @@
 // core header (no report).
 #pragma once
 
-#include "onceorder/status.hpp"
+#include "onceorder/core/status.hpp"

@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "onceorder/status.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/status.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder {
 

@@ -23,8 +23,8 @@
 #include <thread>
 #include <vector>
 
-#include "onceorder/event_types.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/event_types.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder {
 namespace store {

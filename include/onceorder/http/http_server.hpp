@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "onceorder/limits.hpp"
-#include "onceorder/status.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/limits.hpp"
+#include "onceorder/core/status.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder {
 

@@ -13,11 +13,11 @@
 #include <string_view>
 #include <vector>
 
-#include "onceorder/document_types.hpp"
-#include "onceorder/event_types.hpp"
-#include "onceorder/order_types.hpp"
-#include "onceorder/schedule_types.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/document_types.hpp"
+#include "onceorder/core/event_types.hpp"
+#include "onceorder/core/order_types.hpp"
+#include "onceorder/core/schedule_types.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder {
 

@@ -19,9 +19,9 @@
 #include <variant>
 #include <vector>
 
-#include "onceorder/audit_types.hpp"
-#include "onceorder/db_url.hpp"
-#include "onceorder/status.hpp"
+#include "onceorder/core/audit_types.hpp"
+#include "onceorder/core/db_url.hpp"
+#include "onceorder/core/status.hpp"
 
 namespace onceorder::store {
 

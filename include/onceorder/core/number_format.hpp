@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "onceorder/status.hpp"
+#include "onceorder/core/status.hpp"
 
 namespace onceorder {
 

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "onceorder/store.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "onceorder/status.hpp"
+#include "onceorder/core/status.hpp"
 
 namespace onceorder {
 

@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
-#include "onceorder/progress.hpp"
-#include "onceorder/scheduling.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/progress.hpp"
+#include "onceorder/service/scheduling.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder {
 

@@ -1,4 +1,4 @@
-// Which combining lane (onceorder/combiner.hpp) a cart joins: carts that would wait on one
+// Which combining lane (onceorder/core/combiner.hpp) a cart joins: carts that would wait on one
 // another's stock rows should meet in one lane, and carts that would not should not, unless
 // so many are in flight that combining them is cheaper than running them side by side.
 //
@@ -25,7 +25,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "onceorder/cart.hpp"
+#include "onceorder/core/cart.hpp"
 
 namespace onceorder {
 

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "onceorder/limits.hpp"
-#include "onceorder/status.hpp"
+#include "onceorder/core/limits.hpp"
+#include "onceorder/core/status.hpp"
 
 namespace onceorder {
 
@@ -34,7 +34,7 @@ struct Cart {
 Result<Cart> normalize_cart(std::int64_t warehouse_id, const std::vector<CartLine>& lines);
 
 // A hash of a stock row's key, (warehouse, sku), for the hashed maps that track rows in flight
-// (onceorder/cart_lanes.hpp) and rows as placements left them (onceorder/intake.hpp).
+// (onceorder/core/cart_lanes.hpp) and rows as placements left them (onceorder/service/intake.hpp).
 struct StockRowKeyHash {
   std::size_t operator()(const std::pair<std::int64_t, std::int64_t>& r) const noexcept {
     return std::hash<std::uint64_t>{}(static_cast<std::uint64_t>(r.first) * 0x9E3779B97F4A7C15ULL ^

@@ -10,9 +10,9 @@
 #include <chrono>
 #include <cstdint>
 
-#include "onceorder/audit_types.hpp"
-#include "onceorder/limits.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/audit_types.hpp"
+#include "onceorder/core/limits.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "onceorder/limits.hpp"
-#include "onceorder/number_format.hpp"
+#include "onceorder/core/limits.hpp"
+#include "onceorder/core/number_format.hpp"
 
 namespace onceorder {
 
@@ -19,7 +19,7 @@ struct Document {
   std::string scheme;  // "r10w4" for issued numbers, dec3 | hex3 | dec4 for legacy ones
   std::string title;
   std::string created_at;  // ISO 8601 UTC
-  // Who issued it (onceorder/principal.hpp); empty for a document from before principals
+  // Who issued it (onceorder/core/principal.hpp); empty for a document from before principals
   // were recorded.
   std::string principal;
   // Its body, as JSON text in the API's canonical form (members sorted, no spaces): the

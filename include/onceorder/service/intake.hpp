@@ -9,8 +9,8 @@
 // receipt commit together. A lock timeout or deadlock is never a decision: the whole
 // transaction is rolled back and re-run, then `busy`.
 //
-// Placements that queue behind one another are combined (onceorder/combiner.hpp), in the lane
-// onceorder/cart_lanes.hpp picks: a cart that shares a stock row with one in flight, or that
+// Placements that queue behind one another are combined (onceorder/core/combiner.hpp), in the lane
+// onceorder/core/cart_lanes.hpp picks: a cart that shares a stock row with one in flight, or that
 // finds its warehouse crowded, joins its warehouse's lane, any other the lane of its
 // (warehouse, lowest SKU). The first of
 // a lane runs alone at once; those that queued meanwhile run as one transaction
@@ -34,18 +34,18 @@
 #include <unordered_map>
 #include <vector>
 
-#include "onceorder/cart.hpp"
-#include "onceorder/cart_lanes.hpp"
-#include "onceorder/combiner.hpp"
-#include "onceorder/counters.hpp"
-#include "onceorder/id_generator.hpp"
-#include "onceorder/limits.hpp"
-#include "onceorder/node_lease.hpp"
-#include "onceorder/order_types.hpp"
-#include "onceorder/principal.hpp"
-#include "onceorder/recent_answers.hpp"
-#include "onceorder/stock.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/cart.hpp"
+#include "onceorder/core/cart_lanes.hpp"
+#include "onceorder/core/combiner.hpp"
+#include "onceorder/core/counters.hpp"
+#include "onceorder/core/id_generator.hpp"
+#include "onceorder/core/limits.hpp"
+#include "onceorder/core/order_types.hpp"
+#include "onceorder/core/principal.hpp"
+#include "onceorder/core/recent_answers.hpp"
+#include "onceorder/service/node_lease.hpp"
+#include "onceorder/service/stock.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder {
 
@@ -75,11 +75,11 @@ struct IntakeOptions {
   std::string holder;  // process identity for the node-id lease; generated if empty
   std::chrono::milliseconds node_lease{60000};
   int max_attempts = 3;
-  // How long a placement's decision is remembered in this process (onceorder/recent_answers.hpp):
-  // a request with its key in that time is answered from memory as a replay, and one that
-  // comes while a request with its key runs here waits for that one's answer. 0: never (each
-  // replay reads its receipt; a concurrent one waits on the receipt row in the database).
-  // `serve --replay-memory`; keep it at most the receipt retention.
+  // How long a placement's decision is remembered in this process
+  // (onceorder/core/recent_answers.hpp): a request with its key in that time is answered from
+  // memory as a replay, and one that comes while a request with its key runs here waits for that
+  // one's answer. 0: never (each replay reads its receipt; a concurrent one waits on the receipt
+  // row in the database). `serve --replay-memory`; keep it at most the receipt retention.
   std::chrono::milliseconds replay_memory{0};
   // Test seam: called after the deductions were written, before commit.
   std::function<Status()> fault_after_deduction;
@@ -141,7 +141,7 @@ class Intake {
   // How many requests `place`'s runs carried so far (a lone request is a batch of 1; one
   // handed back and queued again is carried again).
   CombinerStats combining() const;
-  // Placements whose cart shared a stock row with one in flight (onceorder/cart_lanes.hpp).
+  // Placements whose cart shared a stock row with one in flight (onceorder/core/cart_lanes.hpp).
   std::uint64_t lane_collisions() const { return cart_lanes_.collisions(); }
   // Placements that shared no row but found their warehouse crowded (the same header).
   std::uint64_t lane_crowdings() const { return cart_lanes_.crowdings(); }
@@ -166,7 +166,7 @@ class Intake {
   // Idempotent; in_production once any line has a production order.
   Result<Order> cancel(std::int64_t order_id, store::Clock::time_point deadline);
 
-  // Stock administration lives in onceorder/stock.hpp; these forward to it for the callers
+  // Stock administration lives in onceorder/service/stock.hpp; these forward to it for the callers
   // that hold an Intake.
   using PutSku = Stock::PutSku;
   Result<PutSku> put_sku(std::int64_t warehouse_id, std::int64_t sku_id, std::int64_t price_cents,

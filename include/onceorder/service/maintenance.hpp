@@ -15,9 +15,9 @@
 #include <mutex>
 #include <thread>
 
-#include "onceorder/receipts.hpp"
-#include "onceorder/scheduling.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/service/receipts.hpp"
+#include "onceorder/service/scheduling.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder {
 

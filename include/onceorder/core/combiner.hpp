@@ -42,8 +42,8 @@
 #include <utility>
 #include <vector>
 
-#include "onceorder/counters.hpp"
-#include "onceorder/invariant.hpp"
+#include "onceorder/core/counters.hpp"
+#include "onceorder/core/invariant.hpp"
 
 namespace onceorder {
 

@@ -38,7 +38,7 @@
 #include <optional>
 #include <utility>
 
-#include "onceorder/invariant.hpp"
+#include "onceorder/core/invariant.hpp"
 
 namespace onceorder {
 

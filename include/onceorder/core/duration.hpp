@@ -4,7 +4,7 @@
 #include <chrono>
 #include <string_view>
 
-#include "onceorder/status.hpp"
+#include "onceorder/core/status.hpp"
 
 namespace onceorder {
 

@@ -16,7 +16,7 @@
 #include <functional>
 #include <string>
 
-#include "onceorder/status.hpp"
+#include "onceorder/core/status.hpp"
 
 namespace onceorder {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "onceorder/progress.hpp"
-#include "onceorder/schedule_status.hpp"
+#include "onceorder/core/progress.hpp"
+#include "onceorder/core/schedule_status.hpp"
 
 namespace onceorder {
 

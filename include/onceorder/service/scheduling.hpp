@@ -25,11 +25,11 @@
 #include <string_view>
 #include <vector>
 
-#include "onceorder/counters.hpp"
-#include "onceorder/limits.hpp"
-#include "onceorder/schedule_status.hpp"
-#include "onceorder/schedule_types.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/counters.hpp"
+#include "onceorder/core/limits.hpp"
+#include "onceorder/core/schedule_status.hpp"
+#include "onceorder/core/schedule_types.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder {
 

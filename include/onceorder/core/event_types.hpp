@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "onceorder/limits.hpp"
-#include "onceorder/status.hpp"
+#include "onceorder/core/limits.hpp"
+#include "onceorder/core/status.hpp"
 
 namespace onceorder {
 

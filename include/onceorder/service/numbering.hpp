@@ -3,7 +3,7 @@
 // after that transaction committed: a rollback leaves no gap, two callers never share a
 // number, and different scopes never wait for each other.
 //
-// Requests that queue up behind each other are combined (onceorder/combiner.hpp), in one lane
+// Requests that queue up behind each other are combined (onceorder/core/combiner.hpp), in one lane
 // for every scope: they run as one transaction that takes each counter once and writes their
 // documents and receipts together, one commit flush for all, each answered as if they had run
 // one at a time. A lone request runs at once on its caller's thread, as one statement. The
@@ -23,13 +23,13 @@
 #include <string_view>
 #include <vector>
 
-#include "onceorder/combiner.hpp"
-#include "onceorder/document_types.hpp"
-#include "onceorder/limits.hpp"
-#include "onceorder/number_format.hpp"
-#include "onceorder/principal.hpp"
-#include "onceorder/progress.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/combiner.hpp"
+#include "onceorder/core/document_types.hpp"
+#include "onceorder/core/limits.hpp"
+#include "onceorder/core/number_format.hpp"
+#include "onceorder/core/principal.hpp"
+#include "onceorder/core/progress.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder {
 

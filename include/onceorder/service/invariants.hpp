@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "onceorder/store.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder {
 

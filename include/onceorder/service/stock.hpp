@@ -1,7 +1,7 @@
 // Stock administration: SKUs (a warehouse's stock row of one product) are created, priced,
-// adjusted and read here; placements reserve and cancels release stock in onceorder/intake.hpp.
-// Every change of `available` writes a ledger entry in the same transaction, and `available`
-// never goes negative.
+// adjusted and read here; placements reserve and cancels release stock in
+// onceorder/service/intake.hpp. Every change of `available` writes a ledger entry in the same
+// transaction, and `available` never goes negative.
 //
 // Thread-safety: a Stock is safe to use from many threads at once.
 #pragma once
@@ -11,8 +11,8 @@
 #include <optional>
 #include <string>
 
-#include "onceorder/order_types.hpp"
-#include "onceorder/store.hpp"
+#include "onceorder/core/order_types.hpp"
+#include "onceorder/store/store.hpp"
 
 namespace onceorder {
 

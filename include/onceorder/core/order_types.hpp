@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "onceorder/schedule_types.hpp"
+#include "onceorder/core/schedule_types.hpp"
 
 namespace onceorder {
 
@@ -28,7 +28,7 @@ struct Order {
   std::vector<OrderLine> lines;  // ascending sku_id, line_no from 1
   std::int64_t total_cents = 0;
   std::string created_at;
-  // Who placed it (onceorder/principal.hpp); empty for an order placed before principals
+  // Who placed it (onceorder/core/principal.hpp); empty for an order placed before principals
   // were recorded.
   std::string principal;
 };
