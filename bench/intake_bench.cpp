@@ -8,7 +8,7 @@
 // for bench/run-intake.sh, which measures the raw-SQL baselines of the same transaction
 // with pgbench in the same run.
 //
-// Set-up: the catalog's stock rows are created with Intake::put_sku (available 10^11,
+// Set-up: the catalog's stock rows are created with Stock::put_sku (available 10^11,
 // existing SKUs are left alone), so the same database serves every case; the script
 // restores `available` between cases. --setup-only creates the catalog and exits.
 //
@@ -34,6 +34,7 @@
 #include "onceorder/http/http_server.hpp"
 #include "onceorder/service/intake.hpp"
 #include "onceorder/service/scheduling.hpp"
+#include "onceorder/service/stock.hpp"
 #include "onceorder/store/store.hpp"
 
 namespace {
@@ -59,9 +60,10 @@ Result<std::int64_t> count_stock(store::Database& db, std::int64_t catalog) {
 }
 
 // Creates SKUs 1..catalog that do not exist yet (several threads: each put_sku commits).
-Status setup_catalog(store::Database& db, Intake& intake, std::int64_t catalog, int threads) {
+Status setup_catalog(store::Database& db, std::int64_t catalog, int threads) {
   OO_ASSIGN_OR_RETURN(const std::int64_t have, count_stock(db, catalog));
   if (have == catalog) return Status::Ok();
+  Stock stock(db);
   std::atomic<std::int64_t> next{1};
   std::mutex mu;
   Status first_error = Status::Ok();
@@ -69,7 +71,7 @@ Status setup_catalog(store::Database& db, Intake& intake, std::int64_t catalog, 
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
       for (std::int64_t sku = next++; sku <= catalog; sku = next++) {
-        auto r = intake.put_sku(kWarehouse, sku, 1000 + sku % 100, kStock, in(30));
+        auto r = stock.put_sku(kWarehouse, sku, 1000 + sku % 100, kStock, in(30));
         if (!r.ok() && r.status().code() != Code::use_adjustment) {  // exists: keep it
           std::lock_guard lock(mu);
           if (first_error.ok()) first_error = r.status();
@@ -191,7 +193,7 @@ int main(int argc, char** argv) {
   Intake intake(**db);
 
   const auto setup_start = store::Clock::now();
-  if (Status st = setup_catalog(**db, intake, catalog, setup_only ? clients : 1); !st.ok())
+  if (Status st = setup_catalog(**db, catalog, setup_only ? clients : 1); !st.ok())
     return std::cerr << "set-up: " << st.to_string() << '\n', 2;
   if (setup_only) {
     std::cout << fmt::format("catalog={} ready in {:.1f} s\n", catalog,

@@ -5,6 +5,7 @@
 #include "onceorder/service/intake.hpp"
 #include "onceorder/service/numbering.hpp"
 #include "onceorder/service/scheduling.hpp"
+#include "onceorder/service/stock.hpp"
 
 namespace onceorder::cli {
 namespace {
@@ -39,11 +40,12 @@ Status demo_documents(store::Database& db, std::ostream& out) {
 
 Status demo_orders(store::Database& db, std::ostream& out) {
   Intake intake(db);
+  Stock stock(db);
   // Notebooks and chargers, as in the cart example: the second order finds no charger.
   for (auto [sku, available, price] : {std::tuple{101, 5, 1200}, std::tuple{202, 1, 2500}}) {
-    auto s = intake.get_sku(1, sku, deadline());
+    auto s = stock.get_sku(1, sku, deadline());
     if (s.ok()) continue;
-    auto put = intake.put_sku(1, sku, price, available, deadline());
+    auto put = stock.put_sku(1, sku, price, available, deadline());
     if (!put.ok()) return put.status();
   }
   for (const char* key : {"demo-order-1", "demo-order-2"}) {

@@ -62,6 +62,8 @@ std::string_view code_name(Code code) {
       return "serialization_failure";
     case Code::retry_transaction:
       return "retry_transaction";
+    case Code::rolled_back:
+      return "rolled_back";
     case Code::unique_violation:
       return "unique_violation";
     case Code::check_violation:

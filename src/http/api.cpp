@@ -16,11 +16,12 @@ Api::Api(store::Database& db, Scheduler& scheduler, Intake& intake,
          std::optional<TokenTable> tokens, std::chrono::milliseconds invariants_interval,
          const DeliveryMetrics* deliveries)
     : numbering_(db),
+      stock_(db, intake.options().max_attempts),
       runs_(scheduler),
       tokens_(std::move(tokens)),
       monitor_(db, invariants_interval, deliveries, OpsMonitor::kOutboxInterval,
                scheduler.options().max_attempts),
-      services_{db, numbering_, scheduler, intake, runs_, metrics_, monitor_} {}
+      services_{db, numbering_, scheduler, intake, stock_, runs_, metrics_, monitor_} {}
 
 namespace {
 

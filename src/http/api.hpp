@@ -97,6 +97,7 @@ class Api {
   std::optional<Response> over_rate_limit(const Principal& who);
 
   Numbering numbering_;
+  Stock stock_;
   RunExecutor runs_;
   std::optional<TokenTable> tokens_;
   HttpMetrics metrics_;

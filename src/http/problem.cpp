@@ -65,6 +65,7 @@ std::string_view title_of(Code code) {
     case Code::lock_timeout:
     case Code::serialization_failure:
     case Code::retry_transaction:
+    case Code::rolled_back:
     case Code::unique_violation:
     case Code::check_violation:
     case Code::reference_violation:
@@ -139,6 +140,7 @@ bhttp::status http_status(Code code) {
     case Code::lock_timeout:
     case Code::serialization_failure:
     case Code::retry_transaction:
+    case Code::rolled_back:
     case Code::unique_violation:
     case Code::check_violation:
     case Code::reference_violation:

@@ -25,8 +25,8 @@ TEST(Problem, StatusForEveryCode) {
   EXPECT_EQ(http_status(Code::busy), bhttp::status::service_unavailable);
   EXPECT_EQ(http_status(Code::unavailable), bhttp::status::service_unavailable);
   for (Code c : {Code::internal, Code::deadlock, Code::lock_timeout, Code::serialization_failure,
-                 Code::retry_transaction, Code::unique_violation, Code::check_violation,
-                 Code::reference_violation}) {
+                 Code::retry_transaction, Code::rolled_back, Code::unique_violation,
+                 Code::check_violation, Code::reference_violation}) {
     EXPECT_EQ(http_status(c), bhttp::status::internal_server_error) << code_name(c);
   }
 }

@@ -28,6 +28,7 @@
 #include "onceorder/service/intake.hpp"
 #include "onceorder/service/numbering.hpp"
 #include "onceorder/service/scheduling.hpp"
+#include "onceorder/service/stock.hpp"
 #include "onceorder/store/store.hpp"
 
 namespace onceorder::http {
@@ -38,6 +39,7 @@ struct Services {
   Numbering& numbering;
   Scheduler& scheduler;
   Intake& intake;
+  Stock& stock;
   RunExecutor& runs;
   HttpMetrics& metrics;
   OpsMonitor& monitor;  // cached readiness and invariants; runs GET /v1/invariants's checks

@@ -44,7 +44,7 @@ Response put_sku(Services& s, const RouteMatch& m, const Request& req, Deadline 
   const auto available = fields.integer("available", 0, kStockBound);
   if (Status st = fields.finish(); !st.ok()) return problem_response(st);
 
-  auto put = s.intake.put_sku(path.warehouse_id, path.sku_id, *price, available, deadline);
+  auto put = s.stock.put_sku(path.warehouse_id, path.sku_id, *price, available, deadline);
   if (!put.ok()) return problem_response(put.status());
   return json_response(put->created ? bhttp::status::created : bhttp::status::ok,
                        sku_json(put->sku));
@@ -55,7 +55,7 @@ Response get_sku(Services& s, const RouteMatch& m, const Request& req, Deadline 
   const auto checked = path_ids(m.ids, {"warehouse_id", "sku_id"});
   if (!checked.ok()) return problem_response(checked.status());
   const std::vector<std::int64_t>& ids = *checked;
-  auto sku = s.intake.get_sku(ids[0], ids[1], deadline);
+  auto sku = s.stock.get_sku(ids[0], ids[1], deadline);
   if (!sku.ok()) return problem_response(sku.status());
   return json_response(bhttp::status::ok, sku_json(*sku));
 }
@@ -78,7 +78,7 @@ Response post_adjustment(Services& s, const RouteMatch& m, const Request& req, D
   }
   if (Status st = fields.finish(); !st.ok()) return problem_response(st);
 
-  auto adjusted = s.intake.adjust(
+  auto adjusted = s.stock.adjust(
       AdjustRequest{path.warehouse_id, path.sku_id, *delta, *reason, std::move(key)}, deadline);
   if (!adjusted.ok()) return problem_response(adjusted.status());
   Response res = json_response(bhttp::status::created, sku_json(adjusted->sku));

@@ -47,7 +47,6 @@ Intake::Intake(store::Database& db, IntakeOptions options)
       options_(std::move(options)),
       store_(std::make_unique<store::IntakeStore>(db.dialect())),
       stock_(std::make_unique<store::StockStore>(db.dialect())),
-      skus_(db, options_.max_attempts),
       recent_(options_.replay_memory, kReplayMemoryCapacity),
       combiner_(std::make_unique<Combiner<const Job*, Answer>>(
           kMaxBatch,

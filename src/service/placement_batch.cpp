@@ -279,11 +279,11 @@ Result<std::vector<Result<Placed>>> Intake::PlacementBatch::transact(const store
   return store::transact<Answers>(in_.db_, tx, [this](Connection& c) -> Result<Answers> {
     OO_ASSIGN_OR_RETURN(const BatchEnd end, step(c));
     if (end == BatchEnd::committed) return answers();
-    // Any code transact does not retry rolls the attempt back and returns at once. run()
-    // reads rolled_back_, not this status, which no request is answered with: should the
-    // runs run out with it, every request runs alone, as after any failure but busy.
+    // transact rolls the attempt back and returns at once. run() reads rolled_back_, not
+    // this status, which no request is answered with: should the runs run out with it,
+    // every request runs alone, as after any failure but busy.
     rolled_back_ = end;
-    return Status(Code::internal, "the batch rolled back to run again");
+    return Status(Code::rolled_back, "the batch rolled back to run again");
   });
 }
 

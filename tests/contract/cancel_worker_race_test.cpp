@@ -18,6 +18,7 @@
 #include "onceorder/service/intake.hpp"
 #include "onceorder/service/invariants.hpp"
 #include "onceorder/service/scheduling.hpp"
+#include "onceorder/service/stock.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -54,12 +55,13 @@ TEST_P(CancelWorkerRaceTest, ACancelBehindAProducingWorkerWaitsAndAnswersInProdu
   auto cancel_db = open_counting_refusals(*url, {.pool_size = 2}, seen);
   auto worker_db = open_counting_refusals(*url, {.pool_size = 2}, seen);
   Intake intake(*cancel_db);
+  Stock stock(*cancel_db);
   auto step = std::make_shared<HeldProductionStep>();
   SchedulerOptions options;
   options.default_step = step;
   Scheduler scheduler(*worker_db, options);
 
-  ASSERT_TRUE(intake.put_sku(1, 101, 100, 10, race_deadline()).ok());
+  ASSERT_TRUE(stock.put_sku(1, 101, 100, 10, race_deadline()).ok());
   auto placed = intake.place({7, 1, {{101, 1}}, "held"}, race_deadline());
   ASSERT_TRUE(placed.ok()) << placed.status().to_string();
   const Order order = placed->order;

@@ -13,6 +13,7 @@
 #include "common/test_db.hpp"
 #include "onceorder/service/intake.hpp"
 #include "onceorder/service/listings.hpp"
+#include "onceorder/service/stock.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -22,7 +23,7 @@ class FollowListTest : public ::testing::TestWithParam<Engine> {
   FollowListTest() : tdb_(GetParam()), db_(tdb_.open()), intake_(*db_) {}
 
   void sku(std::int64_t warehouse, std::int64_t sku, std::int64_t available) {
-    auto r = intake_.put_sku(warehouse, sku, 10, available, soon());
+    auto r = stock_.put_sku(warehouse, sku, 10, available, soon());
     ASSERT_TRUE(r.ok()) << r.status().to_string();
   }
   std::int64_t place(std::int64_t customer, std::int64_t warehouse, std::int64_t quantity) {
@@ -48,6 +49,7 @@ class FollowListTest : public ::testing::TestWithParam<Engine> {
   TestDb tdb_;
   std::unique_ptr<store::Database> db_;
   Intake intake_;
+  Stock stock_{*db_};
   int keys_ = 0;
 };
 

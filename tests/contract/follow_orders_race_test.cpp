@@ -21,6 +21,7 @@
 #include "common/test_db.hpp"
 #include "onceorder/service/intake.hpp"
 #include "onceorder/service/listings.hpp"
+#include "onceorder/service/stock.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -34,14 +35,15 @@ class FollowOrdersRaceTest : public ::testing::TestWithParam<Engine> {
   TestDb tdb_;
   std::unique_ptr<store::Database> db_;
   Intake intake_;
+  Stock stock_{*db_};
 };
 
 TEST_P(FollowOrdersRaceTest, AFollowerReadsEveryOrderOnceWhilePlacementsCommitOutOfOrder) {
   constexpr int kWriters = 6, kEach = 40, kSlow = 15, kPage = 3;
   constexpr std::int64_t kSlowSku = 99;
   for (std::int64_t sku = 1; sku <= kWriters; ++sku)
-    ASSERT_TRUE(intake_.put_sku(1, sku, 10, 1000000, soon()).ok());
-  ASSERT_TRUE(intake_.put_sku(1, kSlowSku, 10, 1000000, soon()).ok());
+    ASSERT_TRUE(stock_.put_sku(1, sku, 10, 1000000, soon()).ok());
+  ASSERT_TRUE(stock_.put_sku(1, kSlowSku, 10, 1000000, soon()).ok());
   IntakeOptions held;
   held.fault_after_deduction = [] {
     std::this_thread::sleep_for(15ms);

@@ -18,6 +18,7 @@
 #include "common/test_db.hpp"
 #include "onceorder/service/intake.hpp"
 #include "onceorder/service/invariants.hpp"
+#include "onceorder/service/stock.hpp"
 #include "store/dialect.hpp"
 #include "store/intake_store.hpp"
 
@@ -30,15 +31,17 @@ class IntakeBatchTest : public ::testing::TestWithParam<Engine> {
  protected:
   // One database per way of running, each with the same stock and history.
   struct Side {
-    explicit Side(Engine engine) : tdb(engine), db(tdb.open({.pool_size = 4})), intake(*db) {}
+    explicit Side(Engine engine)
+        : tdb(engine), db(tdb.open({.pool_size = 4})), intake(*db), stock(*db) {}
     TestDb tdb;
     std::unique_ptr<store::Database> db;
     Intake intake;
+    Stock stock;
   };
 
   static void prepare(Side& side) {
     auto put = [&](std::int64_t sku, std::int64_t available, std::int64_t price) {
-      auto r = side.intake.put_sku(1, sku, price, available, soon());
+      auto r = side.stock.put_sku(1, sku, price, available, soon());
       ASSERT_TRUE(r.ok()) << r.status().to_string();
     };
     put(101, 11, 250);
@@ -390,9 +393,9 @@ TEST_P(IntakeBatchTest, ABatchDecidedOnRowsThatMovedIsDecidedAgain) {
       auto lone = other.place({9, 1, {{101, 2}}, "lone"}, soon());
       ASSERT_TRUE(lone.ok() && !lone->out_of_stock) << lone.status().to_string();
     } else if (k == 2) {
-      auto priced = side.intake.put_sku(1, 202, 2222, std::nullopt, soon());
+      auto priced = side.stock.put_sku(1, 202, 2222, std::nullopt, soon());
       ASSERT_TRUE(priced.ok()) << priced.status().to_string();
-      auto restocked = side.intake.adjust(1, 202, 3, "restock", soon());
+      auto restocked = side.stock.adjust(1, 202, 3, "restock", soon());
       ASSERT_TRUE(restocked.ok()) << restocked.status().to_string();
     } else if (k == 3) {  // by another process: this one would answer "r" from memory
       Intake other(*side.db);
@@ -418,8 +421,9 @@ TEST_P(IntakeBatchTest, ABatchSendsTheSameNumberOfStatementsWhateverItsSize) {
   std::atomic<int> statements{0};
   auto db = tdb.open({.pool_size = 2, .statement_hook = [&](std::string_view) { ++statements; }});
   Intake intake(*db);
+  Stock stock(*db);
   for (std::int64_t sku = 1; sku <= 10; ++sku)
-    ASSERT_TRUE(intake.put_sku(1, sku, 100, 1'000'000, soon()).ok());
+    ASSERT_TRUE(stock.put_sku(1, sku, 100, 1'000'000, soon()).ok());
   ASSERT_TRUE(intake.place({1, 1, {{1, 1}}, "warm"}, soon()).ok());  // leases the node id
   auto sent = [&](int n, const std::string& tag) {
     std::vector<PlaceRequest> reqs;
@@ -466,7 +470,8 @@ TEST_P(IntakeBatchTest, ReceiptLookupsOfABatchStayOnTheirIndex) {
   TestDb tdb(GetParam());
   auto db = tdb.open({.pool_size = 1});
   Intake intake(*db);
-  ASSERT_TRUE(intake.put_sku(1, 1, 100, 1'000'000, soon()).ok());  // migrates the schema
+  Stock stock(*db);
+  ASSERT_TRUE(stock.put_sku(1, 1, 100, 1'000'000, soon()).ok());  // migrates the schema
   tdb.sql(
       "INSERT INTO order_receipts (customer_id, idempotency_key, warehouse_id, normalized, "
       "normalization) SELECT g % 50 + 1, 'k' || g, 1, '1x1', 1 FROM generate_series(1, 20000) g");
@@ -515,8 +520,9 @@ TEST_P(IntakeBatchTest, ABatchStatementKeepsOneGenericPlan) {
   TestDb tdb(GetParam());
   auto db = tdb.open({.pool_size = 1});  // every batch on the connection asked below
   Intake intake(*db);
+  Stock stock(*db);
   for (std::int64_t sku = 1; sku <= 3; ++sku)
-    ASSERT_TRUE(intake.put_sku(1, sku, 100, 1'000'000, soon()).ok());
+    ASSERT_TRUE(stock.put_sku(1, sku, 100, 1'000'000, soon()).ok());
   constexpr int kBatches = 8;
   for (int i = 0; i < kBatches; ++i) {
     const std::vector<PlaceRequest> reqs = {{1, 1, {{1 + i % 3, 1}}, "p" + std::to_string(i)}};
@@ -558,7 +564,8 @@ TEST_P(IntakeBatchTest, ABatchSetsItsPlansFirst) {
                         sent.emplace_back(name);
                       }});
   Intake intake(*db);
-  ASSERT_TRUE(intake.put_sku(1, 101, 250, 10, soon()).ok());
+  Stock stock(*db);
+  ASSERT_TRUE(stock.put_sku(1, 101, 250, 10, soon()).ok());
   {
     std::lock_guard lock(mu);
     sent.clear();
@@ -585,7 +592,8 @@ TEST_P(IntakeBatchTest, ABatchWaitingForAKeyHoldsNoStockRow) {
   TestDb tdb(GetParam());
   auto db = tdb.open({.pool_size = 2, .lock_timeout = std::chrono::milliseconds(10000)});
   Intake intake(*db);
-  ASSERT_TRUE(intake.put_sku(1, 101, 250, 10, soon()).ok());
+  Stock stock(*db);
+  ASSERT_TRUE(stock.put_sku(1, 101, 250, 10, soon()).ok());
   ASSERT_TRUE(intake.place({9, 1, {{101, 1}}, "warm"}, soon()).ok());  // leases the node id
   RawPg other(tdb.url());
   other.exec("BEGIN");
@@ -635,7 +643,7 @@ struct HeldRowWorld {
         holder(tdb.url()) {}
   // `skus` with 10 each at 250, and one order of `warm` placed (it leases the node id).
   void stock(std::initializer_list<std::int64_t> skus, std::int64_t warm) {
-    for (std::int64_t sku : skus) ASSERT_TRUE(intake.put_sku(1, sku, 250, 10, soon()).ok());
+    for (std::int64_t sku : skus) ASSERT_TRUE(Stock(*db).put_sku(1, sku, 250, 10, soon()).ok());
     ASSERT_TRUE(intake.place({9, 1, {{warm, 1}}, "warm"}, soon()).ok());
   }
   void hold(std::int64_t sku) {

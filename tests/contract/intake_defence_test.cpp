@@ -19,6 +19,7 @@
 #include "onceorder/core/id_generator.hpp"
 #include "onceorder/service/intake.hpp"
 #include "onceorder/service/invariants.hpp"
+#include "onceorder/service/stock.hpp"
 #include "store/dialect.hpp"
 #include "store/intake_store.hpp"
 
@@ -140,7 +141,8 @@ TEST_P(IntakeDefenceTest, ADeductionPastTheRowIsRefusedByItsConditionNotByTheChe
   Refusals seen;
   auto db = open_counting_refusals(url_, {.pool_size = 2}, seen);
   Intake intake(*db);
-  ASSERT_TRUE(intake.put_sku(1, 101, 100, 1, defence_deadline()).ok());
+  Stock stock(*db);
+  ASSERT_TRUE(stock.put_sku(1, 101, 100, 1, defence_deadline()).ok());
   const store::StockRow row{101, 1, 100};
   const store::DecidedOn known{1, std::span(&row, 1)};
   std::vector<const store::DecidedOn*> ways{nullptr};
@@ -166,16 +168,16 @@ TEST_P(IntakeDefenceTest, StockChangedBehindABatchDecidedAheadIsDecidedAgain) {
   Refusals seen;
   auto db = open_counting_refusals(url_, {.pool_size = 2}, seen);
   Intake intake(*db);
+  Stock stock(*db);
   if (!store::IntakeStore(db->dialect()).decides_ahead())
     GTEST_SKIP() << "this engine decides every batch on locked rows";
-  ASSERT_TRUE(intake.put_sku(1, 101, 100, 3, defence_deadline()).ok());
-  ASSERT_TRUE(intake.put_sku(1, 202, 100, 5, defence_deadline()).ok());
+  ASSERT_TRUE(stock.put_sku(1, 101, 100, 3, defence_deadline()).ok());
+  ASSERT_TRUE(stock.put_sku(1, 202, 100, 5, defence_deadline()).ok());
   const std::vector<PlaceRequest> warm = {{7, 1, {{101, 1}}, "w1"}, {8, 1, {{202, 1}}, "w2"}};
   for (auto& r : intake.place_batch(warm, defence_deadline())) ASSERT_TRUE(r.ok());
   // Its lane knows 101 at 2. Another process takes both units behind it.
   auto other_db = tdb_.open({.pool_size = 1});
-  Intake other(*other_db);
-  ASSERT_TRUE(other.adjust(1, 101, -2, "damaged", defence_deadline()).ok());
+  ASSERT_TRUE(Stock(*other_db).adjust(1, 101, -2, "damaged", defence_deadline()).ok());
   const std::uint64_t decided = intake.decided_ahead(), missed = intake.decided_ahead_missed();
   const std::vector<PlaceRequest> batch = {{1, 1, {{101, 2}}, "a"}, {2, 1, {{202, 1}}, "b"}};
   auto answers = intake.place_batch(batch, defence_deadline());
@@ -201,8 +203,9 @@ TEST_P(IntakeDefenceTest, AFailureBetweenTwoDeductionsLeavesNothing) {
   if (db->dialect().writes_in_one_statement)
     GTEST_SKIP() << "this engine deducts every line in one statement";
   Intake intake(*db);
-  ASSERT_TRUE(intake.put_sku(1, 101, 100, 5, defence_deadline()).ok());
-  ASSERT_TRUE(intake.put_sku(1, 202, 100, 5, defence_deadline()).ok());
+  Stock stock(*db);
+  ASSERT_TRUE(stock.put_sku(1, 101, 100, 5, defence_deadline()).ok());
+  ASSERT_TRUE(stock.put_sku(1, 202, 100, 5, defence_deadline()).ok());
   faults.fail_name = "in_deduct";
   faults.fail_at = 2;
   auto failed = intake.place({7, 1, {{101, 1}, {202, 2}}, "k"}, defence_deadline());
@@ -229,8 +232,9 @@ TEST_P(IntakeDefenceTest, ALostAnswerIsFoundByItsReplay) {
   Faults faults;
   auto db = faulty(faults);
   Intake intake(*db);
-  ASSERT_TRUE(intake.put_sku(1, 101, 100, 10, defence_deadline()).ok());
-  ASSERT_TRUE(intake.put_sku(1, 202, 100, 10, defence_deadline()).ok());
+  Stock stock(*db);
+  ASSERT_TRUE(stock.put_sku(1, 101, 100, 10, defence_deadline()).ok());
+  ASSERT_TRUE(stock.put_sku(1, 202, 100, 10, defence_deadline()).ok());
   ASSERT_TRUE(intake.node_id().ok());  // its lease's transaction is not the one cut
   faults.lose_commit = true;
   auto lost = intake.place({7, 1, {{101, 3}, {202, 1}}, "lost"}, defence_deadline());
@@ -261,7 +265,8 @@ TEST_P(IntakeDefenceTest, ABatchWhoseAnswerIsLostRunsNothingAgain) {
   Faults faults;
   auto db = faulty(faults);
   Intake intake(*db);
-  ASSERT_TRUE(intake.put_sku(1, 101, 100, 10, defence_deadline()).ok());
+  Stock stock(*db);
+  ASSERT_TRUE(stock.put_sku(1, 101, 100, 10, defence_deadline()).ok());
   ASSERT_TRUE(intake.node_id().ok());
   const std::vector<PlaceRequest> reqs{{7, 1, {{101, 1}}, "lost-a"},
                                        {8, 1, {{101, 2}}, "lost-b"},
@@ -314,7 +319,8 @@ TEST_P(IntakeDefenceTest, PlacementsThatFindTheirRowHeldAreCountedOnceAsLockWait
   };
   auto db = tdb_.open(options);
   Intake intake(*db);
-  ASSERT_TRUE(intake.put_sku(1, 101, 100, 10, defence_deadline()).ok());
+  Stock stock(*db);
+  ASSERT_TRUE(stock.put_sku(1, 101, 100, 10, defence_deadline()).ok());
   const auto place = [&](const char* key) {
     return intake.place({7, 1, {{101, 1}}, key}, defence_deadline());
   };

@@ -18,6 +18,7 @@
 #include "common/test_db.hpp"
 #include "onceorder/service/intake.hpp"
 #include "onceorder/service/invariants.hpp"
+#include "onceorder/service/stock.hpp"
 
 namespace onceorder::testing {
 
@@ -26,7 +27,7 @@ class IntakeTest : public ::testing::TestWithParam<Engine> {
   IntakeTest() : tdb_(GetParam()), db_(tdb_.open({.pool_size = 8})), intake_(*db_) {}
 
   void stock(std::int64_t sku, std::int64_t available, std::int64_t price = 100) {
-    auto r = intake_.put_sku(1, sku, price, available, soon());
+    auto r = stock_.put_sku(1, sku, price, available, soon());
     ASSERT_TRUE(r.ok()) << r.status().to_string();
   }
   std::int64_t available(std::int64_t sku) {
@@ -104,6 +105,7 @@ class IntakeTest : public ::testing::TestWithParam<Engine> {
   TestDb tdb_;
   std::unique_ptr<store::Database> db_;
   Intake intake_;
+  Stock stock_{*db_};
   std::deque<std::string> held_sql_, held_names_;
 };
 

@@ -363,7 +363,7 @@ TEST_P(IntakeTest, BatchesDecidedAheadOnRowsAnotherProcessMovesNeverOversellRace
     start.arrive_and_wait();
     for (int i = 0; running > 0; ++i) {
       const std::int64_t sku = 1 + i % kSkus;
-      auto r = intake_.adjust(1, sku, 2, "restock", soon());
+      auto r = stock_.adjust(1, sku, 2, "restock", soon());
       ASSERT_TRUE(r.ok()) << r.status().to_string();
       restocked[sku] += 2;
       std::this_thread::sleep_for(std::chrono::milliseconds(15));

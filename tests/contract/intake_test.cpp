@@ -17,6 +17,7 @@
 #include "onceorder/service/intake.hpp"
 #include "onceorder/service/invariants.hpp"
 #include "onceorder/service/scheduling.hpp"
+#include "onceorder/service/stock.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -36,7 +37,7 @@ TEST_P(IntakeTest, SecondItemOutOfStockChangesNothingAndReplaysEvenAfterRestock)
   EXPECT_EQ(count("SELECT count(*) FROM orders"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM stock WHERE reserved <> 0"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM order_receipts WHERE outcome = 'out_of_stock'"), 1);
-  ASSERT_TRUE(intake_.adjust(1, 202, 3, "restock", soon()).ok());
+  ASSERT_TRUE(stock_.adjust(1, 202, 3, "restock", soon()).ok());
   auto replay = place("k1", {{202, 1}, {101, 2}});  // display order does not matter
   ASSERT_TRUE(replay.ok());
   EXPECT_TRUE(replay->out_of_stock);
@@ -65,7 +66,7 @@ TEST_P(IntakeTest, PlacedOrderHasSortedLinesPriceSnapshotsAndSourceOrders) {
   EXPECT_EQ(o.total_cents, 2 * 1200 + 250);
   EXPECT_EQ(o.order_no, order_number(o.order_id));
   // The price snapshot stays when the price changes.
-  ASSERT_TRUE(intake_.put_sku(1, 101, 9999, std::nullopt, soon()).ok());
+  ASSERT_TRUE(stock_.put_sku(1, 101, 9999, std::nullopt, soon()).ok());
   auto again = intake_.get_order(o.order_id, soon());
   ASSERT_TRUE(again.ok()) << again.status().to_string();
   EXPECT_EQ(again->lines[0].unit_price_cents, 1200);
@@ -73,7 +74,7 @@ TEST_P(IntakeTest, PlacedOrderHasSortedLinesPriceSnapshotsAndSourceOrders) {
   EXPECT_EQ(count("SELECT count(*) FROM source_orders WHERE site_code = 'W1' AND order_no = '" +
                   o.order_no + "'"),
             2);
-  auto sku = intake_.get_sku(1, 101, soon());
+  auto sku = stock_.get_sku(1, 101, soon());
   EXPECT_EQ(sku->available, 7);
   EXPECT_EQ(sku->reserved, 2);
   expect_invariants_hold();
@@ -376,23 +377,23 @@ TEST_P(IntakeTest, ReservationsSurviveMigration21BothWays) {
 }
 
 TEST_P(IntakeTest, StockAdjustmentsAreLedgeredAndNeverNegative) {
-  auto created = intake_.put_sku(1, 5, 100, 3, soon());
+  auto created = stock_.put_sku(1, 5, 100, 3, soon());
   ASSERT_TRUE(created.ok());
   EXPECT_TRUE(created->created);
-  auto again = intake_.put_sku(1, 5, 100, 3, soon());
+  auto again = stock_.put_sku(1, 5, 100, 3, soon());
   EXPECT_EQ(again.status().code(), Code::use_adjustment);
-  auto price = intake_.put_sku(1, 5, 150, std::nullopt, soon());
+  auto price = stock_.put_sku(1, 5, 150, std::nullopt, soon());
   ASSERT_TRUE(price.ok());
   EXPECT_FALSE(price->created);
   EXPECT_EQ(price->sku.price_cents, 150);
-  auto neg = intake_.adjust(1, 5, -4, "damaged", soon());
+  auto neg = stock_.adjust(1, 5, -4, "damaged", soon());
   EXPECT_EQ(neg.status().code(), Code::insufficient_stock);
-  auto ok = intake_.adjust(1, 5, -2, "damaged", soon());
+  auto ok = stock_.adjust(1, 5, -2, "damaged", soon());
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->available, 1);
-  EXPECT_EQ(intake_.adjust(1, 6, 1, "x", soon()).status().code(), Code::not_found);
-  EXPECT_EQ(intake_.adjust(1, 5, 0, "x", soon()).status().code(), Code::invalid_request);
-  EXPECT_EQ(intake_.adjust(1, 5, 1, "", soon()).status().code(), Code::invalid_request);
+  EXPECT_EQ(stock_.adjust(1, 6, 1, "x", soon()).status().code(), Code::not_found);
+  EXPECT_EQ(stock_.adjust(1, 5, 0, "x", soon()).status().code(), Code::invalid_request);
+  EXPECT_EQ(stock_.adjust(1, 5, 1, "", soon()).status().code(), Code::invalid_request);
   EXPECT_EQ(count("SELECT count(*) FROM stock_ledger WHERE sku_id = 5"), 2);
   expect_invariants_hold();
 }
@@ -429,15 +430,15 @@ TEST_P(IntakeTest, ATotalThatDoesNotFitIn64BitsIsRefusedAndWritesNothing) {
 TEST_P(IntakeTest, AnAdjustmentCannotPushAvailablePastTheBound) {
   constexpr std::int64_t kMax = 1'000'000'000'000;
   stock(5, kMax);
-  auto over = intake_.adjust(1, 5, 1, "found one", soon());
+  auto over = stock_.adjust(1, 5, 1, "found one", soon());
   ASSERT_FALSE(over.ok());
   EXPECT_EQ(over.status().code(), Code::invalid_request);
   ASSERT_FALSE(over.status().fields().empty());
   EXPECT_EQ(over.status().fields()[0].field, "delta");
   EXPECT_EQ(available(5), kMax);
   EXPECT_EQ(count("SELECT count(*) FROM stock_ledger WHERE sku_id = 5"), 1);
-  ASSERT_TRUE(intake_.adjust(1, 5, -kMax, "all gone", soon()).ok());
-  ASSERT_TRUE(intake_.adjust(1, 5, kMax, "all back", soon()).ok());
+  ASSERT_TRUE(stock_.adjust(1, 5, -kMax, "all gone", soon()).ok());
+  ASSERT_TRUE(stock_.adjust(1, 5, kMax, "all back", soon()).ok());
   EXPECT_EQ(available(5), kMax);
   expect_invariants_hold();
 }
@@ -529,7 +530,7 @@ TEST_P(IntakeTest, ReplaysFromMemoryAnswerAsTheStoredReceiptDoes) {
   ASSERT_TRUE(short_of.ok()) << short_of.status().to_string();
   ASSERT_TRUE(short_of->out_of_stock);
   // Restocked: a replay still says what was decided.
-  ASSERT_TRUE(intake_.adjust(1, 202, 3, "restock", soon()).ok());
+  ASSERT_TRUE(stock_.adjust(1, 202, 3, "restock", soon()).ok());
   const std::int64_t orders = count("SELECT count(*) FROM orders");
   for (const auto& [key, lines] : std::vector<std::pair<std::string, std::vector<CartLine>>>{
            {"m1", {{101, 2}, {202, 1}}},  // display order does not matter
@@ -658,8 +659,9 @@ TEST(IntakeDeadlockTest, DeadlockIsRetriedAsAWholeTransaction) {
   TestDb tdb(Engine::postgres);
   auto db = tdb.open({.pool_size = 2, .lock_timeout = std::chrono::milliseconds(5000)});
   Intake intake(*db);
-  ASSERT_TRUE(intake.put_sku(1, 101, 100, 5, soon()).ok());
-  ASSERT_TRUE(intake.put_sku(1, 202, 100, 5, soon()).ok());
+  Stock stock(*db);
+  ASSERT_TRUE(stock.put_sku(1, 101, 100, 5, soon()).ok());
+  ASSERT_TRUE(stock.put_sku(1, 202, 100, 5, soon()).ok());
   RawPg other(tdb.url());
   other.exec("SET deadlock_timeout = '2s'");  // let the order's side detect it first
   other.exec("BEGIN");

@@ -16,6 +16,7 @@
 #include "onceorder/service/listings.hpp"
 #include "onceorder/service/numbering.hpp"
 #include "onceorder/service/scheduling.hpp"
+#include "onceorder/service/stock.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -37,7 +38,7 @@ class ListingsTest : public ::testing::TestWithParam<Engine> {
   ListingsTest() : tdb_(GetParam()), db_(tdb_.open()), intake_(*db_), numbering_(*db_) {}
 
   void sku(std::int64_t warehouse, std::int64_t sku, std::int64_t available) {
-    auto r = intake_.put_sku(warehouse, sku, 100 + sku, available, soon());
+    auto r = stock_.put_sku(warehouse, sku, 100 + sku, available, soon());
     ASSERT_TRUE(r.ok()) << r.status().to_string();
   }
   std::int64_t place(std::int64_t customer, std::int64_t warehouse, std::int64_t sku,
@@ -73,6 +74,7 @@ class ListingsTest : public ::testing::TestWithParam<Engine> {
   TestDb tdb_;
   std::unique_ptr<store::Database> db_;
   Intake intake_;
+  Stock stock_{*db_};
   Numbering numbering_;
 };
 

@@ -16,6 +16,7 @@
 #include "onceorder/core/id_generator.hpp"
 #include "onceorder/service/intake.hpp"
 #include "onceorder/service/invariants.hpp"
+#include "onceorder/service/stock.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -86,7 +87,7 @@ TEST_P(OrderIdCollisionRaceTest, OverlappingLeasesIssueOneIdTwiceAndTheSecondIsP
   b_options.id_clock = same_ms;
   Intake a(*db_a, a_options);
   Intake b(*db_b, b_options);
-  ASSERT_TRUE(a.put_sku(1, 101, 100, 10, collision_deadline()).ok());
+  ASSERT_TRUE(Stock(*db_a).put_sku(1, 101, 100, 10, collision_deadline()).ok());
 
   const int node = overlapping_leases(tdb, a, b, now_ms);
   ASSERT_GE(node, 0);

@@ -15,6 +15,7 @@
 #include "onceorder/service/numbering.hpp"
 #include "onceorder/service/outbox.hpp"
 #include "onceorder/service/scheduling.hpp"
+#include "onceorder/service/stock.hpp"
 
 namespace onceorder::testing {
 
@@ -82,7 +83,7 @@ class OutboxTest : public ::testing::TestWithParam<Engine> {
   Intake& intake() {
     if (!intake_) {
       intake_ = std::make_unique<Intake>(*db_);
-      EXPECT_TRUE(intake_->put_sku(1, 101, 100, 1000000, soon()).ok());
+      EXPECT_TRUE(Stock(*db_).put_sku(1, 101, 100, 1000000, soon()).ok());
     }
     return *intake_;
   }

@@ -60,7 +60,7 @@ TEST_P(OutboxTest, AFactThatRollsBackLeavesNoEvent) {
   IntakeOptions failing;
   failing.fault_after_deduction = [] { return Status(Code::internal, "planted"); };
   Intake broken(*db_, failing);
-  ASSERT_TRUE(broken.put_sku(1, 101, 100, 10, soon()).ok());
+  ASSERT_TRUE(Stock(*db_).put_sku(1, 101, 100, 10, soon()).ok());
   EXPECT_FALSE(broken.place({7, 1, {{101, 1}}, "k"}, soon()).ok());
   NumberingOptions no_number;
   no_number.fault_after_allocate = [] { return Status(Code::internal, "planted"); };

@@ -11,6 +11,7 @@
 #include "onceorder/service/maintenance.hpp"
 #include "onceorder/service/numbering.hpp"
 #include "onceorder/service/receipts.hpp"
+#include "onceorder/service/stock.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -20,7 +21,7 @@ using std::chrono::milliseconds;
 class ReceiptsTest : public ::testing::TestWithParam<Engine> {
  protected:
   ReceiptsTest() : tdb_(GetParam()), db_(tdb_.open()), intake_(*db_), numbering_(*db_) {
-    auto r = intake_.put_sku(1, 101, 100, 1000, soon());
+    auto r = stock_.put_sku(1, 101, 100, 1000, soon());
     EXPECT_TRUE(r.ok()) << r.status().to_string();
   }
   std::int64_t count(const std::string& sql) { return tdb_.sql(sql).at(0).i64(0); }
@@ -39,6 +40,7 @@ class ReceiptsTest : public ::testing::TestWithParam<Engine> {
   TestDb tdb_;
   std::unique_ptr<store::Database> db_;
   Intake intake_;
+  Stock stock_{*db_};
   Numbering numbering_;
 };
 

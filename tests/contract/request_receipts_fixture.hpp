@@ -15,6 +15,7 @@
 #include "onceorder/service/intake.hpp"
 #include "onceorder/service/invariants.hpp"
 #include "onceorder/service/scheduling.hpp"
+#include "onceorder/service/stock.hpp"
 
 namespace onceorder::testing {
 
@@ -24,7 +25,7 @@ class RequestReceiptsTest : public ::testing::TestWithParam<Engine> {
       : tdb_(GetParam()), db_(tdb_.open({.pool_size = 8})), intake_(*db_), scheduler_(*db_) {}
 
   void stock(std::int64_t sku, std::int64_t available) {
-    auto r = intake_.put_sku(1, sku, 100, available, soon());
+    auto r = stock_.put_sku(1, sku, 100, available, soon());
     ASSERT_TRUE(r.ok()) << r.status().to_string();
   }
   std::int64_t count(const std::string& sql) { return tdb_.sql(sql).at(0).i64(0); }
@@ -34,7 +35,7 @@ class RequestReceiptsTest : public ::testing::TestWithParam<Engine> {
   }
   Result<Adjusted> adjust(std::int64_t sku, std::int64_t delta, std::optional<std::string> key,
                           const std::string& reason = "count") {
-    return intake_.adjust(AdjustRequest{1, sku, delta, reason, std::move(key)}, soon());
+    return stock_.adjust(AdjustRequest{1, sku, delta, reason, std::move(key)}, soon());
   }
   static SourceOrder source(const std::string& order_no, std::int64_t quantity = 5) {
     return {{"S1", order_no, "1"}, quantity};
@@ -44,6 +45,7 @@ class RequestReceiptsTest : public ::testing::TestWithParam<Engine> {
   TestDb tdb_;
   std::unique_ptr<store::Database> db_;
   Intake intake_;
+  Stock stock_{*db_};
   Scheduler scheduler_;
 };
 

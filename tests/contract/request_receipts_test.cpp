@@ -153,12 +153,13 @@ TEST_P(RequestReceiptsTest, ReceiptsExpireWithTheOthersAndAHeldKeyIsInProgress) 
   if (GetParam() != Engine::postgres) return;
   auto db = tdb_.open({.pool_size = 2, .lock_timeout = std::chrono::milliseconds(100)});
   Intake intake(*db);
+  Stock stock(*db);
   RawPg holder(tdb_.url());
   holder.exec(
       "BEGIN; INSERT INTO request_receipts (route, scope, idempotency_key, request) VALUES "
       "('stock_adjustment', '1/101', 'held', 'x')");
-  auto r = intake.adjust(AdjustRequest{1, 101, 1, "count", std::string("held")},
-                         store::Clock::now() + std::chrono::milliseconds(600));
+  auto r = stock.adjust(AdjustRequest{1, 101, 1, "count", std::string("held")},
+                        store::Clock::now() + std::chrono::milliseconds(600));
   EXPECT_EQ(r.status().code(), Code::request_in_progress) << r.status().to_string();
   holder.exec("ROLLBACK");
   EXPECT_EQ(available(101), 12);

@@ -16,6 +16,7 @@
 #include "onceorder/service/invariants.hpp"
 #include "onceorder/service/listings.hpp"
 #include "onceorder/service/scheduling.hpp"
+#include "onceorder/service/stock.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -156,8 +157,9 @@ TEST_P(TimelineTest, UnknownItemsAndOrdersAreNotFound) {
 
 TEST_P(TimelineTest, AnOrdersTimelineRunsFromPlacedToProducedInTimeOrder) {
   Intake intake(*db_);
-  ASSERT_TRUE(intake.put_sku(1, 101, 100, 10, soon()).ok());
-  ASSERT_TRUE(intake.put_sku(1, 202, 100, 10, soon()).ok());
+  Stock stock(*db_);
+  ASSERT_TRUE(stock.put_sku(1, 101, 100, 10, soon()).ok());
+  ASSERT_TRUE(stock.put_sku(1, 202, 100, 10, soon()).ok());
   auto placed = intake.place({7, 1, {{101, 2}, {202, 1}}, "k-1"}, soon());
   ASSERT_TRUE(placed.ok()) << placed.status().to_string();
   const std::int64_t order_id = placed->order.order_id;
@@ -208,7 +210,8 @@ TEST_P(TimelineTest, AnOrdersTimelineRunsFromPlacedToProducedInTimeOrder) {
 
 TEST_P(TimelineTest, ACancelAbortsTheItemsAndEndsTheTimeline) {
   Intake intake(*db_);
-  ASSERT_TRUE(intake.put_sku(1, 101, 100, 10, soon()).ok());
+  Stock stock(*db_);
+  ASSERT_TRUE(stock.put_sku(1, 101, 100, 10, soon()).ok());
   auto placed = intake.place({7, 1, {{101, 2}}, "k-c"}, soon());
   ASSERT_TRUE(placed.ok());
   Scheduler s(*db_);

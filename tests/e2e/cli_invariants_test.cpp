@@ -17,6 +17,7 @@
 #include "onceorder/service/intake.hpp"
 #include "onceorder/service/numbering.hpp"
 #include "onceorder/service/scheduling.hpp"
+#include "onceorder/service/stock.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -90,8 +91,9 @@ Workload run_workload(const std::string& url_text) {
   EXPECT_TRUE(store::migrate(*db).ok());
   {
     Intake intake(*db);
-    EXPECT_TRUE(intake.put_sku(1, 101, 1200, 10, soon()).ok());
-    EXPECT_TRUE(intake.put_sku(1, 202, 2500, 5, soon()).ok());
+    Stock stock(*db);
+    EXPECT_TRUE(stock.put_sku(1, 101, 1200, 10, soon()).ok());
+    EXPECT_TRUE(stock.put_sku(1, 202, 2500, 5, soon()).ok());
     auto a = intake.place({7, 1, {{202, 1}, {101, 2}}, "a"}, soon());
     auto replay = intake.place({7, 1, {{101, 2}, {202, 1}}, "a"}, soon());
     auto b = intake.place({7, 1, {{101, 1}}, "b"}, soon());
@@ -117,8 +119,7 @@ Workload run_workload(const std::string& url_text) {
     }
     // Keyed requests of the other creating routes, each replayed once.
     for (int i = 0; i < 2; ++i) {
-      EXPECT_TRUE(
-          intake.adjust(AdjustRequest{1, 101, 1, "count", std::string("adj")}, soon()).ok());
+      EXPECT_TRUE(stock.adjust(AdjustRequest{1, 101, 1, "count", std::string("adj")}, soon()).ok());
       const std::vector<SourceOrder> more{{{"F2", "B1", "1"}, 4}};
       EXPECT_TRUE(scheduler.import_source_orders(more, soon(), std::string("imp")).ok());
       const std::vector<OrderKey> keys{{"F2", "B1", "1"}};

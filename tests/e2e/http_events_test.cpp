@@ -27,7 +27,7 @@ class EventsHttpTest : public HttpTest {
   void SetUp() override {
     HttpTest::SetUp();
     if (HasFatalFailure()) return;
-    auto sku = intake().put_sku(1, 101, 100, 1000000, later());
+    auto sku = Stock(db()).put_sku(1, 101, 100, 1000000, later());
     ASSERT_TRUE(sku.ok()) << sku.status().to_string();
   }
 

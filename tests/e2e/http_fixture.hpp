@@ -24,6 +24,7 @@
 #include "onceorder/http/http_server.hpp"
 #include "onceorder/service/intake.hpp"
 #include "onceorder/service/scheduling.hpp"
+#include "onceorder/service/stock.hpp"
 #include "onceorder/store/store.hpp"
 
 namespace onceorder::testing {

@@ -22,6 +22,7 @@
 #include "http/ops_monitor.hpp"
 #include "onceorder/service/intake.hpp"
 #include "onceorder/service/outbox.hpp"
+#include "onceorder/service/stock.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -82,7 +83,7 @@ class OpsOutboxGaugesTest : public ::testing::TestWithParam<Engine> {
     tdb_ = std::make_unique<TestDb>(GetParam());
     db_ = tdb_->open();
     intake_ = std::make_unique<Intake>(*db_);
-    auto sku = intake_->put_sku(1, 101, 100, 1000, soon());
+    auto sku = Stock(*db_).put_sku(1, 101, 100, 1000, soon());
     ASSERT_TRUE(sku.ok()) << sku.status().to_string();
   }
   void place(const std::string& key) {

@@ -105,7 +105,7 @@ PairSpec late_order_and_follower() {
           [](Fixture& f) {
             followed() = {};
             for (std::int64_t sku : {101, 202}) {
-              auto r = f.session[0]->intake->put_sku(1, sku, 100, 10, deadline_ahead());
+              auto r = f.session[0]->stock->put_sku(1, sku, 100, 10, deadline_ahead());
               if (!r.ok()) throw std::runtime_error("put_sku: " + r.status().to_string());
             }
           },

@@ -150,6 +150,7 @@ Explorer::Explorer(std::string url) : url_(std::move(url)) {
     IntakeOptions intake_options;
     intake_options.node_lease = 24h;
     ctx.intake = std::make_unique<Intake>(*ctx.db, intake_options);
+    ctx.stock = std::make_unique<Stock>(*ctx.db);
     ctx.scheduler = std::make_unique<Scheduler>(*ctx.db);
     ctx.numbering = std::make_unique<Numbering>(*ctx.db);
     if (auto node = ctx.intake->node_id(); !node.ok())

@@ -30,6 +30,7 @@
 #include "onceorder/service/intake.hpp"
 #include "onceorder/service/numbering.hpp"
 #include "onceorder/service/scheduling.hpp"
+#include "onceorder/service/stock.hpp"
 #include "onceorder/store/store.hpp"
 
 namespace onceorder::isolation {
@@ -41,6 +42,7 @@ class Gate;
 struct SessionContext {
   std::unique_ptr<store::Database> db;
   std::unique_ptr<Intake> intake;
+  std::unique_ptr<Stock> stock;
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<Numbering> numbering;
   // Deadlocks and second-line refusals its statements met in the schedule running.

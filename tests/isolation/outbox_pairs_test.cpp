@@ -45,7 +45,7 @@ std::string place_one(SessionContext& s, std::int64_t customer, std::int64_t sku
 }
 
 void stock_of(Fixture& f, std::int64_t sku) {
-  value_or_throw(f.session[0]->intake->put_sku(1, sku, 100, 10, minute_ahead()), "put_sku");
+  value_or_throw(f.session[0]->stock->put_sku(1, sku, 100, 10, minute_ahead()), "put_sku");
 }
 
 // Until every event in the table is below the feed's horizon: a transaction elsewhere in the

@@ -88,7 +88,7 @@ std::string configure(SessionContext& s, std::int64_t max) {
 // --- setups ------------------------------------------------------------------------------
 
 void stock(Fixture& f, std::int64_t sku, std::int64_t available) {
-  must(f.session[0]->intake->put_sku(1, sku, 100, available, later()), "put_sku");
+  must(f.session[0]->stock->put_sku(1, sku, 100, available, later()), "put_sku");
 }
 
 // An order of `lines` (sku 101, 202, 303 …, one each), placed before the schedule.
@@ -251,7 +251,7 @@ Check one_key_placed_once(std::int64_t left_101, std::int64_t left_202) {
 
 // An adjustment taking one unit of 101: "adjusted" or its error's code.
 std::string damage_one_of_101(Fixture&, SessionContext& s) {
-  auto r = s.intake->adjust(1, 101, -1, "damaged", later());
+  auto r = s.stock->adjust(1, 101, -1, "damaged", later());
   return r.ok() ? std::string("adjusted") : outcome(r.status());
 }
 

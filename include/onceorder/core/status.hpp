@@ -46,6 +46,9 @@ enum class Code {
   lock_timeout,
   serialization_failure,
   retry_transaction,  // a service asks for a re-run (e.g. lost an idempotency race)
+  // Control: a transaction body chose to roll back and return (store::transact neither
+  // commits nor retries it). The caller reads why from its own state; never an answer.
+  rolled_back,
   // Permanent database outcomes a service may want to map.
   unique_violation,
   check_violation,

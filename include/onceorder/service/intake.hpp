@@ -44,7 +44,6 @@
 #include "onceorder/core/principal.hpp"
 #include "onceorder/core/recent_answers.hpp"
 #include "onceorder/service/node_lease.hpp"
-#include "onceorder/service/stock.hpp"
 #include "onceorder/store/store.hpp"
 
 namespace onceorder {
@@ -162,28 +161,10 @@ class Intake {
   std::uint64_t decided_ahead_missed() const {
     return decided_ahead_missed_.load(std::memory_order_relaxed);
   }
+  const IntakeOptions& options() const { return options_; }
   Result<Order> get_order(std::int64_t order_id, store::Clock::time_point deadline);
   // Idempotent; in_production once any line has a production order.
   Result<Order> cancel(std::int64_t order_id, store::Clock::time_point deadline);
-
-  // Stock administration lives in onceorder/service/stock.hpp; these forward to it for the callers
-  // that hold an Intake.
-  using PutSku = Stock::PutSku;
-  Result<PutSku> put_sku(std::int64_t warehouse_id, std::int64_t sku_id, std::int64_t price_cents,
-                         std::optional<std::int64_t> available, store::Clock::time_point deadline) {
-    return skus_.put_sku(warehouse_id, sku_id, price_cents, available, deadline);
-  }
-  Result<Adjusted> adjust(const AdjustRequest& request, store::Clock::time_point deadline) {
-    return skus_.adjust(request, deadline);
-  }
-  Result<Sku> adjust(std::int64_t warehouse_id, std::int64_t sku_id, std::int64_t delta,
-                     const std::string& reason, store::Clock::time_point deadline) {
-    return skus_.adjust(warehouse_id, sku_id, delta, reason, deadline);
-  }
-  Result<Sku> get_sku(std::int64_t warehouse_id, std::int64_t sku_id,
-                      store::Clock::time_point deadline) {
-    return skus_.get_sku(warehouse_id, sku_id, deadline);
-  }
 
   // The node id this process issues order ids with (leased on first use).
   Result<int> node_id();
@@ -248,7 +229,6 @@ class Intake {
   IntakeOptions options_;
   std::unique_ptr<store::IntakeStore> store_;
   std::unique_ptr<store::StockStore> stock_;
-  Stock skus_;
   // The keys of the placements running in this process, and (with replay_memory) the
   // decisions made moments ago: a request that gave up while another one holds its key is
   // request_in_progress, not busy. On PostgreSQL the wait on the receipt row says so too;

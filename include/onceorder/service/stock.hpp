@@ -38,7 +38,7 @@ class StockStore;
 
 class Stock {
  public:
-  Stock(store::Database& db, int max_attempts);
+  explicit Stock(store::Database& db, int max_attempts = store::TxOptions{}.max_attempts);
   ~Stock();
 
   struct PutSku {
