@@ -27,6 +27,8 @@ struct ListingSql;
 struct NodeLeaseSql;
 struct AuditSql;
 struct EventsSql;
+class NumberingOps;
+class LegacyItemsOps;
 
 struct Dialect {
   Engine engine;
@@ -55,6 +57,11 @@ struct Dialect {
   const NodeLeaseSql& node_lease;
   const AuditSql& audit;
   const EventsSql& events;
+
+  // Operations, per area: what the engines do differently there (each area's store header
+  // says what; store/<engine>/<area>_ops.cpp implements them).
+  const NumberingOps& numbering_ops;
+  const LegacyItemsOps& legacy_items_ops;
 
   // The schema: versioned migrations, the invariant queries, and the bookkeeping the
   // migration runner needs.

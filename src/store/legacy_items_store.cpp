@@ -3,7 +3,18 @@
 namespace onceorder::store {
 namespace {
 
+// site, order, lot from `at`.
 OrderKey key_at(const Row& r, size_t at) { return {r.text(at), r.text(at + 1), r.text(at + 2)}; }
+
+// leg_pending's and leg_pending_before_resolution's row.
+StagedItem staged_item(const Row& r) {
+  return {r.i64(0),     static_cast<int>(r.i64(1)),
+          key_at(r, 2), r.text(5),
+          r.text(6),    r.is_null(7) ? std::nullopt : std::optional<std::string>(r.text(7))};
+}
+
+// leg_live_rows' row.
+LiveItem live_item(const Row& r) { return {r.i64(0), key_at(r, 1), r.text(4), r.text(5)}; }
 
 }  // namespace
 
@@ -27,23 +38,19 @@ Result<std::vector<StagedItem>> LegacyItemsStore::pending(store::Connection& c) 
       c.query(has_resolution.at(0).i64(0) > 0 ? sql_.pending : sql_.pending_before_resolution, {}));
   std::vector<StagedItem> out;
   out.reserve(rows.size());
-  for (const Row& r : rows) {
-    out.push_back({r.i64(0), static_cast<int>(r.i64(1)), key_at(r, 2), r.text(5), r.text(6),
-                   r.is_null(7) ? std::nullopt : std::optional<std::string>(r.text(7))});
-  }
+  for (const Row& r : rows) out.push_back(staged_item(r));
   return out;
 }
 
 Status LegacyItemsStore::lock_pending(store::Connection& c) {
-  if (!dialect_.row_locks) return Status::Ok();
-  return c.query(sql_.lock_pending, {}).status();
+  return dialect_.legacy_items_ops.lock_pending(c);
 }
 
 Result<std::vector<LiveItem>> LegacyItemsStore::live_rows(store::Connection& c) {
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.live_rows, {}));
   std::vector<LiveItem> out;
   out.reserve(rows.size());
-  for (const Row& r : rows) out.push_back({r.i64(0), key_at(r, 1), r.text(4), r.text(5)});
+  for (const Row& r : rows) out.push_back(live_item(r));
   return out;
 }
 

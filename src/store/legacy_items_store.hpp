@@ -1,6 +1,6 @@
 // SQL for legacy schedule items (the staging table and its move into the live table): one
-// engine-neutral class over a per-engine set of statements
-// (store/<engine>/legacy_items.sql). Methods run in the caller's transaction.
+// engine-neutral class over a per-engine set of statements (store/<engine>/legacy_items.sql)
+// and operations (LegacyItemsOps, below). Methods run in the caller's transaction.
 //
 // Thread-safety: immutable after construction; the Connection passed in is the caller's.
 #pragma once
@@ -25,7 +25,6 @@ struct LegacyItemsSql {
   // → legacy_id, line, site, order, lot, status, created_at, resolution (NULL: none)
   store::Statement pending;
   store::Statement pending_before_resolution;  // the same, resolution always NULL
-  store::Statement lock_pending = {};          // the rows `apply` moves (Dialect::row_locks)
   store::Statement live_rows;                  // → item_id, site, order, lot, status, created_at
   store::Statement missing_sources;            // → site, order, lot
   store::Statement insert_run;                 // → run_id
@@ -37,6 +36,17 @@ struct LegacyItemsSql {
   // (site, order, lot, status, note) a legacy run's wait/processing item → item_id
   store::Statement settle_moved;
   store::Statement note_moved;  // (item_id, outcome) on the staging row it came from
+};
+
+// What the engines do differently in legacy items: PostgreSQL locks the staged rows `apply`
+// moves against a concurrent `resolve` (SELECT … FOR UPDATE); SQLite's write transaction holds
+// the database's one write lock from BEGIN, so it sends nothing. Each method is
+// LegacyItemsStore's of the same name. Each engine implements them in
+// store/<engine>/legacy_items_ops.cpp, under the contract tests (the conformance suite).
+class LegacyItemsOps {
+ public:
+  virtual ~LegacyItemsOps() = default;
+  virtual Status lock_pending(store::Connection& c) const = 0;
 };
 
 // A row of the staging table that has not moved yet.

@@ -1,7 +1,9 @@
 // SQL for document numbers: one engine-neutral class over a per-engine set of statements
-// (store/<engine>/numbering.sql). Methods run inside the caller's transaction.
+// (store/<engine>/numbering.sql) and operations (NumberingOps, below). Methods run inside the
+// caller's transaction.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <span>
@@ -14,20 +16,15 @@
 
 namespace onceorder::store {
 
-// Statements name a document's columns in one order: scope, value, number, origin, scheme,
-// title, created_at, principal, header — and, where they read a stored document (not one
-// they write), its lines as one JSON array text (NULL for none) after them.
+// The statements both engines have, which the shared store runs. Statements name a document's
+// columns in one order: scope, value, number, origin, scheme, title, created_at, principal,
+// header — and, where they read a stored document (not one they write), its lines as one JSON
+// array text (NULL for none) after them (numbering_rows below).
 struct NumberingSql {
-  store::Statement find_receipt;       // (scope, key) → receipt title + document
-  store::Statement bump_counter = {};  // (scope): the counter step, sent first unless
-                                       // Dialect::writes_in_one_statement
-  // (scope, title, principal, header, lines) → document; no row when exhausted. Writes the
-  // lines too where Dialect::writes_in_one_statement; otherwise insert_lines follows.
-  store::Statement insert_issued;
-  store::Statement insert_lines = {};  // (scope, value, lines JSON array): one row per line
-  store::Statement insert_receipt;     // (scope, key, title, value)
-  store::Statement lock_scope;         // (scope) → width, radix, max, last_value (row locked)
-  store::Statement read_scope;         // (scope) → width, radix, max, last_value (no lock)
+  store::Statement find_receipt;    // (scope, key) → receipt title + document
+  store::Statement insert_receipt;  // (scope, key, title, value)
+  store::Statement lock_scope;      // (scope) → width, radix, max, last_value (row locked)
+  store::Statement read_scope;      // (scope) → width, radix, max, last_value (no lock)
   // (scope, width, radix, max, 1 when the caller found the row locked, else 0) → scope when
   // written; no row when refused: width or radix changed after a number was issued, max below
   // the counter, or a row that appeared after the caller found none.
@@ -41,28 +38,6 @@ struct NumberingSql {
   store::Statement raise_last;       // (scope, value) last_value = max(last_value, value)
   // A batch (Numbering::issue_batch): every receipt of a list of keys, in one statement.
   store::Statement find_receipts;  // (scope, keys JSON array) → key, title + document
-  // (scope, last, new last, documents JSON array of [title, principal, header, lines],
-  // receipts JSON array of [key, title, value]): sets the counter to `new last` and inserts
-  // documents last+1… and their lines → the documents. With Dialect::writes_in_one_statement the
-  // receipts go in the same statement; otherwise `set_counter` comes first, then this with (scope,
-  // last, documents), then `insert_many_lines` with the same parameters, then `insert_receipts`.
-  store::Statement insert_many;
-  store::Statement insert_many_lines = {};  // (scope, last, documents JSON array)
-  store::Statement set_counter = {};        // (scope, new last)
-  store::Statement insert_receipts = {};    // (scope, receipts JSON array of [key, title, value])
-  // Where the engine has row locks (PostgreSQL), the combining lane never waits for a counter
-  // another transaction holds: these skip it instead. Empty elsewhere, where the lane holds
-  // the database's one write lock and nothing else can hold a counter.
-  // (scope, title, principal, header, lines) → document, as insert_issued; no row also when
-  // the counter is held
-  // elsewhere or the scope does not exist yet.
-  store::Statement insert_if_free = {};
-  // NumberingStore::claim_scopes without `wait`, in one statement: (claims JSON array of
-  // [scope, count], documents JSON array of [scope, ordinal, title, principal, header,
-  // lines], receipts JSON array of [scope, key, title, ordinal]; ordinals from 1) → per row a
-  // kind: 1, a document written (its columns from the second on); 2, a counter as the
-  // statement found it (scope, then width, radix, max, last_value from the 11th column on).
-  store::Statement claim_scopes = {};
 };
 
 struct ScopeRow {
@@ -110,6 +85,78 @@ struct ClaimedScope {
   std::vector<Document> docs;
 };
 
+// What a batch's claims found and wrote, by scope; a scope missing from it got nothing.
+using ClaimedScopes = std::map<std::string, ClaimedScope, std::less<>>;
+
+// What the engines do differently in numbering: taking numbers and writing the documents
+// they number. PostgreSQL moves a counter and writes its documents (lines and receipts
+// included) in one statement, and its combining lane skips a counter another transaction
+// holds (SKIP LOCKED); SQLite sends the same steps one by one under the database's one write
+// lock, where no other transaction can hold a counter. Each method is NumberingStore's of the
+// same name (claim_if_free: claim_scopes without `wait`). Each engine implements them in
+// store/<engine>/numbering_ops.cpp, under the contract tests (the conformance suite).
+class NumberingOps {
+ public:
+  virtual ~NumberingOps() = default;
+  virtual Result<std::optional<Document>> allocate(store::Connection& c, std::string_view scope,
+                                                   const NewDocument& doc,
+                                                   store::Then then) const = 0;
+  virtual Result<std::optional<Document>> allocate_if_free(store::Connection& c,
+                                                           std::string_view scope,
+                                                           const NewDocument& doc,
+                                                           store::Then then) const = 0;
+  virtual Result<std::vector<Document>> allocate_many(store::Connection& c, std::string_view scope,
+                                                      std::int64_t last,
+                                                      std::span<const NewDocument> docs,
+                                                      std::span<const NewReceipt> receipts,
+                                                      store::Then then) const = 0;
+  virtual Result<ClaimedScopes> claim_if_free(store::Connection& c,
+                                              std::span<const ScopeClaim> claims,
+                                              store::Then then) const = 0;
+};
+
+// NumberingStore::claim_scopes one scope at a time: every counter locked first (in the
+// claims' order; with `wait` a missing scope created with the default format before), then
+// each scope's documents and receipts written by `ops.allocate_many`, the last write carrying
+// `then`. What the store runs with `wait`, and an engine's claim_if_free where reading a
+// counter under its write lock is locking it.
+Result<ClaimedScopes> claim_each_scope(store::Connection& c, const NumberingSql& sql,
+                                       const NumberingOps& ops, std::span<const ScopeClaim> claims,
+                                       bool wait, store::Then then);
+
+// The rows numbering's statements answer, each column group decoded in one place, and the
+// JSON rows its batch statements take: shared by the store and the engines' operations.
+namespace numbering_rows {
+
+// A document's columns (NumberingSql's order), from a statement's `at`: this many.
+inline constexpr std::size_t kDocumentColumns = 9;
+
+// A document as a statement wrote it: its lines are the request's, which the caller sets.
+Document written_document(const store::Row& r, std::size_t at);
+// A stored document as a statement read it: its columns, then its lines.
+Document stored_document(const store::Row& r, std::size_t at);
+// A counter's columns from `at`: width, radix, max, last_value.
+inline constexpr std::size_t kScopeRowColumns = 4;
+ScopeRow scope_row(const store::Row& r, std::size_t at);
+// The document an insert statement answered with (none: no row), its lines `doc`'s.
+std::optional<Document> written_one(const store::Rows& rows, const NewDocument& doc);
+// The documents a batch insert answered with, in value order, their lines `docs`' (in value
+// order too); an error unless there is one per document.
+Result<std::vector<Document>> written_many(const store::Rows& rows,
+                                           std::span<const NewDocument> docs);
+
+// NULL for an empty body text.
+store::Param text_or_null(std::string_view s);
+// One document's fields after its place in a JSON row: title, principal, header, lines (the
+// body's texts as JSON strings, null when none).
+void append_document_fields(std::string& out, const NewDocument& d);
+// A batch's documents as one JSON array of [title, principal, header, lines].
+std::string json_document_rows(std::span<const NewDocument> docs);
+// A batch's receipts as one JSON array of [key, title, value].
+std::string json_receipt_rows(std::span<const NewReceipt> receipts);
+
+}  // namespace numbering_rows
+
 class NumberingStore {
  public:
   explicit NumberingStore(const Dialect& dialect);
@@ -119,8 +166,8 @@ class NumberingStore {
   Result<std::optional<Document>> allocate(store::Connection& c, std::string_view scope,
                                            const NewDocument& doc, store::Then then);
   // allocate, except that it never waits for a counter another transaction holds: nullopt
-  // also when the counter is held elsewhere or the scope does not exist yet (where the engine
-  // has no row locks, exactly allocate).
+  // also when the counter is held elsewhere or the scope does not exist yet (on SQLite, where
+  // no other transaction can hold a counter, exactly allocate).
   Result<std::optional<Document>> allocate_if_free(store::Connection& c, std::string_view scope,
                                                    const NewDocument& doc, store::Then then);
   Status insert_receipt(store::Connection& c, std::string_view scope, std::string_view key,
@@ -143,8 +190,8 @@ class NumberingStore {
   // Without `wait` a counter another transaction holds, or a scope that does not exist yet,
   // is skipped (on PostgreSQL: one statement, one round trip with `then`); with `wait` a new
   // scope is created with the default format and a held counter waited for.
-  Result<std::map<std::string, ClaimedScope, std::less<>>> claim_scopes(
-      store::Connection& c, std::span<const ScopeClaim> claims, bool wait, store::Then then);
+  Result<ClaimedScopes> claim_scopes(store::Connection& c, std::span<const ScopeClaim> claims,
+                                     bool wait, store::Then then);
   Result<std::optional<ScopeRow>> lock_scope(store::Connection& c, std::string_view scope);
   // The counter as the statement's snapshot sees it, without locking it.
   Result<std::optional<ScopeRow>> read_scope(store::Connection& c, std::string_view scope);
@@ -167,14 +214,6 @@ class NumberingStore {
   Status raise_last_value(store::Connection& c, std::string_view scope, std::int64_t value);
 
  private:
-  Result<std::map<std::string, ClaimedScope, std::less<>>> claim_in_one_statement(
-      store::Connection& c, std::span<const ScopeClaim> claims, store::Then then);
-  // The document an insert statement answered with (none: no row), its lines `doc`'s.
-  static Result<std::optional<Document>> issued(const store::Rows& rows, const NewDocument& doc);
-  // (scope) → width, radix, max, last_value by `statement`.
-  Result<std::optional<ScopeRow>> scope_row(store::Connection& c, const store::Statement& statement,
-                                            std::string_view scope);
-
   const Dialect& dialect_;
   const NumberingSql& sql_;
 };

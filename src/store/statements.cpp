@@ -53,9 +53,6 @@ IntakeSql intake_sql(const SqlCatalog& c) {
 NumberingSql numbering_sql(const SqlCatalog& c) {
   return {
       .find_receipt = c.get("num_find_receipt"),
-      .bump_counter = c.optional("num_bump_counter"),
-      .insert_issued = c.get("num_insert_issued"),
-      .insert_lines = c.optional("num_insert_lines"),
       .insert_receipt = c.get("num_insert_receipt"),
       .lock_scope = c.get("num_lock_scope"),
       .read_scope = c.get("num_read_scope"),
@@ -68,12 +65,6 @@ NumberingSql numbering_sql(const SqlCatalog& c) {
       .insert_legacy = c.get("num_insert_legacy"),
       .raise_last = c.get("num_raise_last"),
       .find_receipts = c.get("num_find_receipts"),
-      .insert_many = c.get("num_insert_many"),
-      .insert_many_lines = c.optional("num_insert_many_lines"),
-      .set_counter = c.optional("num_set_counter"),
-      .insert_receipts = c.optional("num_insert_receipts"),
-      .insert_if_free = c.optional("num_insert_if_free"),
-      .claim_scopes = c.optional("num_claim_scopes"),
   };
 }
 
@@ -122,7 +113,6 @@ LegacyItemsSql legacy_items_sql(const SqlCatalog& c) {
       .has_resolution = c.get("leg_has_resolution"),
       .pending = c.get("leg_pending"),
       .pending_before_resolution = c.get("leg_pending_before_resolution"),
-      .lock_pending = c.optional("leg_lock_pending"),
       .live_rows = c.get("leg_live_rows"),
       .missing_sources = c.get("leg_missing_sources"),
       .insert_run = c.get("leg_insert_run"),

@@ -14,6 +14,7 @@
 #include "onceorder/service/numbering.hpp"
 #include "store/dialect.hpp"
 #include "store/numbering_store.hpp"
+#include "store/sql_catalog.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -256,8 +257,7 @@ TEST_P(NumberingBatchTest, ScopeCountersOfABatchStayOnTheirIndex) {
       "10, 999999999, 0 FROM generate_series(2, 5000) g");
   side.tdb.sql("ANALYZE");
   RawPg pg(side.tdb.url());
-  const auto& sql = side.db->dialect().numbering;
-  expect_index_reads(pg, sql.claim_scopes,
+  expect_index_reads(pg, store::SqlCatalog::of(Engine::postgres).get("num_claim_scopes"),
                      R"(('[["S5", 1], ["S77", 1]]', '[["S5", 1, "t"], ["S77", 1, "t"]]', '[]'))",
                      "doc_scopes");
 }

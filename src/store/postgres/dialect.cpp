@@ -7,7 +7,8 @@
 namespace onceorder::store::postgres {
 
 const Dialect& dialect() {
-  static const Statements s(SqlCatalog::of(Engine::postgres));
+  static const SqlCatalog& sql = SqlCatalog::of(Engine::postgres);
+  static const Statements s(sql);
   static const Dialect d{
       .engine = Engine::postgres,
       .connect = &connect,
@@ -24,6 +25,8 @@ const Dialect& dialect() {
       .node_lease = s.node_lease,
       .audit = s.audit,
       .events = s.events,
+      .numbering_ops = numbering_ops(sql),
+      .legacy_items_ops = legacy_items_ops(sql),
       .migrations = migrations(),
       .invariants = s.invariants,
       .has_migrations_table = s.has_migrations_table,

@@ -6,10 +6,19 @@
 
 #include "store/dialect.hpp"
 
+namespace onceorder::store {
+class SqlCatalog;
+}
+
 namespace onceorder::store::postgres {
 
 std::span<const Migration> migrations();
 
 const Dialect& dialect();
+
+// The engine's operations per area (store/<area>_store.hpp), each holding the statements only
+// this engine has.
+const NumberingOps& numbering_ops(const SqlCatalog& sql);
+const LegacyItemsOps& legacy_items_ops(const SqlCatalog& sql);
 
 }  // namespace onceorder::store::postgres

@@ -1,6 +1,6 @@
 -- PostgreSQL: legacy item import and dedup.
 -- Named statements (store/sql_catalog.hpp); what each takes and returns is in the store
--- that runs it.
+-- that runs it, or for the engine's own steps in its operations (legacy_items_ops.cpp).
 
 -- name: leg_insert_staged
 INSERT INTO legacy_items (line_no, site_code, order_no, lot_no, status, created_at, run_id)

@@ -1,6 +1,6 @@
 -- PostgreSQL: document numbering: counters, documents and their receipts.
 -- Named statements (store/sql_catalog.hpp); what each takes and returns is in the store
--- that runs it.
+-- that runs it, or for the engine's own steps in its operations (numbering_ops.cpp).
 
 -- name: num_find_receipt
 SELECT r.title, d.scope, d.value, d.number, d.origin, d.scheme, d.title,
@@ -173,10 +173,10 @@ SELECT d.scope, d.value, d.number, d.origin, d.scheme, d.title,
 FROM d
 ORDER BY d.value;
 
--- The combining lane's lone number (store/numbering_store.hpp): the counter is taken only if
--- no other transaction holds it (FOR NO KEY UPDATE is the lock the UPDATE takes, and does not
--- conflict with the key-share locks of foreign-key checks); otherwise no row, and nothing
--- was written.
+-- The combining lane's lone number (NumberingOps::allocate_if_free): the counter is taken
+-- only if no other transaction holds it (FOR NO KEY UPDATE is the lock the UPDATE takes, and
+-- does not conflict with the key-share locks of foreign-key checks); otherwise no row, and
+-- nothing was written.
 -- name: num_insert_if_free
 WITH l AS (
   SELECT scope
@@ -209,7 +209,7 @@ SELECT d.scope, d.value, d.number, d.origin, d.scheme, d.title,
     to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), d.principal, d.header
 FROM d;
 
--- A batch's claims in one statement (NumberingStore::claim_scopes), so that its one round
+-- A batch's claims in one statement (NumberingOps::claim_if_free), so that its one round
 -- trip also carries the COMMIT. `l`: the counters with room, locked unless held
 -- elsewhere (a lock that waited on a committed update returns the newest row); `g`: how
 -- many numbers each scope gets; `c` moves exactly the counters `l` found, from the

@@ -7,7 +7,8 @@
 namespace onceorder::store::sqlite {
 
 const Dialect& dialect() {
-  static const Statements s(SqlCatalog::of(Engine::sqlite));
+  static const SqlCatalog& sql = SqlCatalog::of(Engine::sqlite);
+  static const Statements s(sql);
   static const Dialect d{
       .engine = Engine::sqlite,
       .connect = &connect,
@@ -26,6 +27,8 @@ const Dialect& dialect() {
       .node_lease = s.node_lease,
       .audit = s.audit,
       .events = s.events,
+      .numbering_ops = numbering_ops(sql, s.numbering),
+      .legacy_items_ops = legacy_items_ops(),
       .migrations = migrations(),
       .invariants = s.invariants,
       .has_migrations_table = s.has_migrations_table,

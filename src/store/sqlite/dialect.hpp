@@ -6,10 +6,19 @@
 
 #include "store/dialect.hpp"
 
+namespace onceorder::store {
+class SqlCatalog;
+}
+
 namespace onceorder::store::sqlite {
 
 std::span<const Migration> migrations();
 
 const Dialect& dialect();
+
+// The engine's operations per area (store/<area>_store.hpp), each holding the statements only
+// this engine has.
+const NumberingOps& numbering_ops(const SqlCatalog& sql, const NumberingSql& shared);
+const LegacyItemsOps& legacy_items_ops();
 
 }  // namespace onceorder::store::sqlite

@@ -1,6 +1,6 @@
 -- SQLite: document numbering: counters, documents and their receipts.
 -- Named statements (store/sql_catalog.hpp); what each takes and returns is in the store
--- that runs it.
+-- that runs it, or for the engine's own steps in its operations (numbering_ops.cpp).
 
 -- name: num_find_receipt
 SELECT r.title, d.scope, d.value, d.number, d.origin, d.scheme, d.title, d.created_at, d.principal,
