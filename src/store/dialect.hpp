@@ -20,6 +20,7 @@ namespace onceorder::store {
 struct IntakeSql;
 struct NumberingSql;
 struct SchedulingSql;
+class SchedulingOps;
 struct LegacyItemsSql;
 struct ReceiptsSql;
 struct StockSql;
@@ -48,6 +49,8 @@ struct Dialect {
   const IntakeSql& intake;
   const NumberingSql& numbering;
   const SchedulingSql& scheduling;
+  // What the engine does its own way in scheduling (store/<engine>/scheduling_ops.cpp).
+  const SchedulingOps& scheduling_ops;
   const LegacyItemsSql& legacy_items;
   const ReceiptsSql& receipts;
   const StockSql& stock;

@@ -17,6 +17,7 @@ const Dialect& dialect() {
       .intake = s.intake,
       .numbering = s.numbering,
       .scheduling = s.scheduling,
+      .scheduling_ops = scheduling_ops(SqlCatalog::of(Engine::postgres)),
       .legacy_items = s.legacy_items,
       .receipts = s.receipts,
       .stock = s.stock,

@@ -6,10 +6,17 @@
 
 #include "store/dialect.hpp"
 
+namespace onceorder::store {
+class SqlCatalog;
+}  // namespace onceorder::store
+
 namespace onceorder::store::postgres {
 
 std::span<const Migration> migrations();
 
 const Dialect& dialect();
+
+// Its scheduling operations (store/postgres/scheduling_ops.cpp), with their statements.
+const SchedulingOps& scheduling_ops(const SqlCatalog& catalog);
 
 }  // namespace onceorder::store::postgres

@@ -19,6 +19,7 @@ const Dialect& dialect() {
       .intake = s.intake,
       .numbering = s.numbering,
       .scheduling = s.scheduling,
+      .scheduling_ops = scheduling_ops(SqlCatalog::of(Engine::sqlite), s.scheduling),
       .legacy_items = s.legacy_items,
       .receipts = s.receipts,
       .stock = s.stock,
