@@ -20,6 +20,7 @@ namespace onceorder::store {
 struct IntakeSql;
 struct NumberingSql;
 struct SchedulingSql;
+class SchedulingOps;
 struct LegacyItemsSql;
 struct ReceiptsSql;
 struct StockSql;
@@ -61,6 +62,7 @@ struct Dialect {
   // Operations, per area: what the engines do differently there (each area's store header
   // says what; store/<engine>/<area>_ops.cpp implements them).
   const NumberingOps& numbering_ops;
+  const SchedulingOps& scheduling_ops;
   const LegacyItemsOps& legacy_items_ops;
 
   // The schema: versioned migrations, the invariant queries, and the bookkeeping the

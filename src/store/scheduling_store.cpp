@@ -3,10 +3,8 @@
 #include <map>
 #include <string>
 
-#include "onceorder/core/principal.hpp"
 #include "onceorder/core/text.hpp"
 #include "store/dialect.hpp"
-#include "store/numbering_store.hpp"
 
 namespace onceorder::store {
 namespace {
@@ -17,7 +15,7 @@ using store::Row;
 std::string_view sv(const std::string& s) { return s; }
 
 // run_id, kind, status, owner, error, created_at, finished_at, wait, processing, success,
-// failed, aborted
+// failed, aborted: sch_get_run's and sch_list_runs' columns.
 Run run_from(const Row& r) {
   Run run;
   run.run_id = r.i64(0);
@@ -32,12 +30,13 @@ Run run_from(const Row& r) {
 }
 
 // item_id, run_id, site, order, lot, status, attempt, owner, lease_until, error,
-// created_at, updated_at
+// created_at, updated_at: sch_list_items' columns.
 ScheduleItem item_from(const Row& r) {
+  constexpr size_t key_at = 2;
   ScheduleItem i;
   i.item_id = r.i64(0);
   i.run_id = r.i64(1);
-  i.key = {r.text(2), r.text(3), r.text(4)};
+  i.key = order_key_row(r, key_at);
   i.status = parse_item_status(r.text(5)).value_or(ItemStatus::wait);
   i.attempt = static_cast<int>(r.i64(6));
   i.owner = r.text(7);
@@ -48,34 +47,49 @@ ScheduleItem item_from(const Row& r) {
   return i;
 }
 
-// site, order, lot, item_id, quantity, scope, value, number, created_at
-ProductionOrder production_from(const Row& r) {
-  return ProductionOrder{{r.text(0), r.text(1), r.text(2)},
-                         r.i64(3),
-                         r.i64(4),
-                         r.text(5),
-                         r.i64(6),
-                         r.text(7),
-                         r.text(8)};
+// item_id, run_id, site, order, lot, attempt: sch_claim's columns; the owner is the caller.
+Claim claim_from(const Row& r, const std::string& owner) {
+  constexpr size_t key_at = 2;
+  return Claim{r.i64(0), r.i64(1), order_key_row(r, key_at), static_cast<int>(r.i64(5)), owner};
+}
+
+// site, order, lot, failed counted, failed in all, requeues' last time, last error, last
+// failure time: sch_list_exhausted's columns.
+ExhaustedKey exhausted_from(const Row& r) {
+  return {order_key_row(r, 0), r.i64(3), r.i64(4), r.text(5), r.text(6), r.text(7)};
 }
 
 Param opt(const std::optional<std::string>& s) { return s ? Param(sv(*s)) : Param(nullptr); }
 
-// A production scope's format when its first production order creates it: wide enough that
-// a site does not run out.
-constexpr ScopeFormat kProductionScopeFormat{9, 10, 999999999};
-
-// One claim of a batch as a JSON row: [item_id, owner, attempt] (then scope and title).
-void append_claim_row(std::string& out, const Claim& cl) {
-  out += out.size() > 1 ? ",[" : "[";
-  out += std::to_string(cl.item_id);
-  out += ',';
-  append_json_string(out, cl.owner);
-  out += ',';
-  out += std::to_string(cl.attempt);
+// Claims (or numbered claims) as fence_json writes them.
+template <typename Each>
+std::string claims_json(size_t n, Each claim_at) {
+  std::string out = "[";
+  for (size_t i = 0; i < n; ++i) {
+    append_claim_row(out, claim_at(i));
+    out += ']';
+  }
+  return out + ']';
 }
 
-// Order keys as a JSON array of [site, order, lot], in the given order.
+}  // namespace
+
+OrderKey order_key_row(const Row& r, size_t at) {
+  return {r.text(at), r.text(at + 1), r.text(at + 2)};
+}
+
+KeyState key_state_row(const Row& r, size_t at) {
+  return KeyState{true,          r.boolean(at),     r.boolean(at + 1),
+                  r.i64(at + 2), r.boolean(at + 3), r.boolean(at + 4)};
+}
+
+ProductionOrder production_row(const Row& r) {
+  constexpr size_t item_at = 3;
+  return ProductionOrder{order_key_row(r, 0), r.i64(item_at),     r.i64(item_at + 1),
+                         r.text(item_at + 2), r.i64(item_at + 3), r.text(item_at + 4),
+                         r.text(item_at + 5)};
+}
+
 std::string order_keys_json(const std::vector<OrderKey>& keys) {
   std::string out = "[";
   for (const OrderKey& k : keys) {
@@ -90,17 +104,22 @@ std::string order_keys_json(const std::vector<OrderKey>& keys) {
   return out + ']';
 }
 
-// has_success, has_live, failed, cancelled, legacy_pending from column `from` on.
-KeyState key_state_from(const Row& r, int from) {
-  return KeyState{true,
-                  r.boolean(from),
-                  r.boolean(from + 1),
-                  r.i64(from + 2),
-                  r.boolean(from + 3),
-                  r.boolean(from + 4)};
+std::string fence_json(std::span<const Claim> claims) {
+  return claims_json(claims.size(), [&](size_t i) -> const Claim& { return claims[i]; });
 }
 
-}  // namespace
+std::string fence_json(std::span<const NumberedClaim> claims) {
+  return claims_json(claims.size(), [&](size_t i) -> const Claim& { return claims[i].claim; });
+}
+
+void append_claim_row(std::string& out, const Claim& cl) {
+  out += out.size() > 1 ? ",[" : "[";
+  out += std::to_string(cl.item_id);
+  out += ',';
+  append_json_string(out, cl.owner);
+  out += ',';
+  out += std::to_string(cl.attempt);
+}
 
 SchedulingStore::SchedulingStore(const Dialect& dialect)
     : dialect_(dialect), sql_(dialect.scheduling) {}
@@ -145,43 +164,19 @@ Result<KeyState> SchedulingStore::key_state(store::Connection& c, const OrderKey
   OO_ASSIGN_OR_RETURN(auto rows,
                       c.query(sql_.key_state, {sv(k.site_code), sv(k.order_no), sv(k.lot_no)}));
   if (rows.empty()) return KeyState{};
-  return key_state_from(rows[0], 0);
+  return key_state_row(rows[0], 0);
 }
 
 Result<std::set<OrderKey>> SchedulingStore::insert_items_for(store::Connection& c,
                                                              std::int64_t run_id,
                                                              const std::vector<OrderKey>& keys,
                                                              int max_attempts) {
-  std::set<OrderKey> made;
-  if (sql_.insert_items_for.sql.empty()) {
-    for (const OrderKey& k : keys) {
-      OO_ASSIGN_OR_RETURN(bool inserted, insert_item_for(c, run_id, k, max_attempts));
-      if (inserted) made.insert(k);
-    }
-    return made;
-  }
-  const std::string json = order_keys_json(keys);
-  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.insert_items_for, {run_id, std::string_view(json),
-                                                                 std::int64_t{max_attempts}}));
-  for (const Row& r : rows) made.insert({r.text(0), r.text(1), r.text(2)});
-  return made;
+  return dialect_.scheduling_ops.insert_items_for(c, run_id, keys, max_attempts);
 }
 
 Result<std::map<OrderKey, KeyState>> SchedulingStore::key_states(
     store::Connection& c, const std::vector<OrderKey>& keys) {
-  std::map<OrderKey, KeyState> out;
-  if (sql_.key_states.sql.empty()) {
-    for (const OrderKey& k : keys) {
-      OO_ASSIGN_OR_RETURN(KeyState s, key_state(c, k));
-      if (s.has_source) out.emplace(k, s);
-    }
-    return out;
-  }
-  const std::string json = order_keys_json(keys);
-  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.key_states, {std::string_view(json)}));
-  for (const Row& r : rows)
-    out.emplace(OrderKey{r.text(0), r.text(1), r.text(2)}, key_state_from(r, 3));
-  return out;
+  return dialect_.scheduling_ops.key_states(c, keys);
 }
 
 Result<bool> SchedulingStore::set_run_status(store::Connection& c, std::int64_t run_id,
@@ -211,10 +206,8 @@ Result<std::vector<ExhaustedKey>> SchedulingStore::list_exhausted(store::Connect
                          {opt(f.site_code), sv(f.after.site_code), sv(f.after.order_no),
                           sv(f.after.lot_no), std::int64_t{max_attempts}, std::int64_t{f.limit}}));
   std::vector<ExhaustedKey> out;
-  for (const Row& r : rows) {
-    out.push_back(
-        {{r.text(0), r.text(1), r.text(2)}, r.i64(3), r.i64(4), r.text(5), r.text(6), r.text(7)});
-  }
+  out.reserve(rows.size());
+  for (const Row& r : rows) out.push_back(exhausted_from(r));
   return out;
 }
 
@@ -239,10 +232,7 @@ Result<std::vector<Claim>> SchedulingStore::claim(store::Connection& c, std::int
                       c.query(sql_.claim, {run_id, sv(owner), std::int64_t{limit}, lease_ms}));
   std::vector<Claim> out;
   out.reserve(rows.size());
-  for (const Row& r : rows) {
-    out.push_back(Claim{
-        r.i64(0), r.i64(1), {r.text(2), r.text(3), r.text(4)}, static_cast<int>(r.i64(5)), owner});
-  }
+  for (const Row& r : rows) out.push_back(claim_from(r, owner));
   return out;
 }
 
@@ -261,97 +251,14 @@ Result<bool> SchedulingStore::mark_failed(store::Connection& c, const Claim& cl,
 
 Result<std::int64_t> SchedulingStore::fence_many(store::Connection& c,
                                                  std::span<const Claim> claims) {
-  if (sql_.fence_many.sql.empty()) {
-    std::int64_t fenced = 0;
-    for (const Claim& cl : claims) {
-      OO_ASSIGN_OR_RETURN(bool ok, fence_success(c, cl));
-      fenced += ok ? 1 : 0;
-    }
-    return fenced;
-  }
-  std::string rows_json = "[";
-  for (const Claim& cl : claims) {
-    append_claim_row(rows_json, cl);
-    rows_json += ']';
-  }
-  rows_json += ']';
-  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.fence_many, {std::string_view(rows_json)}));
+  const std::string json = fence_json(claims);
+  OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.fence_many, {std::string_view(json)}));
   return static_cast<std::int64_t>(rows.size());
-}
-
-Status SchedulingStore::complete_numbered_apart(store::Connection& c,
-                                                std::span<const NumberedClaim> claims) {
-  std::vector<Claim> plain;
-  plain.reserve(claims.size());
-  for (const NumberedClaim& nc : claims) plain.push_back(nc.claim);
-  OO_ASSIGN_OR_RETURN(std::int64_t fenced, fence_many(c, plain));
-  if (fenced != static_cast<std::int64_t>(claims.size()))
-    return Status(Code::conflict, "a claim in the batch was lost");
-  if (sql_.insert_production_many.sql.empty()) {  // each claim as the standard step would
-    for (const NumberedClaim& nc : claims)
-      OO_RETURN_IF_ERROR(produce_numbered(c, nc.claim, nc.scope, nc.title).status());
-    return Status::Ok();
-  }
-  // Per scope (claim order kept within it): the counter moved once, then the documents
-  // and the production orders in one statement each.
-  std::map<std::string_view, std::vector<const NumberedClaim*>> by_scope;
-  for (const NumberedClaim& nc : claims) by_scope[nc.scope].push_back(&nc);
-  NumberingStore numbering(dialect_);
-  for (const auto& [scope, group] : by_scope) {
-    OO_RETURN_IF_ERROR(numbering.ensure_scope(c, scope, kProductionScopeFormat));
-    OO_ASSIGN_OR_RETURN(auto row, numbering.lock_scope(c, scope));
-    const auto k = static_cast<std::int64_t>(group.size());
-    if (!row || row->last_value > row->format.max - k)
-      return Status(Code::scope_exhausted,
-                    "production scope '" + std::string(scope) + "' is exhausted");
-    std::vector<NewDocument> new_docs;
-    new_docs.reserve(group.size());
-    for (const NumberedClaim* nc : group) new_docs.push_back({nc->title, kProductionPrincipal});
-    OO_ASSIGN_OR_RETURN(
-        auto docs, numbering.allocate_many(c, scope, row->last_value, new_docs, {}, Then::stay));
-    std::string rows_json = "[";
-    for (size_t i = 0; i < group.size(); ++i) {
-      const Claim& cl = group[i]->claim;
-      rows_json += rows_json.size() > 1 ? ",[" : "[";
-      rows_json += std::to_string(cl.item_id);
-      for (const std::string* text : {&cl.key.site_code, &cl.key.order_no, &cl.key.lot_no}) {
-        rows_json += ',';
-        append_json_string(rows_json, *text);
-      }
-      rows_json += ',' + std::to_string(docs[i].value) + ',';
-      append_json_string(rows_json, docs[i].number);
-      rows_json += ']';
-    }
-    rows_json += ']';
-    OO_ASSIGN_OR_RETURN(auto produced,
-                        c.query(sql_.insert_production_many, {scope, std::string_view(rows_json)}));
-    if (static_cast<std::int64_t>(produced.size()) != k)
-      return Status(Code::internal, "source order vanished during production");
-  }
-  return Status::Ok();
 }
 
 Status SchedulingStore::complete_numbered(store::Connection& c,
                                           std::span<const NumberedClaim> claims, store::Then then) {
-  if (sql_.complete_numbered.sql.empty()) return complete_numbered_apart(c, claims);
-  std::string rows_json = "[";
-  for (const NumberedClaim& nc : claims) {
-    append_claim_row(rows_json, nc.claim);
-    rows_json += ',';
-    append_json_string(rows_json, nc.scope);
-    rows_json += ',';
-    append_json_string(rows_json, nc.title);
-    rows_json += ']';
-  }
-  rows_json += ']';
-  return c
-      .query(
-          sql_.complete_numbered,
-          {std::string_view(rows_json), static_cast<std::int64_t>(claims.size()),
-           std::int64_t{kProductionScopeFormat.width}, std::int64_t{kProductionScopeFormat.radix},
-           kProductionScopeFormat.max, kProductionPrincipal},
-          then)
-      .status();
+  return dialect_.scheduling_ops.complete_numbered(c, claims, then);
 }
 
 Result<bool> SchedulingStore::abort_if_cancelled(store::Connection& c, const Claim& cl) {
@@ -363,39 +270,7 @@ Result<bool> SchedulingStore::abort_if_cancelled(store::Connection& c, const Cla
 Result<ProductionOrder> SchedulingStore::produce_numbered(store::Connection& c, const Claim& cl,
                                                           std::string_view scope,
                                                           std::string_view title) {
-  if (dialect_.writes_in_one_statement) {
-    OO_ASSIGN_OR_RETURN(
-        auto rows, c.query(sql_.produce_standard,
-                           {scope, title, cl.item_id, sv(cl.key.site_code), sv(cl.key.order_no),
-                            sv(cl.key.lot_no), std::int64_t{kProductionScopeFormat.width},
-                            std::int64_t{kProductionScopeFormat.radix}, kProductionScopeFormat.max,
-                            kProductionPrincipal}));
-    if (rows.empty()) {
-      return Status(Code::scope_exhausted, "no production order: scope '" + std::string(scope) +
-                                               "' is exhausted or the source order vanished");
-    }
-    return production_from(rows[0]);
-  }
-  NumberingStore numbering(dialect_);
-  OO_RETURN_IF_ERROR(numbering.ensure_scope(c, scope, kProductionScopeFormat));
-  OO_ASSIGN_OR_RETURN(
-      auto doc, numbering.allocate(c, scope, {title, kProductionPrincipal}, store::Then::stay));
-  if (!doc)
-    return Status(Code::scope_exhausted,
-                  "production scope '" + std::string(scope) + "' is exhausted");
-  return insert_production(c, cl, scope, doc->value, doc->number);
-}
-
-Result<ProductionOrder> SchedulingStore::insert_production(store::Connection& c, const Claim& cl,
-                                                           std::string_view scope,
-                                                           std::int64_t value,
-                                                           const std::string& number) {
-  OO_ASSIGN_OR_RETURN(
-      auto rows,
-      c.query(sql_.insert_production, {cl.item_id, scope, value, sv(number), sv(cl.key.site_code),
-                                       sv(cl.key.order_no), sv(cl.key.lot_no)}));
-  if (rows.empty()) return Status(Code::internal, "source order vanished during production");
-  return production_from(rows[0]);
+  return dialect_.scheduling_ops.produce_numbered(c, cl, scope, title);
 }
 
 Result<std::int64_t> SchedulingStore::abort_orphans(
@@ -457,7 +332,7 @@ Result<std::vector<ProductionOrder>> SchedulingStore::list_production(
   OO_ASSIGN_OR_RETURN(auto rows,
                       c.query(sql_.list_production, {opt(site), after, std::int64_t{limit}}));
   std::vector<ProductionOrder> out;
-  for (const Row& r : rows) out.push_back(production_from(r));
+  for (const Row& r : rows) out.push_back(production_row(r));
   return out;
 }
 
@@ -465,7 +340,8 @@ Result<std::vector<OrderKey>> SchedulingStore::stuck_orders(store::Connection& c
                                                             int max_attempts) {
   OO_ASSIGN_OR_RETURN(auto rows, c.query(sql_.stuck_orders, {std::int64_t{max_attempts}}));
   std::vector<OrderKey> out;
-  for (const Row& r : rows) out.push_back({r.text(0), r.text(1), r.text(2)});
+  out.reserve(rows.size());
+  for (const Row& r : rows) out.push_back(order_key_row(r, 0));
   return out;
 }
 

@@ -1,14 +1,17 @@
 // SQL for production scheduling: one engine-neutral class over a per-engine set of
-// statements (store/<engine>/scheduling.sql). Methods run in the caller's transaction.
+// statements (store/<engine>/scheduling.sql) and operations (SchedulingOps, below). Methods
+// run in the caller's transaction.
 #pragma once
 
 #include <map>
 #include <optional>
 #include <set>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "onceorder/core/number_format.hpp"
 #include "onceorder/core/schedule_types.hpp"
 #include "onceorder/store/store.hpp"
 #include "store/dialect.hpp"
@@ -23,14 +26,8 @@ struct SchedulingSql {
   // made by the old system) is not in schedule_items yet.
   store::Statement insert_candidates;  // (run_id, max_attempts) → item_id per item
   store::Statement insert_item_for;    // (run_id, site, order, lot, max_attempts) → item_id
-  // A manual run's keys at once: (run_id, keys JSON array of [site, order, lot] in key order,
-  // max_attempts) → site, order, lot per item made. Empty: insert_item_for per key.
-  store::Statement insert_items_for = {};
-  // (keys JSON array) → site, order, lot, then key_state's columns, per key with a source
-  // order. Empty: key_state per key.
-  store::Statement key_states = {};
-  store::Statement key_state;            // (site, order, lot) → success?, live?, failed,
-                                         // cancelled?, legacy staged?; no row: no source
+  // (site, order, lot) → key_state_row's columns; no row: no source order.
+  store::Statement key_state;
   store::Statement set_run_status;       // (run_id, status, error) → run_id when it was alive
   store::Statement heartbeat;            // (run_id) → run_id, stop requested? when alive
   store::Statement abort_run_waits;      // (run_id, why) → item_id per item
@@ -39,47 +36,32 @@ struct SchedulingSql {
   store::Statement fence_success;        // (item_id, owner, attempt) → item_id
   store::Statement mark_failed;          // (item_id, owner, attempt, error) → item_id
   store::Statement abort_if_cancelled;   // (item_id, owner, attempt) → item_id when cancelled
-  // A batch's fences in one statement: (claims JSON array of [item_id, owner, attempt, …])
-  // → item_id per fenced claim. Empty: fence_success per claim.
-  store::Statement fence_many = {};
-  // A batch of standard production orders in one statement (writes_in_one_statement):
-  // (claims JSON array of [item_id, owner, attempt, scope, title], count, width, radix, max,
-  // principal) fences every claim, takes each scope's numbers at once (in array order), inserts the
-  // documents and production orders; fails (OO001) unless every claim was fenced and
-  // produced. Empty: fence_many, then per scope the counter, the documents and
-  // insert_production_many.
-  store::Statement complete_numbered = {};
-  // (scope, title, item_id, site, order, lot, width, radix, max, principal) → production order in
-  // one statement (writes_in_one_statement); width, radix and max: a new scope's format.
-  store::Statement produce_standard = {};
-  store::Statement insert_production = {};  // (item_id, scope, value, number, site, order, lot)
-  // (scope, JSON array of [item_id, site, order, lot, value, number]) → item_id per
-  // production order: a batch's, numbered already (engines without complete_numbered).
-  store::Statement insert_production_many = {};
+  // A batch's fences in one statement: (claims: fence_json) → item_id per fenced claim.
+  store::Statement fence_many;
   // Before a run takes its keys: `wait` items of a run that is not alive (ended, or its owner
   // silent for timeout_ms) on those keys become `aborted`. (keys JSON array of [site, order,
   // lot], or null for every key; timeout_ms) → item_id per aborted item. On PostgreSQL it
   // shares the keys' source-order rows first, as item creation does.
-  store::Statement abort_orphans = {};
+  store::Statement abort_orphans;
   store::Statement dead_runs;     // (timeout_ms) → run_id per run set to error
   store::Statement orphan_waits;  // () → item_id per aborted item
   // () → item_id per failed item. Not a `legacy` run's: nobody in OnceOrder holds its
   // lease, and only an operator knows whether the old system made it (`legacy resolve`).
   store::Statement expired_leases;
-  store::Statement get_run;          // (run_id) → run columns + counts
-  store::Statement list_runs;        // (status|null, limit) → run columns + counts
+  store::Statement get_run;          // (run_id) → run_from's columns
+  store::Statement list_runs;        // (status|null, limit) → run_from's columns
   store::Statement list_items;       // (status, site, order, lot, run_id, after, limit)
-  store::Statement list_production;  // (site|null, after item_id, limit)
+  store::Statement list_production;  // (site|null, after item_id, limit) → production_row's
   store::Statement stuck_orders;     // (max_attempts) → keys
   store::Statement run_remaining;    // (run_id) → wait + processing count, total
   // (site|null, after site, after order, after lot, max_attempts, limit) → site, order, lot,
   // failed counted, failed in all, requeues' last time, last error, last failure time;
   // by key, over the failed items' index.
-  store::Statement list_exhausted = {};
+  store::Statement list_exhausted;
   // (site, order, lot, max_attempts) → a row when the key reached the limit and its failed
   // items stop counting now (re-queued).
-  store::Statement requeue_key = {};
-  store::Statement request_stop = {};  // (run_id) → run_id when alive (marked or already)
+  store::Statement requeue_key;
+  store::Statement request_stop;  // (run_id) → run_id when alive (marked or already)
 };
 
 // A claim whose step is the standard numbered production order (Scheduler::complete).
@@ -102,6 +84,52 @@ struct KeyState {
   std::int64_t failed = 0;
   bool cancelled = false;
   bool legacy_pending = false;  // legacy rows staged for it are not moved yet
+};
+
+// What the store and both engines' operations share: the rows they decode the same way and
+// the JSON arrays they send.
+
+// A production scope's format when its first production order creates it: wide enough that
+// a site does not run out.
+inline constexpr ScopeFormat kProductionScopeFormat{9, 10, 999999999};
+
+// site, order, lot from column `at` on: every statement that returns an order key.
+OrderKey order_key_row(const store::Row& r, size_t at);
+// has_success, has_live, failed, cancelled, legacy_pending from column `at` on (a key with a
+// source order): sch_key_state's columns, and sch_key_states' after the key.
+KeyState key_state_row(const store::Row& r, size_t at);
+// A production order's columns (sch_list_production, and each engine's production
+// statements): site, order, lot, item_id, quantity, scope, value, number, created_at.
+ProductionOrder production_row(const store::Row& r);
+
+// Order keys as a JSON array of [site, order, lot], in the given order.
+std::string order_keys_json(const std::vector<OrderKey>& keys);
+// Claims as a JSON array of [item_id, owner, attempt], in the given order: fence_many's.
+std::string fence_json(std::span<const Claim> claims);
+std::string fence_json(std::span<const NumberedClaim> claims);
+// One claim of a batch appended as the start of a JSON row: `[item_id, owner, attempt`, after
+// a comma when `out` holds a row already; the caller adds any more fields and the `]`.
+void append_claim_row(std::string& out, const Claim& claim);
+
+// What the engines do differently in scheduling: PostgreSQL writes a batch, a set of keys or
+// a production order in one statement (data-modifying CTEs over JSON arrays); SQLite, with
+// no DML in CTEs and one writer at a time, sends the same steps one by one in the caller's
+// transaction. Each engine implements these in store/<engine>/scheduling_ops.cpp, under the
+// contract tests (the conformance suite); the store (below) calls them through its dialect.
+// Each method is the store's method of the same name.
+class SchedulingOps {
+ public:
+  virtual ~SchedulingOps() = default;
+  virtual Result<std::set<OrderKey>> insert_items_for(store::Connection& c, std::int64_t run_id,
+                                                      const std::vector<OrderKey>& keys,
+                                                      int max_attempts) const = 0;
+  virtual Result<std::map<OrderKey, KeyState>> key_states(
+      store::Connection& c, const std::vector<OrderKey>& keys) const = 0;
+  virtual Status complete_numbered(store::Connection& c, std::span<const NumberedClaim> claims,
+                                   store::Then then) const = 0;
+  virtual Result<ProductionOrder> produce_numbered(store::Connection& c, const Claim& claim,
+                                                   std::string_view scope,
+                                                   std::string_view title) const = 0;
 };
 
 class SchedulingStore {
@@ -171,15 +199,6 @@ class SchedulingStore {
   Result<Progress> run_progress(store::Connection& c, std::int64_t run_id);
 
  private:
-  // The production order numbered with a document already issued (engines that do not
-  // write in one statement).
-  Result<ProductionOrder> insert_production(store::Connection& c, const Claim& claim,
-                                            std::string_view scope, std::int64_t value,
-                                            const std::string& number);
-  // complete_numbered where the engine has no one-statement batch: fence_many, then the
-  // numbers and production orders per scope (or per claim, as the standard step would).
-  Status complete_numbered_apart(store::Connection& c, std::span<const NumberedClaim> claims);
-
   const Dialect& dialect_;
   const SchedulingSql& sql_;
 };

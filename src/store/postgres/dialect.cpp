@@ -26,6 +26,7 @@ const Dialect& dialect() {
       .audit = s.audit,
       .events = s.events,
       .numbering_ops = numbering_ops(sql),
+      .scheduling_ops = scheduling_ops(sql),
       .legacy_items_ops = legacy_items_ops(sql),
       .migrations = migrations(),
       .invariants = s.invariants,

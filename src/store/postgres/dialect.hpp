@@ -8,7 +8,7 @@
 
 namespace onceorder::store {
 class SqlCatalog;
-}
+}  // namespace onceorder::store
 
 namespace onceorder::store::postgres {
 
@@ -20,5 +20,6 @@ const Dialect& dialect();
 // this engine has.
 const NumberingOps& numbering_ops(const SqlCatalog& sql);
 const LegacyItemsOps& legacy_items_ops(const SqlCatalog& sql);
+const SchedulingOps& scheduling_ops(const SqlCatalog& sql);
 
 }  // namespace onceorder::store::postgres

@@ -1,6 +1,7 @@
 -- PostgreSQL: production scheduling: runs, items, claims and production orders.
 -- Named statements (store/sql_catalog.hpp); what each takes and returns is in the store
--- that runs it.
+-- that runs it (store/scheduling_store.hpp) or, for the statements only this engine has, in
+-- its operations (store/postgres/scheduling_ops.cpp).
 
 -- name: sch_insert_source
 INSERT INTO source_orders (site_code, order_no, lot_no, quantity)

@@ -28,6 +28,7 @@ const Dialect& dialect() {
       .audit = s.audit,
       .events = s.events,
       .numbering_ops = numbering_ops(sql, s.numbering),
+      .scheduling_ops = scheduling_ops(sql, s.scheduling),
       .legacy_items_ops = legacy_items_ops(),
       .migrations = migrations(),
       .invariants = s.invariants,

@@ -8,7 +8,7 @@
 
 namespace onceorder::store {
 class SqlCatalog;
-}
+}  // namespace onceorder::store
 
 namespace onceorder::store::sqlite {
 
@@ -20,5 +20,6 @@ const Dialect& dialect();
 // this engine has.
 const NumberingOps& numbering_ops(const SqlCatalog& sql, const NumberingSql& shared);
 const LegacyItemsOps& legacy_items_ops();
+const SchedulingOps& scheduling_ops(const SqlCatalog& sql, const SchedulingSql& shared);
 
 }  // namespace onceorder::store::sqlite

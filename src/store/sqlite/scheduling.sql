@@ -1,6 +1,7 @@
 -- SQLite: production scheduling: runs, items, claims and production orders.
 -- Named statements (store/sql_catalog.hpp); what each takes and returns is in the store
--- that runs it.
+-- that runs it (store/scheduling_store.hpp) or, for the statements only this engine has, in
+-- its operations (store/sqlite/scheduling_ops.cpp).
 
 -- name: sch_insert_source
 INSERT INTO source_orders (site_code, order_no, lot_no, quantity)
@@ -133,7 +134,7 @@ WHERE schedule_items.item_id = t.id AND schedule_items.status = 'processing' AND
 )
 RETURNING item_id;
 
--- No DML in CTEs: the standard step takes three statements (see SchedulingStore).
+-- No DML in CTEs: the standard step takes three statements (store/sqlite/scheduling_ops.cpp).
 -- name: sch_insert_production
 INSERT INTO production_orders (site_code, order_no, lot_no, item_id, quantity, document_scope,
     document_value, document_number)
