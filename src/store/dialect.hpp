@@ -18,6 +18,7 @@
 namespace onceorder::store {
 
 struct IntakeSql;
+class IntakeOps;
 struct NumberingSql;
 struct SchedulingSql;
 struct LegacyItemsSql;
@@ -55,6 +56,10 @@ struct Dialect {
   const NodeLeaseSql& node_lease;
   const AuditSql& audit;
   const EventsSql& events;
+
+  // Operations, per area: what the engines do differently, each implemented in
+  // store/<engine>/<area>_ops.cpp.
+  const IntakeOps& intake_ops;
 
   // The schema: versioned migrations, the invariant queries, and the bookkeeping the
   // migration runner needs.

@@ -7,7 +7,8 @@
 namespace onceorder::store::sqlite {
 
 const Dialect& dialect() {
-  static const Statements s(SqlCatalog::of(Engine::sqlite));
+  static const SqlCatalog& catalog = SqlCatalog::of(Engine::sqlite);
+  static const Statements s(catalog);
   static const Dialect d{
       .engine = Engine::sqlite,
       .connect = &connect,
@@ -26,6 +27,7 @@ const Dialect& dialect() {
       .node_lease = s.node_lease,
       .audit = s.audit,
       .events = s.events,
+      .intake_ops = intake_ops(catalog),
       .migrations = migrations(),
       .invariants = s.invariants,
       .has_migrations_table = s.has_migrations_table,

@@ -6,9 +6,16 @@
 
 #include "store/dialect.hpp"
 
+namespace onceorder::store {
+class SqlCatalog;
+}  // namespace onceorder::store
+
 namespace onceorder::store::sqlite {
 
 std::span<const Migration> migrations();
+
+// The engine's intake operations (store/sqlite/intake_ops.cpp), its own statements from `catalog`.
+const IntakeOps& intake_ops(const SqlCatalog& catalog);
 
 const Dialect& dialect();
 
