@@ -70,8 +70,7 @@ bool OrderReceipt::is_for(const Cart& cart) const {
          version == kNormalizationVersion;
 }
 
-IntakeStore::IntakeStore(const Dialect& dialect)
-    : dialect_(dialect), sql_(dialect.intake) {}
+IntakeStore::IntakeStore(const Dialect& dialect) : dialect_(dialect), sql_(dialect.intake) {}
 
 Result<bool> IntakeStore::insert_receipt(store::Connection& c, std::int64_t customer,
                                          const std::string& key, const Cart& cart) {

@@ -211,8 +211,8 @@ class IntakeStore {
                                                     const Cart& stock);
   // Hands `send` (Connection::open_next) the next batch's plan_for_batch and
   // insert_receipts_and_lock(receipts, stock): the next batch then finds their answer
-  // waiting when it calls them with the same arguments. Nothing where the engine has no
-  // such statement.
+  // waiting when it calls them with the same arguments. Nothing on an engine that runs one
+  // statement per row (SQLite): it has no pipeline to send them down.
   void open_receipts_and_lock(const store::Connection::SendOpening& send, std::uint64_t token,
                               std::span<const NewOrderReceipt> receipts, const Cart& stock);
   // The stored receipts of `keys` with their orders; nullopt where none is stored.
