@@ -1,6 +1,7 @@
-// One database engine's dialect: every statement, migration and invariant query OnceOrder
-// sends to that engine, how to connect to it, and what it can do. `dialect_for` is the one
-// place that chooses by engine; the typed stores take a Dialect and never compare engines.
+// One database engine's dialect: how to connect to it, the statements the shared stores send to
+// either engine, the operations each engine does its own way, its migrations and invariant
+// queries. `dialect_for` is the one place that chooses by engine; the typed stores take a
+// Dialect and never compare engines or ask what one can do.
 //
 // Thread-safety: dialects are immutable objects with static storage.
 #pragma once
@@ -20,7 +21,6 @@ namespace onceorder::store {
 struct IntakeSql;
 struct NumberingSql;
 struct SchedulingSql;
-class SchedulingOps;
 struct LegacyItemsSql;
 struct ReceiptsSql;
 struct StockSql;
@@ -28,7 +28,9 @@ struct ListingSql;
 struct NodeLeaseSql;
 struct AuditSql;
 struct EventsSql;
+class IntakeOps;
 class NumberingOps;
+class SchedulingOps;
 class LegacyItemsOps;
 
 struct Dialect {
@@ -36,18 +38,7 @@ struct Dialect {
   Result<std::unique_ptr<Connection>> (*connect)(const std::string& target,
                                                  const DatabaseOptions& options);
 
-  // Capabilities.
-  // Data-modifying CTEs: a placement, an issued document and a production order are each
-  // one statement (one round trip). Without them the stores send the same steps one by one
-  // in the same transaction.
-  bool writes_in_one_statement;
-  // CREATE INDEX CONCURRENTLY: such migrations run outside a transaction (store/migrate.cpp).
-  bool concurrent_index_builds;
-  // SELECT … FOR UPDATE. Without it (SQLite) a write transaction holds the database's one
-  // write lock from BEGIN, so a statement that would only lock rows is not sent.
-  bool row_locks;
-
-  // Statements, per area.
+  // Statements both engines have, per area.
   const IntakeSql& intake;
   const NumberingSql& numbering;
   const SchedulingSql& scheduling;
@@ -60,7 +51,9 @@ struct Dialect {
   const EventsSql& events;
 
   // Operations, per area: what the engines do differently there (each area's store header
-  // says what; store/<engine>/<area>_ops.cpp implements them).
+  // declares its <Area>Ops; store/<engine>/<area>_ops.cpp implements them, under the contract
+  // tests).
+  const IntakeOps& intake_ops;
   const NumberingOps& numbering_ops;
   const SchedulingOps& scheduling_ops;
   const LegacyItemsOps& legacy_items_ops;

@@ -1,5 +1,6 @@
 // SQL for order intake: receipts, placement and cancel; one engine-neutral class over
-// per-engine statements (store/<engine>/intake.sql). Stock rows and their ledger are
+// per-engine statements (store/<engine>/intake.sql) and the operations the engines do
+// differently (IntakeOps, store/<engine>/intake_ops.cpp). Stock rows and their ledger are
 // store/stock_store.hpp, node-id leases store/node_lease_store.hpp. Methods run inside
 // the caller's transaction.
 //
@@ -7,6 +8,8 @@
 // connection at a time.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,85 +21,27 @@
 #include "onceorder/store/store.hpp"
 #include "store/dialect.hpp"
 
-// The message place_known fails with when the batch's expectations did not hold (a receipt
-// stored already, a stock row held or moved): nothing was written, decide again.
-#define OO_DECIDED_AHEAD_MOVED "the stock or receipts the batch was decided on had moved"
-#include "store/stock_store.hpp"
-
 namespace onceorder::store {
 
+// The statements both engines have; each engine's own are its IntakeOps' (below).
 struct IntakeSql {
   store::Statement insert_receipt;  // (customer, key, warehouse, normalized, version) → 1 if new
-  store::Statement find_receipt;    // (customer, key) → warehouse, normalized, version, outcome,
-                                    //   order_id, shortages
-  store::Statement lock_stock;      // (warehouse, "sku,sku") → sku, available, price; locked,
+  store::Statement find_receipt;    // (customer, key) → receipt_row's columns
+  store::Statement lock_stock;      // (warehouse, "sku,sku") → stock_row's columns; locked,
                                     //   ascending sku
-  // (warehouse, "sku,sku") → sku, available, price per stock row: locked when free,
-  //   available and price NULL when another transaction holds it (SKIP LOCKED); ascending sku
-  store::Statement lock_free_stock = {};
-  store::Statement out_of_stock;  // (customer, key, shortages)
-  // The whole placement in one statement (Dialect::writes_in_one_statement), or the
-  // per-line statements below (the other engines).
-  store::Statement place_all = {};  // (order_id, order_no, customer, warehouse, total,
-                                    //   "sku,…", "qty,…", "price,…", key, site, "lot,…",
-                                    //   principal)
-  // (order_id, order_no, customer, warehouse, total, principal) → created_at
-  store::Statement insert_order = {};
-  store::Statement insert_line = {};  // (order_id, line, sku, qty, price)
-  // (warehouse, sku, qty) → 1 row when deducted (moved from available to reserved)
-  store::Statement deduct = {};
-  store::Statement insert_source = {};   // (site, order_no, lot, qty)
-  store::Statement receipt_placed = {};  // (customer, key, order_id)
-  store::Statement get_order;            // (order_id) → order columns
-  store::Statement get_lines;            // (order_id) → line, sku, qty, price
-  store::Statement lock_order;           // (order_id) → status, warehouse, order_no
-  store::Statement lock_sources;         // (site, order_no) → lot per source order; locked
-  store::Statement cancel_sources;       // (site, order_no)
-  store::Statement abort_items;          // (site, order_no) → item_id per item
-  store::Statement count_production;     // (site, order_no) → n
+  store::Statement out_of_stock;    // (customer, key, shortages)
+  store::Statement get_order;       // (order_id) → order_row's columns
+  store::Statement get_lines;       // (order_id) → line_row's columns per line, by line
+  store::Statement lock_order;      // (order_id) → status, warehouse, order_no
+  store::Statement lock_sources;    // (site, order_no) → lot per source order; locked
+  store::Statement cancel_sources;  // (site, order_no)
+  store::Statement abort_items;     // (site, order_no) → item_id per item
+  store::Statement count_production;  // (site, order_no) → n
   // (order_id, warehouse) → line, sku, qty of each line of the order (its reservations while
   //   it is placed); their stock rows locked, ascending sku
   store::Statement lock_reserved_stock;
   store::Statement restore;         // (warehouse, sku, qty)
   store::Statement mark_cancelled;  // (order_id)
-  // A batch's statements, set-based (Dialect::writes_in_one_statement); the other engines
-  // loop over the one-row statements above.
-  // A row per request comes as one parameter per column: "1,2,…" for numbers, a text[]
-  // literal {"a","b"} for texts.
-  // ("customer,…", {key,…}, "warehouse,…", {cart text,…}, version) → customer, key of each
-  //   receipt inserted, inserted in the order given
-  store::Statement insert_receipts = {};
-  // insert_receipts then lock_free_stock as one statement: (insert_receipts' five,
-  //   warehouse, "sku,sku") → (customer, key, NULL, NULL, NULL) per receipt inserted, then
-  //   (NULL, NULL, sku, available, price) per stock row as lock_free_stock answers, after
-  //   every receipt is in
-  store::Statement insert_receipts_lock_stock = {};
-  // ("customer,…", {key,…}) → i, the find_receipt columns, the get_order columns, the get_lines
-  //   columns (NULL when out of stock); ordered by i, line
-  store::Statement find_receipts = {};
-  // (orders: id, order_no, customer, warehouse, total; their lines: order_id, line_no,
-  //   warehouse, sku, qty, price, site, source order_no, lot; out-of-stock customers;
-  //   deductions summed per stock row: warehouse, sku, qty; out-of-stock keys, shortages;
-  //   placed receipts: order_id, customer, key; the orders' principals, last) → order_id,
-  //   created_at per order (one row of NULLs if none)
-  store::Statement place_many = {};
-  // place_many for a batch decided ahead, on the stock rows as its lane's last batch left them
-  // (no receipts round trip): place_many's parameters, then the placed receipts' carts, the
-  // out-of-stock receipts' carts, the warehouse, the normalization version, and the stock
-  // rows the decisions read ("sku,…", "available,…", "price,…"), and the orders' principals
-  // last. Inserts every receipt with
-  // its decision (failing as a whole if one is stored already) and fails with
-  // OO_DECIDED_AHEAD_MOVED, before any commit, unless every one of those rows was free and
-  // held exactly those values. PostgreSQL only.
-  store::Statement place_known = {};
-  // Run first in a batch's transaction (PostgreSQL): its statements join a few keys to
-  // tables that grow, and a plan PostgreSQL made and kept while a table was new hashed the
-  // whole table (docs/BENCHMARKS.md, "Index plans for order batches"). Plans made in the
-  // transaction read by index, and each batch statement keeps its one generic plan: left to
-  // choose, PostgreSQL planned place_many anew for every small batch, which a batch's
-  // unnested arrays make look cheaper custom (docs/BENCHMARKS.md, "One plan per batch
-  // statement").
-  store::Statement batch_plans = {};
 };
 
 struct OrderReceipt {
@@ -178,12 +123,59 @@ struct Reservation {
   std::int64_t quantity = 0;
 };
 
+// Each shared statement's row decoded in one place, from column `at` on: 0 for the statement
+// itself, further on where an engine's statement returns the same columns beside others.
+constexpr std::size_t kReceiptColumns = 6;  // in_find_receipt's: warehouse, normalized,
+                                            //   version, outcome, order_id, shortages
+constexpr std::size_t kOrderColumns = 8;    // in_get_order's: order_id, order_no, status,
+                                            //   customer, warehouse, total, created_at, principal
+constexpr std::size_t kLineColumns = 4;     // in_get_lines': line, sku, qty, price
+OrderReceipt receipt_row(const Row& r, std::size_t at = 0);
+Order order_row(const Row& r, std::size_t at = 0);  // without its lines
+OrderLine line_row(const Row& r, std::size_t at = 0);
+StockRow stock_row(const Row& r, std::size_t at = 0);  // in_lock_stock's: sku, available, price
+// The cart's SKUs as the stock-locking statements take them: "sku,sku,…".
+std::string sku_list(const Cart& cart);
+// The receipt's shortages column: "sku:requested:available,…".
+std::string shortages_text(const std::vector<Shortage>& shortages);
+
+// What the engines do differently in intake: how a placement and a combined batch are
+// written (one statement, or one per row), whether stock rows can be locked without waiting,
+// and whether a batch can be decided ahead. Each engine implements these operations in
+// store/<engine>/intake_ops.cpp (Dialect::intake_ops), under the contract tests (the
+// conformance suite every engine passes). Each is IntakeStore's method of the same name, which
+// says what it does; the store handles the empty batch before calling them.
+class IntakeOps {
+ public:
+  virtual ~IntakeOps() = default;
+  virtual bool one_writer() const = 0;
+  virtual bool decides_ahead() const = 0;
+  virtual Status plan_for_batch(store::Connection& c) const = 0;
+  virtual Result<FreeStock> lock_free_stock(store::Connection& c, const Cart& cart) const = 0;
+  virtual Result<std::string> place(store::Connection& c, const Order& order,
+                                    const std::string& key, store::Then then) const = 0;
+  virtual Result<std::vector<bool>> insert_receipts(
+      store::Connection& c, std::span<const NewOrderReceipt> receipts) const = 0;
+  virtual Result<ReceiptsAndStock> insert_receipts_and_lock(
+      store::Connection& c, std::span<const NewOrderReceipt> receipts, const Cart& stock) const = 0;
+  virtual void open_receipts_and_lock(const store::Connection::SendOpening& send,
+                                      std::uint64_t token,
+                                      std::span<const NewOrderReceipt> receipts,
+                                      const Cart& stock) const = 0;
+  virtual Result<std::vector<std::optional<StoredReceipt>>> find_receipts(
+      store::Connection& c, std::span<const ReceiptKey> keys) const = 0;
+  virtual Result<std::vector<std::string>> write_outcomes(store::Connection& c,
+                                                          std::span<const BatchOutcome> outcomes,
+                                                          store::Then then,
+                                                          const DecidedOn* ahead) const = 0;
+};
+
 class IntakeStore {
  public:
   explicit IntakeStore(const Dialect& dialect);
   // True when the engine has one write lock for the whole database (SQLite): every write
   // waits for every other, so all requests share one combining lane.
-  bool one_writer() const { return !dialect_.row_locks; }
+  bool one_writer() const { return dialect_.intake_ops.one_writer(); }
 
   Result<bool> insert_receipt(store::Connection& c, std::int64_t customer, const std::string& key,
                               const Cart& cart);
@@ -193,9 +185,9 @@ class IntakeStore {
   // lock_stock without waiting: the rows another transaction holds are named, not waited
   // for. Where the engine has no row locks (one writer), the same as lock_stock.
   Result<FreeStock> lock_free_stock(store::Connection& c, const Cart& cart);
-  // First in a batch's transaction: plans made in it read by index (IntakeSql::batch_plans;
-  // nothing where the engine has no such statement). Sent with the batch's next statement,
-  // so it costs no round trip of its own.
+  // First in a batch's transaction: plans made in it read by index (PostgreSQL's
+  // in_batch_plans; nothing on SQLite). Sent with the batch's next statement, so it costs no
+  // round trip of its own.
   Status plan_for_batch(store::Connection& c);
   Status record_out_of_stock(store::Connection& c, std::int64_t customer, const std::string& key,
                              const std::vector<Shortage>& shortages, store::Then then);
@@ -219,8 +211,8 @@ class IntakeStore {
                                                     const Cart& stock);
   // Hands `send` (Connection::open_next) the next batch's plan_for_batch and
   // insert_receipts_and_lock(receipts, stock): the next batch then finds their answer
-  // waiting when it calls them with the same arguments. Nothing where the engine has no
-  // such statement.
+  // waiting when it calls them with the same arguments. Nothing on an engine that runs one
+  // statement per row (SQLite): it has no pipeline to send them down.
   void open_receipts_and_lock(const store::Connection::SendOpening& send, std::uint64_t token,
                               std::span<const NewOrderReceipt> receipts, const Cart& stock);
   // The stored receipts of `keys` with their orders; nullopt where none is stored.
@@ -231,13 +223,14 @@ class IntakeStore {
   // the locked stock rows did not take their summed deductions.
   // With `ahead` (decides_ahead()), the receipts are inserted here too, with their decisions,
   // and the call fails with retry_transaction, nothing written, unless every outcome's key was
-  // new and every row of `ahead` was free and held its values (IntakeSql::place_known).
+  // new and every row of `ahead` was free and held its values (PostgreSQL's in_place_known,
+  // whose miss raises SQLSTATE OO002: store/postgres/pg_connection.cpp).
   Result<std::vector<std::string>> write_outcomes(store::Connection& c,
                                                   std::span<const BatchOutcome> outcomes,
                                                   store::Then then,
                                                   const DecidedOn* ahead = nullptr);
   // True where a batch can be decided ahead (write_outcomes' `ahead`).
-  bool decides_ahead() const { return !sql_.place_known.name.empty(); }
+  bool decides_ahead() const { return dialect_.intake_ops.decides_ahead(); }
   Result<std::optional<OrderHead>> lock_order(store::Connection& c, std::int64_t order_id);
 
   // The cancel's steps, in the order the caller must send them: an order's source orders
@@ -262,15 +255,8 @@ class IntakeStore {
   Status mark_cancelled(store::Connection& c, std::int64_t order_id);
 
  private:
-  // write_outcomes where the engine has no one-statement batch: place and
-  // record_out_of_stock per outcome.
-  Result<std::vector<std::string>> write_one_by_one(store::Connection& c,
-                                                    std::span<const BatchOutcome> outcomes,
-                                                    store::Then then);
-
   const Dialect& dialect_;
   const IntakeSql& sql_;
-  StockStore stock_;  // the placement's ledger entries
 };
 
 }  // namespace onceorder::store

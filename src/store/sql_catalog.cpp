@@ -9,7 +9,6 @@ namespace onceorder::store {
 namespace {
 
 constexpr std::string_view kName = "-- name:";
-constexpr std::string_view kWithout = "-- without:";
 
 [[noreturn]] void fail(const std::string& what) {
   std::fprintf(stderr, "onceorder: SQL catalog: %s\n", what.c_str());
@@ -76,22 +75,12 @@ void SqlCatalog::parse(const EmbeddedFile& file, bool overlay) {
     const auto end = nl == std::string_view::npos ? file.content.size() : nl + 1;
     const std::string_view line =
         trim(file.content.substr(at, (nl == std::string_view::npos ? end : nl) - at));
-    if (line.starts_with(kName) || line.starts_with(kWithout)) {
+    if (line.starts_with(kName)) {
       if (!header.empty()) {
         add(file.path, header, statement_text(file.content.substr(body, at - body)), overlay);
       }
-      header = {};
-      if (line.starts_with(kWithout)) {
-        const std::string_view name = trim(line.substr(kWithout.size()));
-        if (!overlay || !statements_.contains(name)) {
-          fail(fmt::format("{}: -- without: {} names no statement of an earlier file", file.path,
-                           name));
-        }
-        statements_.erase(statements_.find(name));
-      } else {
-        header = line;
-        body = end;
-      }
+      header = line;
+      body = end;
     }
     at = end;
   }
@@ -123,13 +112,6 @@ Statement SqlCatalog::get(std::string_view name) const {
   std::lock_guard lock(mutex_);
   asked_.insert(std::string(name));
   return it->second;
-}
-
-Statement SqlCatalog::optional(std::string_view name) const {
-  const auto it = statements_.find(name);
-  std::lock_guard lock(mutex_);
-  asked_.insert(std::string(name));
-  return it == statements_.end() ? Statement{} : it->second;
 }
 
 std::vector<std::string> SqlCatalog::names() const {

@@ -9,9 +9,8 @@
 // of it. Comment lines before the first name describe the file.
 //
 // An overlay (embedded_sql_overlay(): the torture harness's broken variants, tools/torture)
-// replaces statements by name, or with `-- without: <name>` takes one away: the variant then
-// runs the store's path for an engine without that statement. An overlay names only
-// statements its engine has.
+// replaces statements by name with naive ones; it names only statements its engine has, and
+// takes none away (every statement an engine's stores and operations ask for is always there).
 //
 // A file that does not parse, or a lookup of a name no file defines, stops the process at
 // startup with the name: a statement never goes missing at run time. The unit test
@@ -52,13 +51,10 @@ class SqlCatalog {
 
   // The statement `name`; stops the process when there is none.
   Statement get(std::string_view name) const;
-  // The statement `name`, or an empty Statement where this engine has none (its store then
-  // takes the engine's other path).
-  Statement optional(std::string_view name) const;
 
   // Every name defined.
   std::vector<std::string> names() const;
-  // The names defined that neither get nor optional asked for.
+  // The names defined that get never asked for.
   std::vector<std::string> unused() const;
 
  private:

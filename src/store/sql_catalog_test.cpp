@@ -26,17 +26,15 @@ TEST(SqlCatalog, ParsesNamedStatementsWithoutTheirTrailingCommentsAndSemicolon) 
   EXPECT_FALSE(c.get("one").may_wait);
   EXPECT_EQ(c.get("two").sql, "SELECT 2 FOR UPDATE");
   EXPECT_TRUE(c.get("two").may_wait);
-  EXPECT_TRUE(c.optional("three").sql.empty());
   EXPECT_TRUE(c.unused().empty());
 }
 
-TEST(SqlCatalog, AnOverlayReplacesOrTakesAwayStatementsByName) {
+TEST(SqlCatalog, AnOverlayReplacesStatementsByName) {
   const EmbeddedFile files[] = {{"/postgres/a.sql", kFile, "", ""}};
-  const EmbeddedFile overlay[] = {
-      {"/postgres/naive.sql", "-- name: one\nSELECT 'naive';\n\n-- without: two\n", "", ""}};
+  const EmbeddedFile overlay[] = {{"/postgres/naive.sql", "-- name: one\nSELECT 'naive';\n", "", ""}};
   const SqlCatalog c(files, overlay);
   EXPECT_EQ(c.get("one").sql, "SELECT 'naive'");
-  EXPECT_TRUE(c.optional("two").sql.empty());
+  EXPECT_EQ(c.get("two").sql, "SELECT 2 FOR UPDATE");
 }
 
 TEST(SqlCatalogDeathTest, AMissingOrDuplicateNameStopsTheProcess) {

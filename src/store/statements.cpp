@@ -1,6 +1,6 @@
 // Which named statement (store/sql_catalog.hpp) fills each of a store's statements: one list
-// for both engines. `optional` marks a statement one engine does not have; the store then
-// takes that engine's other path.
+// for both engines, of the statements both have. A statement only one engine has belongs to
+// that engine's operations (store/<engine>/<area>_ops.cpp), which ask for it themselves.
 #include "store/statements.hpp"
 
 #include "store/audit_store.hpp"
@@ -23,14 +23,7 @@ IntakeSql intake_sql(const SqlCatalog& c) {
       .insert_receipt = c.get("in_insert_receipt"),
       .find_receipt = c.get("in_find_receipt"),
       .lock_stock = c.get("in_lock_stock"),
-      .lock_free_stock = c.optional("in_lock_free_stock"),
       .out_of_stock = c.get("in_out_of_stock"),
-      .place_all = c.optional("in_place_all"),
-      .insert_order = c.optional("in_insert_order"),
-      .insert_line = c.optional("in_insert_line"),
-      .deduct = c.optional("in_deduct"),
-      .insert_source = c.optional("in_insert_source"),
-      .receipt_placed = c.optional("in_receipt_placed"),
       .get_order = c.get("in_get_order"),
       .get_lines = c.get("in_get_lines"),
       .lock_order = c.get("in_lock_order"),
@@ -41,12 +34,6 @@ IntakeSql intake_sql(const SqlCatalog& c) {
       .lock_reserved_stock = c.get("in_lock_reserved_stock"),
       .restore = c.get("in_restore"),
       .mark_cancelled = c.get("in_mark_cancelled"),
-      .insert_receipts = c.optional("in_insert_receipts"),
-      .insert_receipts_lock_stock = c.optional("in_insert_receipts_lock_stock"),
-      .find_receipts = c.optional("in_find_receipts"),
-      .place_many = c.optional("in_place_many"),
-      .place_known = c.optional("in_place_known"),
-      .batch_plans = c.optional("in_batch_plans"),
   };
 }
 

@@ -21,6 +21,7 @@
 #include "onceorder/service/stock.hpp"
 #include "store/dialect.hpp"
 #include "store/intake_store.hpp"
+#include "store/sql_catalog.hpp"
 
 namespace onceorder::testing {
 namespace {
@@ -238,6 +239,22 @@ TEST_P(IntakeBatchTest, BatchOfOnlyReplaysAndRefusalsWritesNothing) {
   expect_same(seq, {seq.size()});
 }
 
+// An order placed before principals were recorded (migration 25 left its principal NULL)
+// replays from a batch with its lines, as from a lone placement: the stored receipts' columns
+// are read by their statement's offsets, not by the order's last column.
+TEST_P(IntakeBatchTest, AnOrderWithoutAPrincipalReplaysWithItsLines) {
+  Side side(GetParam());
+  prepare(side);
+  side.tdb.sql("UPDATE orders SET principal = NULL");
+  Intake fresh(*side.db);  // nothing remembered of the order
+  const std::vector<PlaceRequest> reqs = {{7, 1, {{101, 1}}, "k-old"}, {8, 1, {{202, 1}}, "n"}};
+  auto answers = fresh.place_batch(reqs, soon());
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_EQ(answer_text(answers[0]),
+            "replayed placed customer 7 warehouse 1 total 250 [1 101x1@250]");
+  EXPECT_EQ(answer_text(fresh.place(reqs[0], soon())), answer_text(answers[0]));
+}
+
 // One bad request never sinks the others: an order the database refuses (a trigger stands in
 // for any failure that is not transient) fails the combined transaction, which then runs its
 // requests one at a time: only that request fails, with the error it gets alone.
@@ -444,6 +461,18 @@ TEST_P(IntakeBatchTest, ABatchSendsTheSameNumberOfStatementsWhateverItsSize) {
   EXPECT_LE(large, 4);
 }
 
+// PostgreSQL's own batch statements (store/postgres/intake_ops.cpp), by name.
+struct PgIntakeSql {
+  store::Statement place_many, place_known, find_receipts, insert_receipts_lock_stock,
+      lock_free_stock, batch_plans;
+};
+PgIntakeSql pg_intake_sql() {
+  const store::SqlCatalog& c = store::SqlCatalog::of(Engine::postgres);
+  return {c.get("in_place_many"),      c.get("in_place_known"),
+          c.get("in_find_receipts"),   c.get("in_insert_receipts_lock_stock"),
+          c.get("in_lock_free_stock"), c.get("in_batch_plans")};
+}
+
 // EXECUTE arguments for the plan checks below: one order placed, two out of stock, and the
 // stored receipts of two keys.
 // in_place_many's 24 columns: one order (no lines), two out-of-stock receipts, one deduction,
@@ -476,7 +505,7 @@ TEST_P(IntakeBatchTest, ReceiptLookupsOfABatchStayOnTheirIndex) {
       "INSERT INTO order_receipts (customer_id, idempotency_key, warehouse_id, normalized, "
       "normalization) SELECT g % 50 + 1, 'k' || g, 1, '1x1', 1 FROM generate_series(1, 20000) g");
   tdb.sql("ANALYZE");
-  const auto& sql = db->dialect().intake;
+  const PgIntakeSql sql = pg_intake_sql();
   const struct {
     const store::Statement* statement;
     std::string args;
@@ -497,8 +526,7 @@ TEST_P(IntakeBatchTest, BatchStatementsPlannedOnNewTablesReadByIndex) {
   if (GetParam() != Engine::postgres) GTEST_SKIP() << "one statement per row on this engine";
   TestDb tdb(GetParam());
   auto db = tdb.open({.pool_size = 1});
-  const auto& sql = db->dialect().intake;
-  ASSERT_FALSE(sql.batch_plans.name.empty());
+  const PgIntakeSql sql = pg_intake_sql();
   RawPg pg(tdb.url());
   pg.exec("BEGIN");
   pg.exec(std::string(sql.batch_plans.sql));
@@ -536,7 +564,7 @@ TEST_P(IntakeBatchTest, ABatchStatementKeepsOneGenericPlan) {
   ASSERT_TRUE(conn.ok()) << conn.status().to_string();
   // Each batch after the first few (which learn the stock rows) is decided ahead: it writes
   // with in_place_known instead of in_insert_receipts_lock_stock and in_place_many.
-  const auto& sql = db->dialect().intake;
+  const PgIntakeSql sql = pg_intake_sql();
   std::map<std::string_view, std::int64_t> generic;
   for (const auto* statement :
        {&sql.place_many, &sql.insert_receipts_lock_stock, &sql.place_known}) {
@@ -578,7 +606,7 @@ TEST_P(IntakeBatchTest, ABatchSetsItsPlansFirst) {
   const auto receipts = std::find(sent.begin(), sent.end(), "in_insert_receipts_lock_stock");
   ASSERT_NE(receipts, sent.end()) << ::testing::PrintToString(sent);
   ASSERT_NE(receipts, sent.begin()) << ::testing::PrintToString(sent);
-  EXPECT_EQ(*std::prev(receipts), db->dialect().intake.batch_plans.name)
+  EXPECT_EQ(*std::prev(receipts), pg_intake_sql().batch_plans.name)
       << ::testing::PrintToString(sent);
 }
 

@@ -161,9 +161,9 @@ TEST_P(IntakeDefenceTest, ADeductionPastTheRowIsRefusedByItsConditionNotByTheChe
 }
 
 // The stock row a batch was decided ahead on changes behind it (an adjustment committed by
-// another process): the batch's statement writes nothing and says so
-// (OO_DECIDED_AHEAD_MOVED), and the batch decided again on the locked rows answers what
-// the stock now allows. No CHECK, no foreign key refuses anything on the way.
+// another process): the batch's statement writes nothing and says so (SQLSTATE OO002,
+// retry_transaction), and the batch decided again on the locked rows answers what the stock
+// now allows. No CHECK, no foreign key refuses anything on the way.
 TEST_P(IntakeDefenceTest, StockChangedBehindABatchDecidedAheadIsDecidedAgain) {
   Refusals seen;
   auto db = open_counting_refusals(url_, {.pool_size = 2}, seen);

@@ -12,9 +12,6 @@ const Dialect& dialect() {
   static const Dialect d{
       .engine = Engine::postgres,
       .connect = &connect,
-      .writes_in_one_statement = true,
-      .concurrent_index_builds = true,
-      .row_locks = true,
       .intake = s.intake,
       .numbering = s.numbering,
       .scheduling = s.scheduling,
@@ -25,6 +22,7 @@ const Dialect& dialect() {
       .node_lease = s.node_lease,
       .audit = s.audit,
       .events = s.events,
+      .intake_ops = intake_ops(sql),
       .numbering_ops = numbering_ops(sql),
       .scheduling_ops = scheduling_ops(sql),
       .legacy_items_ops = legacy_items_ops(sql),

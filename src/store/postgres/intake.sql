@@ -1,6 +1,6 @@
 -- PostgreSQL: order intake: receipts, placement and cancel.
 -- Named statements (store/sql_catalog.hpp); what each takes and returns is in the store
--- that runs it.
+-- that runs it (IntakeSql), or for PostgreSQL's own in store/postgres/intake_ops.cpp.
 
 -- name: in_insert_receipt
 INSERT INTO order_receipts (customer_id, idempotency_key, warehouse_id, normalized, normalization)
@@ -259,12 +259,13 @@ FROM ok
 LEFT JOIN io ON ok.ok;
 
 -- in_place_many for a batch decided on the stock its lane's last batch left
--- (IntakeSql::place_known): the receipts are inserted with their decisions ($24, $25:
+-- (store/postgres/intake_ops.cpp, place_known_): the receipts are inserted with their decisions ($24, $25:
 -- the placed and the out-of-stock carts; $26 warehouse, $27 normalization version), in
 -- (customer, key) order before any stock row is locked, and the stock rows the decisions
 -- read ($28–$30: sku, available, price) are locked without waiting only where they still
 -- hold those values ($31: the orders' principals). Anything else (a key stored already, a
--- row moved or held) raises (IntakeStore::write_outcomes) before the writes can commit.
+-- row moved or held) raises SQLSTATE OO002 (oo_assert_unmoved, migration 28: the connection
+-- answers retry_transaction and the batch is decided again) before the writes can commit.
 -- name: in_place_known
 WITH rcp AS (
   INSERT INTO order_receipts (customer_id, idempotency_key, warehouse_id, normalized, normalization,
@@ -343,7 +344,7 @@ so AS (
   FROM l
 ),
 ahead AS (
-  SELECT oo_assert((SELECT count(*) FROM rcp) = cardinality(string_to_array($22, ',')) + cardinality(string_to_array($15,
+  SELECT oo_assert_unmoved((SELECT count(*) FROM rcp) = cardinality(string_to_array($22, ',')) + cardinality(string_to_array($15,
       ',')) AND (SELECT count(*) FROM lk) = (SELECT count(*) FROM k),
       'the stock or receipts the batch was decided on had moved') AS ok
 ),
@@ -357,7 +358,7 @@ SELECT io.order_id, to_char(io.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24
 FROM ok
 LEFT JOIN io ON ok.ok;
 
--- Local to the transaction (IntakeSql::batch_plans says why).
+-- Local to the transaction (store/postgres/intake_ops.cpp, batch_plans_, says why).
 -- name: in_batch_plans
 SELECT set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
     set_config('enable_mergejoin', 'off', true), set_config('plan_cache_mode', 'force_generic_plan',

@@ -244,6 +244,10 @@ SELECT 'function oo_assert(boolean, text) is missing'
 WHERE 5 <= (SELECT coalesce(max(version), 0) FROM schema_migrations) AND to_regprocedure('oo_assert(boolean, text)')
     IS NULL
 UNION ALL
+SELECT 'function oo_assert_unmoved(boolean, text) is missing'
+WHERE 28 <= (SELECT coalesce(max(version), 0) FROM schema_migrations) AND
+    to_regprocedure('oo_assert_unmoved(boolean, text)') IS NULL
+UNION ALL
 SELECT 'schedule_items: trigger ' || t.name || ' is missing or disabled'
 FROM (
   VALUES ('schedule_items_event_insert'), ('schedule_items_event_update')

@@ -27,6 +27,9 @@ Code classify_sqlstate(std::string_view s) {
   if (s == "23514") return Code::check_violation;
   if (s == "23503") return Code::reference_violation;
   if (s == "57014") return Code::busy;  // statement_timeout / cancel
+  // oo_assert_unmoved (migration 28): a batch decided ahead found its rows or keys moved;
+  // nothing was written, and its caller decides it again (Intake's placement batch).
+  if (s == "OO002") return Code::retry_transaction;
   if (s.starts_with("08") || s == "57P01" || s == "57P02" || s == "57P03") return Code::unavailable;
   return Code::internal;
 }

@@ -16,5 +16,12 @@ TEST(PgClassify, SqlstatesMapToCodes) {
   EXPECT_EQ(classify_sqlstate("42P01"), Code::internal);
 }
 
+// The two guards' codes (migrations 5 and 28): a broken invariant is internal, a batch decided
+// ahead on rows that moved is decided again.
+TEST(PgClassify, GuardSqlstates) {
+  EXPECT_EQ(classify_sqlstate("OO001"), Code::internal);
+  EXPECT_EQ(classify_sqlstate("OO002"), Code::retry_transaction);
+}
+
 }  // namespace
 }  // namespace onceorder::store::postgres

@@ -12,11 +12,6 @@ const Dialect& dialect() {
   static const Dialect d{
       .engine = Engine::sqlite,
       .connect = &connect,
-      // No DML in CTEs; SQLite has one writer at a time, so the extra statements cost
-      // no lock time, only calls into the library.
-      .writes_in_one_statement = false,
-      .concurrent_index_builds = false,
-      .row_locks = false,
       .intake = s.intake,
       .numbering = s.numbering,
       .scheduling = s.scheduling,
@@ -27,6 +22,7 @@ const Dialect& dialect() {
       .node_lease = s.node_lease,
       .audit = s.audit,
       .events = s.events,
+      .intake_ops = intake_ops(sql),
       .numbering_ops = numbering_ops(sql, s.numbering),
       .scheduling_ops = scheduling_ops(sql, s.scheduling),
       .legacy_items_ops = legacy_items_ops(),

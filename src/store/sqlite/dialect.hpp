@@ -18,6 +18,7 @@ const Dialect& dialect();
 
 // The engine's operations per area (store/<area>_store.hpp), each holding the statements only
 // this engine has.
+const IntakeOps& intake_ops(const SqlCatalog& sql);
 const NumberingOps& numbering_ops(const SqlCatalog& sql, const NumberingSql& shared);
 const LegacyItemsOps& legacy_items_ops();
 const SchedulingOps& scheduling_ops(const SqlCatalog& sql, const SchedulingSql& shared);

@@ -1,6 +1,6 @@
 -- SQLite: order intake: receipts, placement and cancel.
 -- Named statements (store/sql_catalog.hpp); what each takes and returns is in the store
--- that runs it.
+-- that runs it (IntakeSql), or for SQLite's own in store/sqlite/intake_ops.cpp.
 
 -- name: in_insert_receipt
 INSERT INTO order_receipts (customer_id, idempotency_key, warehouse_id, normalized, normalization)
@@ -24,7 +24,7 @@ UPDATE order_receipts
 SET outcome = 'out_of_stock', shortages = ?3
 WHERE customer_id = ?1 AND idempotency_key = ?2;
 
--- No DML in CTEs: the placement runs as one statement per row.
+-- No DML in CTEs: the placement runs as one statement per row (store/sqlite/intake_ops.cpp).
 -- name: in_insert_order
 INSERT INTO orders (order_id, order_no, customer_id, warehouse_id, status, total_cents, principal)
 VALUES (?1, ?2, ?3, ?4, 'placed', ?5, ?6)

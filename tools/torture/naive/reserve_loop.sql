@@ -3,7 +3,9 @@
 -- Never in the product.
 --
 -- Seed 004's naive cart: the decision reads stock without locking it, and each line's
--- deduction that misses is let pass instead of undoing the whole order.
+-- deduction that misses is let pass instead of undoing the whole order. A batch decided ahead
+-- still says when its keys or rows moved (oo_assert_unmoved, SQLSTATE OO002), as the
+-- product's does: the variant breaks the deductions only.
 
 -- name: in_lock_stock may_wait
 SELECT sku_id, available, price_cents
@@ -234,7 +236,7 @@ so AS (
   FROM l
 ),
 ahead AS (
-  SELECT oo_assert((SELECT count(*) FROM rcp) = cardinality(string_to_array($22, ',')) + cardinality(string_to_array($15,
+  SELECT oo_assert_unmoved((SELECT count(*) FROM rcp) = cardinality(string_to_array($22, ',')) + cardinality(string_to_array($15,
       ',')) AND (SELECT count(*) FROM lk) = (SELECT count(*) FROM k),
       'the stock or receipts the batch was decided on had moved') AS ok
 ),

@@ -1,0 +1,1 @@
+DROP FUNCTION oo_assert_unmoved(boolean, text);
