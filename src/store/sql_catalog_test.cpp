@@ -31,7 +31,8 @@ TEST(SqlCatalog, ParsesNamedStatementsWithoutTheirTrailingCommentsAndSemicolon) 
 
 TEST(SqlCatalog, AnOverlayReplacesStatementsByName) {
   const EmbeddedFile files[] = {{"/postgres/a.sql", kFile, "", ""}};
-  const EmbeddedFile overlay[] = {{"/postgres/naive.sql", "-- name: one\nSELECT 'naive';\n", "", ""}};
+  const EmbeddedFile overlay[] = {
+      {"/postgres/naive.sql", "-- name: one\nSELECT 'naive';\n", "", ""}};
   const SqlCatalog c(files, overlay);
   EXPECT_EQ(c.get("one").sql, "SELECT 'naive'");
   EXPECT_EQ(c.get("two").sql, "SELECT 2 FOR UPDATE");
