@@ -3,74 +3,46 @@
 namespace onceorder {
 
 std::string_view code_name(Code code) {
+// The wire name is the enumerator's own name, spelled once.
+#define OO_CODE_NAME(name) \
+  case Code::name:         \
+    return #name;
   switch (code) {
-    case Code::ok:
-      return "ok";
-    case Code::invalid_request:
-      return "invalid_request";
-    case Code::invalid_json:
-      return "invalid_json";
-    case Code::missing_idempotency_key:
-      return "missing_idempotency_key";
-    case Code::idempotency_key_reused:
-      return "idempotency_key_reused";
-    case Code::unauthorized:
-      return "unauthorized";
-    case Code::forbidden:
-      return "forbidden";
-    case Code::not_found:
-      return "not_found";
-    case Code::method_not_allowed:
-      return "method_not_allowed";
-    case Code::payload_too_large:
-      return "payload_too_large";
-    case Code::rate_limited:
-      return "rate_limited";
-    case Code::scope_exhausted:
-      return "scope_exhausted";
-    case Code::scope_conflict:
-      return "scope_conflict";
-    case Code::request_in_progress:
-      return "request_in_progress";
-    case Code::source_order_conflict:
-      return "source_order_conflict";
-    case Code::unknown_sku:
-      return "unknown_sku";
-    case Code::out_of_stock:
-      return "out_of_stock";
-    case Code::in_production:
-      return "in_production";
-    case Code::use_adjustment:
-      return "use_adjustment";
-    case Code::insufficient_stock:
-      return "insufficient_stock";
-    case Code::conflict:
-      return "conflict";
-    case Code::too_many_requests:
-      return "too_many_requests";
-    case Code::busy:
-      return "busy";
-    case Code::unavailable:
-      return "unavailable";
-    case Code::internal:
-      return "internal";
-    case Code::deadlock:
-      return "deadlock";
-    case Code::lock_timeout:
-      return "lock_timeout";
-    case Code::serialization_failure:
-      return "serialization_failure";
-    case Code::retry_transaction:
-      return "retry_transaction";
-    case Code::rolled_back:
-      return "rolled_back";
-    case Code::unique_violation:
-      return "unique_violation";
-    case Code::check_violation:
-      return "check_violation";
-    case Code::reference_violation:
-      return "reference_violation";
+    OO_CODE_NAME(ok)
+    OO_CODE_NAME(invalid_request)
+    OO_CODE_NAME(invalid_json)
+    OO_CODE_NAME(missing_idempotency_key)
+    OO_CODE_NAME(idempotency_key_reused)
+    OO_CODE_NAME(unauthorized)
+    OO_CODE_NAME(forbidden)
+    OO_CODE_NAME(not_found)
+    OO_CODE_NAME(method_not_allowed)
+    OO_CODE_NAME(payload_too_large)
+    OO_CODE_NAME(rate_limited)
+    OO_CODE_NAME(scope_exhausted)
+    OO_CODE_NAME(scope_conflict)
+    OO_CODE_NAME(request_in_progress)
+    OO_CODE_NAME(source_order_conflict)
+    OO_CODE_NAME(unknown_sku)
+    OO_CODE_NAME(out_of_stock)
+    OO_CODE_NAME(in_production)
+    OO_CODE_NAME(use_adjustment)
+    OO_CODE_NAME(insufficient_stock)
+    OO_CODE_NAME(conflict)
+    OO_CODE_NAME(too_many_requests)
+    OO_CODE_NAME(busy)
+    OO_CODE_NAME(unavailable)
+    OO_CODE_NAME(internal)
+    OO_CODE_NAME(deadlock)
+    OO_CODE_NAME(lock_timeout)
+    OO_CODE_NAME(serialization_failure)
+    OO_CODE_NAME(retry_transaction)
+    OO_CODE_NAME(rolled_back)
+    OO_CODE_NAME(unique_violation)
+    OO_CODE_NAME(check_violation)
+    OO_CODE_NAME(reference_violation)
   }
+#undef OO_CODE_NAME
   return "internal";
 }
 

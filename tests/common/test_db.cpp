@@ -149,7 +149,14 @@ store::Rows TestDb::sql(const std::string& text) {
   static std::atomic<int> n{0};
   const std::string name = "adhoc_" + std::to_string(n.fetch_add(1));
   store::Statement stmt{name, text};
-  auto rows = (*conn)->query(stmt, {});
+  // On SQLite, a write transaction of its own: it then takes its turn among the process's
+  // writers (store/sqlite/writer_turns.hpp) instead of polling for the lock behind them.
+  const bool own_tx = engine_ == Engine::sqlite;
+  if (own_tx) {
+    EXPECT_TRUE((*conn)->begin(store::TxMode::write).ok());
+  }
+  auto rows = (*conn)->query(stmt, {}, own_tx ? store::Then::commit : store::Then::stay);
+  if (!rows.ok() && own_tx) (*conn)->rollback();
   EXPECT_TRUE(rows.ok()) << rows.status().to_string() << " in: " << text;
   return rows.ok() ? std::move(rows).value() : store::Rows{};
 }

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "onceorder/core/number_format.hpp"
+#include "store/sqlite/writer_turns.hpp"
 
 namespace onceorder::store::sqlite {
 namespace {
@@ -45,31 +46,51 @@ void format_number_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
 
 class SqliteConnection final : public Connection {
  public:
-  explicit SqliteConnection(sqlite3* db) : db_(db) {}
+  SqliteConnection(sqlite3* db, std::shared_ptr<WriterTurns> turns,
+                   std::chrono::milliseconds lock_timeout)
+      : db_(db), turns_(std::move(turns)), lock_timeout_(lock_timeout) {}
   ~SqliteConnection() override {
+    end_turn();
     for (auto& [name, stmt] : cache_) sqlite3_finalize(stmt);
     sqlite3_close_v2(db_);
   }
 
   Engine engine() const override { return Engine::sqlite; }
 
-  // BEGIN IMMEDIATE waits (busy_timeout) for another connection's write lock.
+  // A write transaction waits for its turn among this process's writers (WriterTurns), then
+  // BEGIN IMMEDIATE waits (busy_timeout) for another process's write lock.
   bool begin_may_wait(TxMode mode) const override { return mode == TxMode::write; }
   Status do_begin(TxMode mode) override {
-    OO_RETURN_IF_ERROR(exec_script(mode == TxMode::write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED"));
+    if (mode == TxMode::write) {
+      if (!turns_->take(Clock::now() + lock_timeout_)) {
+        return Status(Code::lock_timeout,
+                      "sqlite: another writer of this process held the database past the lock "
+                      "timeout");
+      }
+      has_turn_ = true;
+    }
+    Status st = exec_script(mode == TxMode::write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
+    if (!st.ok()) {
+      end_turn();
+      return st;
+    }
     in_tx_ = true;
     return Status::Ok();
   }
   Status do_commit() override {
     bound_statements(std::nullopt);  // the bound is the transaction's; its COMMIT always runs
     Status st = exec_script("COMMIT");
-    if (st.ok()) in_tx_ = false;
+    if (st.ok()) {
+      in_tx_ = false;
+      end_turn();
+    }
     return st;
   }
   void rollback() override {
     bound_statements(std::nullopt);
     if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     in_tx_ = false;
+    end_turn();
   }
 
   // SQLite has no statement timeout: a progress handler, called every kProgressSteps virtual
@@ -170,6 +191,12 @@ class SqliteConnection final : public Connection {
     return rows;
   }
 
+  void end_turn() {
+    if (!has_turn_) return;
+    has_turn_ = false;
+    turns_->give_back();
+  }
+
   static constexpr int kProgressSteps = 1000;
   static int past_bound(void* self) {
     const auto& until = static_cast<SqliteConnection*>(self)->until_;
@@ -177,6 +204,9 @@ class SqliteConnection final : public Connection {
   }
 
   sqlite3* db_;
+  const std::shared_ptr<WriterTurns> turns_;
+  const std::chrono::milliseconds lock_timeout_;
+  bool has_turn_ = false;                   // between a write BEGIN and its end
   std::optional<Clock::time_point> until_;  // bound_statements
   bool in_tx_ = false;
   bool broken_ = false;
@@ -201,7 +231,7 @@ Result<std::unique_ptr<Connection>> connect(const std::string& path,
   sqlite3_busy_timeout(db, static_cast<int>(options.lock_timeout.count()));
   sqlite3_create_function_v2(db, "oo_format_number", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
                              format_number_fn, nullptr, nullptr, nullptr);
-  auto conn = std::make_unique<SqliteConnection>(db);
+  auto conn = std::make_unique<SqliteConnection>(db, WriterTurns::of(path), options.lock_timeout);
   // FULL sync: a committed number survives power loss, not only a process crash.
   Status st = conn->exec_script(
       "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;");
