@@ -149,9 +149,14 @@ store::Rows TestDb::sql(const std::string& text) {
   static std::atomic<int> n{0};
   const std::string name = "adhoc_" + std::to_string(n.fetch_add(1));
   store::Statement stmt{name, text};
-  // On SQLite, a write transaction of its own: it then takes its turn among the process's
-  // writers (store/sqlite/writer_turns.hpp) instead of polling for the lock behind them.
-  const bool own_tx = engine_ == Engine::sqlite;
+  // On SQLite, a write (anything but a SELECT) is a write transaction of its own: it then takes
+  // its turn among the process's writers (store/sqlite/writer_turns.hpp) instead of polling
+  // for the lock behind them. A SELECT reads without a lock, as before, even while a writer of
+  // this or another process holds it.
+  const auto first = text.find_first_not_of(" \t\n");
+  const bool select = first != std::string::npos && (text.compare(first, 6, "SELECT") == 0 ||
+                                                     text.compare(first, 6, "select") == 0);
+  const bool own_tx = engine_ == Engine::sqlite && !select;
   if (own_tx) {
     EXPECT_TRUE((*conn)->begin(store::TxMode::write).ok());
   }

@@ -43,11 +43,10 @@ std::string text_array(const Texts& values) {
 }
 
 // Batches pass their rows as one parameter per column (numbers as "1,2,3" for
-// string_to_array, texts as text[] literals), unnested together. PostgreSQL reads them in
-// 60 % of the CPU the same rows took as jsonb (docs/BENCHMARKS.md, "Batch rows as arrays"),
-// and the row estimate of unnest over a parameter (10) keeps the receipt lookups on
-// their index, where jsonb_to_recordset's (100) made PostgreSQL hash the whole receipts table
-// for every batch ("Collision lanes and receipts on their index").
+// string_to_array, texts as text[] literals), unnested together: PostgreSQL parses arrays in
+// less CPU than the same rows as jsonb (docs/BENCHMARKS.md, "Batch rows as arrays"), and its
+// row estimate for unnest over a parameter is small enough to keep the receipt lookups on
+// their index, where jsonb_to_recordset's larger one made it hash the whole receipts table.
 struct ReceiptColumns {
   std::string customers, keys, warehouses, carts;
 
