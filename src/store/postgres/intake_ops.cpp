@@ -44,9 +44,9 @@ std::string text_array(const Texts& values) {
 
 // Batches pass their rows as one parameter per column (numbers as "1,2,3" for
 // string_to_array, texts as text[] literals), unnested together: PostgreSQL parses arrays in
-// less CPU than the same rows as jsonb (docs/BENCHMARKS.md, "Batch rows as arrays"), and its
-// row estimate for unnest over a parameter is small enough to keep the receipt lookups on
-// their index, where jsonb_to_recordset's larger one made it hash the whole receipts table.
+// less CPU than the same rows as jsonb, and its row estimate for unnest over a parameter is
+// small enough to keep the receipt lookups on their index, where jsonb_to_recordset's larger
+// one has it hash the whole receipts table.
 struct ReceiptColumns {
   std::string customers, keys, warehouses, carts;
 
@@ -301,11 +301,10 @@ class PgIntakeOps final : public IntakeOps {
   // commit, unless every one of those rows was free and held exactly those values.
   const Statement place_known_;
   // Run first in a batch's transaction: its statements join a few keys to tables that grow,
-  // and a plan PostgreSQL made and kept while a table was new hashed the whole table
-  // (docs/BENCHMARKS.md, "Index plans for order batches"). Plans made in the transaction read
-  // by index, and each batch statement keeps its one generic plan: left to choose, PostgreSQL
-  // planned place_many anew for every small batch, which a batch's unnested arrays make look
-  // cheaper custom (docs/BENCHMARKS.md, "One plan per batch statement").
+  // and a plan PostgreSQL made and kept while a table was new would hash the whole table.
+  // Plans made in the transaction read by index, and each batch statement keeps its one
+  // generic plan: left to choose, PostgreSQL plans place_many anew for every small batch, which
+  // a batch's unnested arrays make look cheaper custom.
   const Statement batch_plans_;
 };
 
